@@ -1,0 +1,198 @@
+"""Template clustering on real pages: DOM trees vs visual terms, ARI/purity, online cost.
+
+    .venv/bin/python bench/bench_cluster.py [--thresholds 0.1,0.2,0.3]
+
+Reads ../shared/data/warpcore (skips when absent). Prints figures only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import random
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from visdup.cluster import (  # noqa: E402
+    OnlineClusterer,
+    _Pages,
+    adjusted_rand_index,
+    cluster_trees,
+    purity,
+)
+from visdup.stm import FlatTree, page_tree, stm  # noqa: E402
+
+DATA = ROOT.parent / "shared" / "data" / "warpcore"
+COARSE = {"scaladoc-class": "scaladoc-entity", "scaladoc-object": "scaladoc-entity"}
+COARSE["scaladoc-trait"] = "scaladoc-entity"
+
+
+def load() -> tuple[dict[str, bytes], dict[str, str]]:
+    with (DATA / "labels.csv").open() as fh:
+        labels = {row["path"]: row["template"] for row in csv.DictReader(fh)}
+    pages = {p: (DATA / "site" / p).read_bytes() for p in labels}
+    return pages, labels
+
+
+def term_tree(data: bytes) -> FlatTree:
+    from visdup.term import page_term
+
+    try:
+        term = page_term(data)
+    except Exception:  # unusable page: an empty tree, as page_tree gives
+        return FlatTree((), ())
+    return FlatTree(term.labels, term.sizes)
+
+
+def scores(clusters, labels: dict[str, str]) -> tuple[float, float, float, float]:
+    pred = {m: c.id for c in clusters for m in c.members}
+    keys = sorted(labels)
+    fine = [labels[k] for k in keys]
+    coarse = [COARSE.get(labels[k], labels[k]) for k in keys]
+    got = [pred[k] for k in keys]
+    return (
+        adjusted_rand_index(fine, got),
+        purity(fine, got),
+        adjusted_rand_index(coarse, got),
+        purity(coarse, got),
+    )
+
+
+def compare_representations(pages, labels, thresholds) -> None:
+    variants = {
+        "dom (tags + text leaves)": lambda b: page_tree(b),
+        "dom, class names in labels": lambda b: page_tree(b, classes=True),
+        "dom, no text leaves": lambda b: page_tree(b, text=False),
+        "visual term (compressed)": term_tree,
+    }
+    print(f"warpcore: {len(pages)} pages, {len(set(labels.values()))} labelled templates")
+    print("ARI/purity against the 7 labels, and against 'coarse' labels where")
+    print("scaladoc class/object/trait pages (one Scaladoc entity template) count as one.")
+    header = f"{'representation':30} {'thr':>4} {'k':>4} {'ARI':>6} {'pur':>6}"
+    print(header + f" {'ARIc':>6} {'purc':>6} {'conv s':>7} {'clus s':>7}")
+    for name, make in variants.items():
+        t0 = time.perf_counter()
+        trees = {k: make(v) for k, v in pages.items()}
+        conv = time.perf_counter() - t0
+        for thr in thresholds:
+            t0 = time.perf_counter()
+            clusters = cluster_trees(trees.items(), threshold=thr)
+            dt = time.perf_counter() - t0
+            ari, pur, aric, purc = scores(clusters, labels)
+            print(
+                f"{name:30} {thr:4.2f} {len(clusters):4d} {ari:6.3f} {pur:6.3f} {aric:6.3f}"
+                f" {purc:6.3f} {conv:7.2f} {dt:7.2f}"
+            )
+    trees = {k: page_tree(v) for k, v in pages.items()}
+    clusters = cluster_trees(trees.items(), threshold=thresholds[-1])
+    print(f"\nlargest clusters, dom at threshold {thresholds[-1]}:")
+    for c in clusters[:6]:
+        print(f"  {c.size:4d} {dict(Counter(labels[m] for m in c.members))}")
+
+
+def stm_work(pages) -> None:
+    trees = [page_tree(v) for _, v in sorted(pages.items())]
+    n = len(trees)
+    t0 = time.perf_counter()
+    cluster_trees([(str(i), t) for i, t in enumerate(trees)], threshold=0.3)
+    batch = time.perf_counter() - t0
+    probe = _Pages(trees, 6000)
+    bounded = sum(1 for i in range(n) for j in range(i + 1, n) if probe.bound(i, j) <= 0.3)
+    rng = random.Random(1)
+    sample = [(rng.randrange(n), rng.randrange(n)) for _ in range(200)]
+    t0 = time.perf_counter()
+    for i, j in sample:
+        stm(trees[i], trees[j])
+    compiled = (time.perf_counter() - t0) / len(sample)
+    os.environ["VISDUP_PURE_PYTHON"] = "1"
+    t0 = time.perf_counter()
+    for i, j in sample[:40]:
+        stm(trees[i], trees[j])
+    python = (time.perf_counter() - t0) / 40
+    del os.environ["VISDUP_PURE_PYTHON"]
+    pairs = n * (n - 1) // 2
+    nodes = sorted(t.nodes for t in trees)
+    print(f"\nbatch clustering of {n} pages (median {nodes[n // 2]} nodes): {batch:.2f} s")
+    print(f"  pairs {pairs}, within the path bound at 0.3: {bounded} ({bounded / pairs:.1%})")
+    print(f"  STM per pair: compiled {compiled * 1e3:.3f} ms, Python {python * 1e3:.2f} ms")
+    print(f"  Python / compiled: {python / compiled:.1f}x")
+    print(f"  all-pairs STM would take about {pairs * compiled:.1f} s compiled")
+
+
+def synthetic(rng: random.Random, template: int, shared: list[str]) -> FlatTree:
+    """A page: a shared header, a template-specific body, a few varying rows."""
+    body_rng = random.Random(template)
+    tags = ["div", "p", "span", "ul", "li", "a", "td", "tr", "table", "h2", "em", "b"]
+    labels = ["html", "body", *shared]
+    parents = [-1, 0] + [1] * len(shared)
+    for _ in range(120):
+        labels.append(body_rng.choice(tags))
+        parents.append(body_rng.randrange(len(shared) + 2, len(labels) - 1 + 1) - 1)
+    for _ in range(rng.randint(0, 15)):
+        labels.append("li")
+        parents.append(len(shared) + 2)
+    # Parents come before children: recompute a preorder through child lists.
+    kids: list[list[int]] = [[] for _ in labels]
+    for i, p in enumerate(parents):
+        if p >= 0:
+            kids[p].append(i)
+    order, stack = [], [0]
+    while stack:
+        x = stack.pop()
+        order.append(x)
+        stack.extend(reversed(kids[x]))
+    pos = {x: k for k, x in enumerate(order)}
+    sizes = [1] * len(order)
+    for x in reversed(order):
+        if parents[x] >= 0:
+            sizes[pos[parents[x]]] += sizes[pos[x]]
+    return FlatTree([labels[x] for x in order], sizes)
+
+
+def online_cost() -> None:
+    rng = random.Random(2)
+    shared = ["div", "a", "ul", "li", "li", "li", "div", "p"] * 5
+    print("\nonline assignment (synthetic sites: 40-node shared header, 120-node bodies)")
+    print(f"{'clusters':>9} {'ms/page':>8} {'STM/page':>9} {'new':>5}")
+    base = None
+    for k in (10, 100, 1000):
+        online = OnlineClusterer()
+        for t in range(k):
+            online.assign(f"seed{t}", synthetic(rng, t, shared))
+        known = len(online.clusters)
+        pages = [synthetic(rng, rng.randrange(k), shared) for _ in range(200)]
+        online.stm_calls = 0
+        t0 = time.perf_counter()
+        for n, page in enumerate(pages):
+            online.assign(f"p{n}", page)
+        per = (time.perf_counter() - t0) / len(pages)
+        base = base or per
+        new = len(online.clusters) - known
+        print(
+            f"{known:9d} {per * 1e3:8.3f} {online.stm_calls / len(pages):9.2f} {new:5d}"
+            f"   ({per / base:.1f}x the 10-cluster cost)"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--thresholds", default="0.1,0.2,0.3")
+    args = parser.parse_args()
+    thresholds = [float(x) for x in args.thresholds.split(",")]
+    if not (DATA / "labels.csv").exists():
+        print(f"skipped: {DATA} not found")
+    else:
+        pages, labels = load()
+        compare_representations(pages, labels, thresholds)
+        stm_work(pages)
+    online_cost()
+
+
+if __name__ == "__main__":
+    main()

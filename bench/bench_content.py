@@ -1,0 +1,137 @@
+"""Main-content extraction on the article-extraction benchmark (AEB): visdup against others.
+
+Run from the repository root: `.venv/bin/python bench/bench_content.py [--limit N] [--only NAME]`.
+Scores follow AEB's own rules: \\w+ tokens, 4-token shingles, multiset overlap per page,
+precision and recall averaged over pages, F1 from the averages. Prints a table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT.parent / "shared" / "data" / "aeb"
+sys.path.insert(0, str(ROOT))
+
+_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def shingles(text: str, n: int = 4) -> Counter[tuple[str, ...]]:
+    tokens = _TOKEN.findall(text or "")
+    n = min(n, len(tokens))
+    if n == 0:
+        return Counter()
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+def page_scores(expected: str, predicted: str) -> tuple[float, float]:
+    """Precision and recall of one page, by multiset shingle overlap."""
+    truth, pred = shingles(expected), shingles(predicted)
+    if not truth and not pred:
+        return 1.0, 1.0
+    tp = sum((truth & pred).values())
+    fp = sum(pred.values()) - tp
+    fn = sum(truth.values()) - tp
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    return precision, recall
+
+
+def load(limit: int | None = None) -> list[tuple[str, bytes, str]]:
+    truth = json.loads((DATA / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = []
+    for key in sorted(truth)[:limit]:
+        path = DATA / "html" / f"{key}.html.gz"
+        if path.exists():
+            pages.append((key, gzip.decompress(path.read_bytes()), truth[key]["articleBody"]))
+    return pages
+
+
+def evaluate(
+    extractor: Callable[[bytes], str], pages: list[tuple[str, bytes, str]]
+) -> tuple[float, float, float, float, list[tuple[str, float, float]]]:
+    ps, rs, per_page = [], [], []
+    start = time.perf_counter()
+    for key, html, expected in pages:
+        try:
+            predicted = extractor(html) or ""
+        except Exception as exc:  # a crashing extractor scores zero on that page
+            print(f"  {key}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            predicted = ""
+        p, r = page_scores(expected, predicted)
+        ps.append(p)
+        rs.append(r)
+        per_page.append((key, p, r))
+    ms = (time.perf_counter() - start) * 1000 / max(1, len(pages))
+    precision, recall = sum(ps) / len(ps), sum(rs) / len(rs)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return f1, precision, recall, ms, per_page
+
+
+def _visdup(html: bytes) -> str:
+    from visdup.denoise import extract
+
+    return extract(html).text
+
+
+def _trafilatura(html: bytes) -> str:
+    import trafilatura
+
+    return trafilatura.extract(html.decode("utf-8", "replace")) or ""
+
+
+def _readability(html: bytes) -> str:
+    import lxml.html
+    from readability import Document
+
+    summary = Document(html.decode("utf-8", "replace")).summary(html_partial=True)
+    return lxml.html.fromstring(summary).text_content() if summary.strip() else ""
+
+
+EXTRACTORS: dict[str, Callable[[bytes], str]] = {
+    "visdup": _visdup,
+    "trafilatura": _trafilatura,
+    "readability-lxml": _readability,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--limit", type=int, default=None, help="first N pages only")
+    parser.add_argument("--only", choices=sorted(EXTRACTORS), action="append")
+    parser.add_argument("--worst", type=int, default=0, help="list the N worst visdup pages")
+    args = parser.parse_args()
+    if not DATA.exists():
+        print(f"no AEB data at {DATA}")
+        return
+    warnings.filterwarnings("ignore")
+    pages = load(args.limit)
+    print(f"AEB: {len(pages)} pages")
+    results = {}
+    for name in args.only or list(EXTRACTORS):
+        try:
+            results[name] = evaluate(EXTRACTORS[name], pages)
+        except ImportError as exc:
+            print(f"{name}: not installed ({exc})")
+    base = results.get("trafilatura")
+    print(f"{'extractor':<18}{'F1':>7}{'P':>7}{'R':>7}{'ms/page':>10}{'speed vs traf.':>16}")
+    for name, (f1, p, r, ms, _) in results.items():
+        ratio = f"{base[3] / ms:.2f}x" if base and ms else "-"
+        print(f"{name:<18}{f1:>7.3f}{p:>7.3f}{r:>7.3f}{ms:>10.1f}{ratio:>16}")
+    if args.worst and "visdup" in results:
+        worst = sorted(results["visdup"][4], key=lambda x: 2 * x[1] * x[2] / (x[1] + x[2] or 1))
+        for key, p, r in worst[: args.worst]:
+            print(f"  {key[:16]}  P={p:.2f} R={r:.2f}")
+
+
+if __name__ == "__main__":
+    main()

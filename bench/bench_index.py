@@ -1,0 +1,231 @@
+"""Lookup time of the fingerprint index as it grows: 10k, 100k, 1M stored fingerprints.
+
+Backends: ``memory`` (banded dict buckets), ``scan`` (numpy bitwise_count over every stored
+fingerprint, the exact baseline), ``sqlite`` (a file in a temporary folder) and ``postgres``
+(a throwaway schema in database ``test`` on 127.0.0.1:5432). Data: ``spread`` (uniform random
+fingerprints) and ``templated`` (pages of one template differ in at most 3 of 12 template-
+specific bits, a thousand pages per template: many near-identical fingerprints share buckets).
+Each index is grown in place, so each size adds to the previous one. Queries: half are stored
+fingerprints with up to k bits flipped, half fresh random ones.
+
+    .venv/bin/python bench/bench_index.py                      # a few minutes on 2 cores
+    .venv/bin/python bench/bench_index.py --sizes 10k,100k,1M --sql-sizes 10k,100k,1M
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import pathlib
+import random
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from visdup.index import MemoryIndex, layout_for  # noqa: E402
+from visdup.index.base import BandLayout, expected_candidates  # noqa: E402
+
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def size_arg(text: str) -> list[int]:
+    out = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        scale = {"k": 1_000, "m": 1_000_000}.get(part[-1], 1)
+        out.append(int(float(part.rstrip("km")) * scale))
+    return sorted(out)
+
+
+def fingerprints(kind: str, seed: int) -> Iterator[int]:
+    rnd = random.Random(seed)
+    if kind == "spread":
+        while True:
+            yield rnd.getrandbits(64)
+    while True:  # templated: a new template every 1000 pages
+        base = rnd.getrandbits(64)
+        variable = rnd.sample(range(64), 12)
+        for _ in range(1000):
+            fp = base
+            for bit in rnd.sample(variable, rnd.randint(0, 3)):
+                fp ^= 1 << bit
+            yield fp
+
+
+def probes(stored: list[int], k: int, n: int, seed: int) -> list[int]:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        if i % 2:
+            out.append(rnd.getrandbits(64))
+            continue
+        fp = rnd.choice(stored)
+        for bit in rnd.sample(range(64), rnd.randint(0, k)):
+            fp ^= 1 << bit
+        out.append(fp)
+    return out
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * 4096 / 2**20
+    except OSError:
+        return float("nan")
+
+
+@contextlib.contextmanager
+def make_backend(name: str, k: int, layout: BandLayout | None, tmp: pathlib.Path):
+    if name == "memory":
+        yield MemoryIndex(k, layout=layout)
+        return
+    if name == "scan":
+        yield MemoryIndex(k, method="scan")
+        return
+    from sqlalchemy import create_engine, text
+
+    from visdup.index.sql import SqlIndex
+
+    if name == "sqlite":
+        path = tmp / f"bench-{uuid.uuid4().hex[:8]}.sqlite3"
+        engine = create_engine(f"sqlite:///{path}")
+        with engine.begin() as conn:
+            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+        try:
+            yield SqlIndex(engine, "structure", k, layout=layout)
+        finally:
+            engine.dispose()
+        return
+    engine = create_engine(PG_URL)
+    schema = f"visdup_bench_{uuid.uuid4().hex[:10]}"
+    with engine.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield SqlIndex(engine, "structure", k, layout=layout, schema=schema)
+    finally:
+        with engine.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        engine.dispose()
+
+
+def available(name: str) -> str | None:
+    """None when the backend can run here, else why not."""
+    if name == "scan":
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            return "numpy not installed"
+    if name == "postgres":
+        try:
+            from sqlalchemy import create_engine, text
+
+            engine = create_engine(PG_URL)
+            with engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+            engine.dispose()
+        except Exception as exc:  # any failure: no server to measure
+            return f"PostgreSQL unreachable ({type(exc).__name__})"
+    return None
+
+
+def run(
+    backend: str,
+    kind: str,
+    k: int,
+    sizes: list[int],
+    queries: int,
+    layout: BandLayout | None,
+    tmp: pathlib.Path,
+) -> list[tuple[int, float, float, float, float]]:
+    rows = []
+    source = fingerprints(kind, seed=1)
+    stored: list[int] = []
+    with make_backend(backend, k, layout, tmp) as index:
+        rss0 = rss_mb()
+        for size in sizes:
+            new = [(len(stored) + i, next(source)) for i in range(size - len(stored))]
+            t0 = time.perf_counter()
+            if hasattr(index, "add_many"):
+                index.add_many(new)
+            else:
+                for key, fp in new:
+                    index.add(key, fp)
+            insert_s = time.perf_counter() - t0
+            stored.extend(fp for _, fp in new)
+            qs = probes(stored, k, queries, seed=size)
+            index.query(qs[0])  # warm caches and prepared statements
+            found = 0
+            t0 = time.perf_counter()
+            for fp in qs:
+                found += len(index.query(fp, limit=10))
+            per_query_us = (time.perf_counter() - t0) / len(qs) * 1e6
+            rows.append((size, per_query_us, insert_s, found / len(qs), rss_mb() - rss0))
+            print(
+                f"  {backend:8s} {kind:9s} k={k:<2d} {size:>9,d}  query {per_query_us:8.1f} us"
+                f"  insert {insert_s:7.1f} s ({insert_s / max(1, len(new)) * 1e6:6.1f} us/fp)"
+                f"  hits/query {found / len(qs):6.2f}  rss +{rows[-1][4]:7.0f} MB",
+                flush=True,
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=size_arg, default=size_arg("10k,100k,1M"))
+    parser.add_argument("--sql-sizes", type=size_arg, default=size_arg("10k,100k"))
+    parser.add_argument("--k", default="3,6", help="comma-separated k values")
+    parser.add_argument("--backends", default="memory,scan,sqlite,postgres")
+    parser.add_argument("--data", default="spread,templated")
+    parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument(
+        "--layout",
+        default=None,
+        help="BLOCKS/PER_KEY to override the default layout of every k (e.g. 4/1, 5/2)",
+    )
+    args = parser.parse_args()
+    layout = None
+    if args.layout:
+        blocks, per_key = (int(x) for x in args.layout.split("/"))
+        layout = BandLayout(blocks, per_key)
+
+    ks = [int(x) for x in args.k.split(",")]
+    for k in ks:
+        lay = layout or layout_for(k)
+        print(
+            f"k={k}: {lay.blocks} blocks, {lay.per_key} per key, {lay.tables} tables, "
+            f"~{lay.key_bits}-bit keys; uniform candidates/query at 1M: "
+            f"{expected_candidates(lay, 1_000_000):.1f}"
+        )
+    summary = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        for backend in args.backends.split(","):
+            why = available(backend)
+            if why:
+                print(f"skipping {backend}: {why}")
+                continue
+            sizes = args.sql_sizes if backend in ("sqlite", "postgres") else args.sizes
+            if not sizes:
+                continue
+            for kind in args.data.split(","):
+                for k in ks:
+                    lay = layout if backend != "scan" else None
+                    rows = run(backend, kind, k, sizes, args.queries, lay, pathlib.Path(tmpdir))
+                    summary.append((backend, kind, k, rows))
+    print("\nlargest / smallest size, time per query (goal <= 2x from 10k to 1M)")
+    for backend, kind, k, rows in summary:
+        (n0, q0, *_), (n1, q1, *_) = rows[0], rows[-1]
+        print(
+            f"  {backend:8s} {kind:9s} k={k:<2d} {n1:>9,d}/{n0:<7,d} "
+            f"{q1 / q0:6.2f}x  ({q0:.1f} -> {q1:.1f} us)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+import lxml.etree
+import lxml.html
+import pytest
+
+from visdup.commands import content as content_command
+from visdup.denoise import extract, main_content, remove_invisible
+from visdup.errors import InputError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "content"
+AEB = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "aeb"
+
+
+def fixture(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def doc(html: str) -> lxml.html.HtmlElement:
+    return lxml.html.document_fromstring(html)
+
+
+def visible_text(root: lxml.html.HtmlElement) -> str:
+    return " ".join(root.text_content().split())
+
+
+# ----------------------------------------------------------------- remove_invisible
+
+
+def test_overlays_and_hidden_menus_are_removed() -> None:
+    root = doc(fixture("overlays_hidden.html").decode())
+    removed = remove_invisible(root)
+    text = visible_text(root)
+    # position:fixed inline (cookie bar) and from a <style> rule (toast)
+    assert "We use cookies" not in text
+    assert "new version of this page" not in text
+    # display:none from a <style> rule and inline; visibility:hidden by id; hidden attribute
+    assert "Timetables and fares" not in text
+    assert "Drawer link" not in text
+    assert "Subscribe today" not in text
+    assert "Hidden by attribute" not in text
+    assert "Template content" not in text
+    # @media print and :hover rules do not apply on screen at load
+    assert "After a pause of eleven years" in text
+    # the menu button went (a widget), the article stayed
+    assert "Menu" not in text
+    assert removed >= 8
+
+
+def test_aria_hidden_alone_keeps_content_but_not_when_also_visually_hidden() -> None:
+    root = doc(fixture("overlays_hidden.html").decode())
+    remove_invisible(root)
+    text = visible_text(root)
+    assert "Decorative duplicate" not in text  # aria-hidden and clipped: seen by nobody
+    assert "★ Passengers rated" in text  # aria-hidden alone: still on screen
+    assert "Screen reader note" in text  # clipped for eyes, but read aloud
+
+
+def test_removal_keeps_tail_text() -> None:
+    root = doc('<div><p>one <span style="display:none">secret</span> two</p></div>')
+    assert remove_invisible(root) == 1
+    assert visible_text(root) == "one two"
+
+
+def test_more_specific_rule_shows_element_again() -> None:
+    html = """<html><head><style>.menu { display: none } .menu.open { display: block }
+    #x.menu { display: none !important } </style></head><body>
+    <ul class="menu"><li>closed</li></ul><ul class="menu open"><li>opened</li></ul>
+    <ul class="menu open" id="x"><li>forced</li></ul></body></html>"""
+    root = doc(html)
+    remove_invisible(root)
+    text = visible_text(root)
+    assert "closed" not in text
+    assert "opened" in text
+    assert "forced" not in text
+
+
+def test_broken_css_does_not_raise() -> None:
+    html = """<html><head><style>}}} .a { display: none; @media screen { .b { display:none }
+    .c:nth-child(2n+ { display: none } [[[ { position: fixed }</style></head>
+    <body><p class="b">kept or not, no exception</p><p>plain</p></body></html>"""
+    root = doc(html)
+    remove_invisible(root)
+    assert "plain" in visible_text(root)
+
+
+def test_scripted_reveal_keeps_most_of_the_page() -> None:
+    paragraph = "This is the article text that a script reveals after loading the page. " * 10
+    html = f"""<html><head><style>.js-reveal {{ display: none }}</style></head><body>
+    <nav><a href="/">Home</a></nav><div class="js-reveal"><p>{paragraph}</p></div></body></html>"""
+    root = doc(html)
+    remove_invisible(root)
+    assert "article text" in visible_text(root)
+
+
+def test_remove_invisible_on_nothing() -> None:
+    assert remove_invisible(None) == 0
+
+
+# ----------------------------------------------------------------- main content
+
+
+def test_same_article_in_two_templates_gives_the_same_text() -> None:
+    one = extract(fixture("article_x_site1.html"))
+    two = extract(fixture("article_x_site2.html"))
+    assert one.text == two.text
+    assert one.title == two.title == "River towns rebuild their levees before the spring floods"
+    for noise in ("Most read", "Politics", "All rights reserved", "Share on", "riverfan",
+                  "Related report", "Front page", "Jo Marsh", "Sign up"):  # fmt: skip
+        assert noise not in one.text + two.text, noise
+    assert one.text.startswith("A season of sandbags\n\nAlong the lower river")
+    assert one.text.endswith("no formula for the payments has been published yet.")
+
+
+def test_blocks_keep_headings_apart_with_their_levels() -> None:
+    content = extract(fixture("article_x_site1.html"))
+    kinds = [(kind, level) for kind, level, _ in content.blocks]
+    assert kinds == [
+        ("heading", 2),
+        ("paragraph", 0),
+        ("paragraph", 0),
+        ("heading", 2),
+        ("paragraph", 0),
+        ("paragraph", 0),
+        ("heading", 3),
+        ("paragraph", 0),
+        ("paragraph", 0),
+    ]
+    assert content.text == "\n\n".join(text for _, _, text in content.blocks)
+    assert content.node is not None and content.node.get("class") == "entry-content"
+
+
+def test_other_article_same_template() -> None:
+    content = extract(fixture("article_y_site1.html"))
+    assert content.title == "A small bakery wins the national bread prize"
+    assert "sourdough rye" in content.text
+    assert "levees" not in content.text
+    assert "Most read" not in content.text
+
+
+def test_boilerplate_only_page_has_no_content() -> None:
+    content = extract(fixture("boilerplate_only.html"))
+    assert content.text == ""
+    assert content.title == "Page not found | The Valley Courier"
+
+
+def test_cjk_article() -> None:
+    content = extract(fixture("cjk_article.html"))
+    assert content.title == "山区小学开通远程课堂"
+    assert "远程课堂每周安排十二节课" in content.text
+    assert "面对面的交流" in content.text
+    assert ("heading", 2, "家长的期待") in content.blocks
+    assert "首页" not in content.text and "版权所有" not in content.text
+    assert "县城新建图书馆" not in content.text
+
+
+def test_overlay_fixture_content() -> None:
+    content = extract(fixture("overlays_hidden.html"))
+    assert content.text.startswith("After a pause of eleven years")
+    assert "cookies" not in content.text
+    assert "Subscribe" not in content.text
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"   ",
+        b"<html>",
+        b"<html><body></body></html>",
+        b"\x00\x01\x02binary\xff\xfe",
+        "<p>unclosed <div><b>bold <i>text</p></b> trailing".encode(),
+        b"<html><body><table><tr><td>cell</table></body>",
+        "<html><body><p>caf\xe9 ok</p></body></html>".encode("latin-1"),
+    ],
+)
+def test_bad_input_never_raises(data: bytes) -> None:
+    content = extract(data)
+    assert isinstance(content.text, str)
+    assert isinstance(content.blocks, list)
+
+
+def test_title_sources() -> None:
+    og = doc('<html><head><meta property="og:title" content="From OG"><title>T</title></head>'
+             "<body><p>x</p></body></html>")  # fmt: skip
+    assert main_content(og).title == "From OG"
+    h1 = doc("<html><head><title>Story - Site</title></head><body><h1>Story</h1></body></html>")
+    assert main_content(h1).title == "Story"
+    bare = doc("<html><body><h1>Only heading</h1><p>text</p></body></html>")
+    assert main_content(bare).title == "Only heading"
+
+
+def test_deep_tree_does_not_recurse() -> None:
+    root = lxml.html.Element("html")
+    body = lxml.etree.SubElement(root, "body")
+    node = body
+    for _ in range(20000):
+        node = lxml.etree.SubElement(node, "div")
+    for i in range(3):
+        p = lxml.etree.SubElement(node, "p")
+        p.text = f"Paragraph {i} sits twenty thousand levels down, and it is still read whole."
+    content = main_content(root)
+    assert content.text.count("twenty thousand levels down") == 3
+
+
+def test_deep_markup_through_the_parser() -> None:
+    html = "<html><body>" + "<div>" * 5000 + "<p>Deep text survives parsing, in part.</p>"
+    content = extract(html.encode())
+    assert isinstance(content.text, str)
+
+
+def test_main_content_of_nothing() -> None:
+    content = main_content(None)
+    assert content.node is None and content.text == "" and content.blocks == []
+
+
+# ----------------------------------------------------------------- command line
+
+
+def _run(paths: list[str], *flags: str) -> None:
+    parser = argparse.ArgumentParser()
+    content_command.add_arguments(parser)
+    args = parser.parse_args([*flags, *paths])
+    assert content_command.run(args) == 0
+
+
+def test_command_json_walks_directories_and_gzip(tmp_path: Path, capsys) -> None:
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    (sub / "one.html").write_bytes(fixture("article_y_site1.html"))
+    (tmp_path / "two.htm.gz").write_bytes(gzip.compress(fixture("cjk_article.html")))
+    (tmp_path / "notes.txt").write_text("not a page")
+    _run([str(tmp_path)], "--json")
+    lines = capsys.readouterr().out.splitlines()
+    records = [json.loads(line) for line in lines]
+    assert [Path(r["path"]).name for r in records] == ["one.html", "two.htm.gz"]
+    assert records[0]["title"] == "A small bakery wins the national bread prize"
+    assert "sourdough rye" in records[0]["text"]
+    assert "远程课堂" in records[1]["text"]
+
+
+def test_command_text_output(capsys) -> None:
+    _run([str(FIXTURES / "article_x_site2.html")])
+    out = capsys.readouterr().out
+    assert "# River towns rebuild their levees before the spring floods" in out
+    assert "Along the lower river" in out and "Related report" not in out
+
+
+def test_command_bad_input(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such file"):
+        _run([str(tmp_path / "missing.html")])
+    bad = tmp_path / "bad.html.gz"
+    bad.write_bytes(b"this is not gzip")
+    with pytest.raises(InputError, match="cannot read"):
+        _run([str(bad)])
+
+
+# ----------------------------------------------------------------- AEB quality
+
+_TOKEN = re.compile(r"\w+")
+
+
+def _shingles(text: str) -> Counter[tuple[str, ...]]:
+    tokens = _TOKEN.findall(text)
+    n = min(4, len(tokens))
+    if not n:
+        return Counter()
+    return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (AEB / "ground-truth.json").exists(), reason="AEB data not present")
+def test_aeb_f1() -> None:
+    """AEB's own measure: 4-token shingles, multiset overlap, P and R averaged over pages."""
+    truth = json.loads((AEB / "ground-truth.json").read_text(encoding="utf-8"))
+    precisions, recalls = [], []
+    start = time.perf_counter()
+    for key, item in truth.items():
+        path = AEB / "html" / f"{key}.html.gz"
+        if not path.exists():
+            continue
+        expected = _shingles(item["articleBody"])
+        predicted = _shingles(extract(gzip.decompress(path.read_bytes())).text)
+        if not expected and not predicted:
+            precisions.append(1.0)
+            recalls.append(1.0)
+            continue
+        tp = sum((expected & predicted).values())
+        precisions.append(tp / sum(predicted.values()) if predicted else 0.0)
+        recalls.append(tp / sum(expected.values()) if expected else 1.0)
+    assert len(precisions) > 150
+    p, r = sum(precisions) / len(precisions), sum(recalls) / len(recalls)
+    f1 = 2 * p * r / (p + r)
+    assert f1 >= 0.93, f"F1 {f1:.3f} (P {p:.3f}, R {r:.3f})"
+    assert time.perf_counter() - start < 60

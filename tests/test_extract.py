@@ -1,0 +1,156 @@
+"""Templates and records: exact columns on the fixture sites, misfits, writers, the command."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from visdup.extract import best_template, extract_pages, extract_record, write_dataset
+from visdup.stm import page_tree
+from visdup.template import Template, build_template, clean_value, slug
+
+FIXTURES = Path(__file__).parent / "fixtures" / "templates"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def pages(prefix: str = "") -> list[tuple[str, bytes]]:
+    return [(p.name, p.read_bytes()) for p in sorted(FIXTURES.glob(f"{prefix}*.html"))]
+
+
+def product_template() -> Template:
+    return build_template([page_tree(data) for _, data in pages("product-")], cluster=7)
+
+
+def test_product_template_fields():
+    template = product_template()
+    names = template.field_names
+    for name in ("title", "author", "price", "isbn_13", "publisher"):
+        assert name in names
+    # Fixed texts (labels, navigation) are no fields.
+    assert "format" not in names
+    roles = template.roles()
+    isbn = next(f.node for f in template.fields if f.name == "isbn_13")
+    assert roles[isbn] == "field"
+    fixed_texts = {template.tree.texts[i] for i, fix in enumerate(template.fixed) if fix}
+    assert {"ISBN-13", "Publisher", "Add to cart", ": Paperback"} <= fixed_texts
+
+
+def test_template_json_roundtrip():
+    template = product_template()
+    data = json.loads(json.dumps(template.to_dict()))
+    again = Template.from_dict(data)
+    assert again.field_names == template.field_names
+    assert again.required == template.required
+    tree = page_tree((FIXTURES / "product-p3.html").read_bytes())
+    assert extract_record(again, "p3", tree) == extract_record(template, "p3", tree)
+
+
+def test_records_have_exact_values():
+    dataset = extract_pages(pages())
+    by_url = {r["url"]: r for r in dataset.records}
+    p1 = by_url["product-p1.html"]
+    assert p1["fits"] is True
+    assert (p1["title"], p1["author"], p1["price"], p1["isbn_13"], p1["publisher"]) == (
+        "The Silent River",
+        "Ana Lopez",
+        "$12.99",
+        "9780000000011",
+        "Harbor Press",
+    )
+    p4 = by_url["product-p4.html"]
+    assert (p4["title"], p4["isbn_13"], p4["publisher"]) == (
+        "Iron Orchard",
+        "9780000000042",
+        "Northwind",
+    )
+    # p4 has no reviews: the review column is None, not a neighbour's text.
+    assert p4["review"] is None
+    a2 = by_url["article-a2.html"]
+    assert (a2["headline"], a2["posted"], a2["byline"]) == (
+        "A quiet harbour",
+        "2024-04-12",
+        "Tom Reyes",
+    )
+    assert len({r["cluster"] for r in dataset.records}) == 3
+    assert len(dataset.templates) == 3
+
+
+def test_page_that_fits_no_template():
+    template = product_template()
+    article = page_tree((FIXTURES / "article-a1.html").read_bytes())
+    record = extract_record(template, "a1", article)
+    assert record["fits"] is False
+    assert all(record[name] is None for name in template.field_names)
+    assert best_template([template], article) is None
+    product = page_tree((FIXTURES / "product-p2.html").read_bytes())
+    assert best_template([template], product) is template
+
+
+def test_bad_pages_become_empty_records():
+    data = [
+        *pages("product-"),
+        ("empty.html", b""),
+        ("binary.html", b"\x00\x01\xff" * 300),
+        ("deep.html", b"<html><body>" + b"<div>" * 3000 + b"x" + b"</div>" * 3000),
+    ]
+    dataset = extract_pages(data)
+    by_url = {r["url"]: r for r in dataset.records}
+    assert by_url["empty.html"] == {"url": "empty.html", "cluster": None, "fits": False}
+    assert by_url["binary.html"]["fits"] is False
+    assert by_url["deep.html"]["fits"] is False
+    assert by_url["product-p1.html"]["isbn_13"] == "9780000000011"
+
+
+def test_writers(tmp_path):
+    dataset = extract_pages(pages())
+    out = tmp_path / "rows.jsonl"
+    assert write_dataset(dataset, out) == 10
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == dataset.records
+    out_csv = tmp_path / "rows.csv"
+    write_dataset(dataset, out_csv)
+    with out_csv.open(newline="") as fh:
+        table = list(csv.DictReader(fh))
+    assert list(table[0])[:3] == ["url", "cluster", "fits"]
+    p1 = next(r for r in table if r["url"] == "product-p1.html")
+    assert p1["isbn_13"] == "9780000000011" and p1["headline"] == ""
+
+
+def test_helpers():
+    assert slug("ISBN-13") == "isbn_13"
+    assert slug("  Author: ") == "author"
+    assert clean_value(": 9780316125581") == "9780316125581"
+    assert clean_value(None) is None
+
+
+def test_extract_command(tmp_path):
+    out = tmp_path / "data.csv"
+    result = subprocess.run(
+        [sys.executable, "-m", "visdup", "extract", str(FIXTURES), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    with out.open(newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == 10
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "visdup",
+            "extract",
+            str(FIXTURES),
+            "--out",
+            str(tmp_path / "x.txt"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("visdup: error:")

@@ -1,0 +1,409 @@
+from __future__ import annotations
+
+import random
+import threading
+import uuid
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from visdup.index import BandLayout, FingerprintIndex, MemoryIndex, bands, layout_for
+from visdup.index.base import to_signed, to_unsigned
+
+sqlalchemy = pytest.importorskip("sqlalchemy")
+from sqlalchemy import create_engine, text  # noqa: E402
+
+from visdup.index.sql import SqlIndex  # noqa: E402
+
+PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+MASK = (1 << 64) - 1
+
+
+def flip(fp: int, n: int, rnd: random.Random) -> int:
+    for bit in rnd.sample(range(64), n):
+        fp ^= 1 << bit
+    return fp
+
+
+def planted(rnd: random.Random, n: int, k: int) -> list[int]:
+    """Random fingerprints, a third of them near copies (1..k+2 bits) of earlier ones."""
+    fps: list[int] = []
+    for _ in range(n):
+        if fps and rnd.random() < 0.33:
+            fps.append(flip(rnd.choice(fps), rnd.randint(0, k + 2), rnd))
+        else:
+            fps.append(rnd.getrandbits(64))
+    return fps
+
+
+def brute(stored: dict[int, int], fp: int, k: int) -> set[tuple[int, int, int]]:
+    return {
+        (key, other, (fp ^ other).bit_count())
+        for key, other in stored.items()
+        if (fp ^ other).bit_count() <= k
+    }
+
+
+# -- band layouts -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("k", range(0, 11))
+def test_default_layout_covers_k(k):
+    layout = layout_for(k)
+    assert layout.k >= k
+    keys = bands(12345, k)
+    assert len(keys) == layout.tables == len(set(keys))
+    assert all(0 <= key < 2**63 for key in keys)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    fp=st.integers(0, MASK),
+    layout=st.sampled_from([BandLayout(4), BandLayout(7), BandLayout(5, 2), BandLayout(8, 2)]),
+    data=st.data(),
+)
+def test_pigeonhole_any_fp_within_k_shares_a_key(fp, layout, data):
+    bits = data.draw(st.sets(st.integers(0, 63), max_size=layout.k))
+    other = fp
+    for bit in bits:
+        other ^= 1 << bit
+    assert set(layout.keys(fp)) & set(layout.keys(other))
+
+
+def test_keys_of_different_tables_and_layouts_never_collide():
+    a, b = BandLayout(4), BandLayout(5, 2)
+    assert not set(a.keys(0)) & set(a.keys(MASK)) - set()
+    assert not set(a.keys(7)) & set(b.keys(7))
+    assert len(set(a.keys(0))) == 4  # same bits, but the table number differs
+    assert BandLayout.decode(b.keys(99)[3]) == (5, 2)
+
+
+def test_bad_layouts_refused():
+    with pytest.raises(ValueError):
+        BandLayout(2, 2)  # 64-bit keys do not fit beside the header
+    with pytest.raises(ValueError):
+        BandLayout(16, 5)  # too many tables
+    with pytest.raises(ValueError):
+        layout_for(-1)
+
+
+def test_signed_round_trip():
+    for fp in (0, 1, 2**63 - 1, 2**63, MASK):
+        assert -(2**63) <= to_signed(fp) < 2**63
+        assert to_unsigned(to_signed(fp)) == fp
+
+
+# -- behaviour common to every backend ---------------------------------------------------------
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path):
+    engine = create_engine(f"sqlite:///{tmp_path / 'index.sqlite3'}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def pg_engine():
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        pytest.skip("psycopg is not installed")
+    engine = create_engine(PG_URL)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except Exception as exc:  # any connection failure means: no server to test against
+        engine.dispose()
+        pytest.skip(f"PostgreSQL unreachable at 127.0.0.1:5432: {type(exc).__name__}")
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def pg_schema(pg_engine):
+    schema = f"visdup_test_{uuid.uuid4().hex[:12]}"
+    with pg_engine.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    yield schema
+    with pg_engine.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+
+
+BACKENDS = ["memory", "scan", "sqlite", "postgres"]
+
+
+@pytest.fixture(params=BACKENDS)
+def make_index(request, tmp_path):
+    made = []
+
+    def make(k=3, **kw):
+        if request.param == "memory":
+            index = MemoryIndex(k, **kw)
+        elif request.param == "scan":
+            index = MemoryIndex(k, method="scan", **kw)
+        elif request.param == "sqlite":
+            engine = create_engine(f"sqlite:///{tmp_path / 'index.sqlite3'}")
+            made.append(engine)
+            index = SqlIndex(engine, kw.pop("channel", "structure"), k, **kw)
+        else:
+            engine = request.getfixturevalue("pg_engine")
+            schema = request.getfixturevalue("pg_schema")
+            index = SqlIndex(engine, kw.pop("channel", "structure"), k, schema=schema, **kw)
+        return index
+
+    make.backend = request.param
+    yield make
+    for engine in made:
+        engine.dispose()
+
+
+def load(index, items):
+    if hasattr(index, "add_many") and len(items) > 50:
+        index.add_many(items)
+    else:
+        for key, fp in items:
+            index.add(key, fp)
+
+
+@pytest.mark.parametrize("k", [3, 6])
+def test_query_matches_brute_force(make_index, k):
+    rnd = random.Random(k)
+    n = 3000 if make_index.backend in ("memory", "scan") else 1500
+    fps = planted(rnd, n, k)
+    index = make_index(k)
+    assert isinstance(index, FingerprintIndex)
+    stored = dict(enumerate(fps))
+    load(index, list(stored.items()))
+    assert len(index) == n
+    probes = [flip(rnd.choice(fps), rnd.randint(0, k + 1), rnd) for _ in range(150)]
+    probes += [rnd.getrandbits(64) for _ in range(20)]
+    hits = 0
+    for fp in probes:
+        got = index.query(fp)
+        assert set(got) == brute(stored, fp, k)
+        assert len(got) == len(set(got))
+        hits += bool(got)
+    assert hits > 100  # the planted neighbours were found, not just an empty answer
+
+
+def test_nearest_first_and_limit(make_index):
+    index = make_index(3)
+    base = 0x0123456789ABCDEF
+    items = [(10, base ^ 0b111), (11, base), (12, base ^ 0b1), (13, base ^ 0b11), (14, base)]
+    items += [(20, base ^ 0b1111)]  # 4 bits away: beyond k
+    load(index, items)
+    got = index.query(base)
+    assert got == [
+        (11, base, 0),
+        (14, base, 0),
+        (12, base ^ 1, 1),
+        (13, base ^ 0b11, 2),
+        (10, base ^ 0b111, 3),
+    ]
+    assert index.query(base, limit=1) == [(11, base, 0)]
+    assert index.query(base, limit=3) == got[:3]
+    assert index.query(base, limit=0) == []
+    assert index.query(base, k=1) == got[:3]
+    assert index.query(base, k=0) == got[:2]
+    assert index.query(base ^ 0b111, k=0) == [(10, base ^ 0b111, 0)]
+
+
+def test_add_replaces_remove_forgets(make_index):
+    index = make_index(3)
+    fp = 0xFEDCBA9876543210
+    index.add(1, fp)
+    index.add(2, fp)
+    index.add(1, fp ^ (1 << 63))
+    assert len(index) == 2
+    assert index.query(fp) == [(2, fp, 0), (1, fp ^ (1 << 63), 1)]
+    index.remove(2)
+    index.remove(2)
+    index.remove(99)
+    assert len(index) == 1
+    assert index.query(fp) == [(1, fp ^ (1 << 63), 1)]
+    index.remove(1)
+    assert index.query(fp) == []
+    assert len(index) == 0
+
+
+def test_extreme_fingerprints(make_index):
+    index = make_index(3)
+    index.add(1, 0)
+    index.add(2, MASK)
+    index.add(3, 1 << 63)
+    assert index.query(0) == [(1, 0, 0), (3, 1 << 63, 1)]
+    assert index.query(MASK) == [(2, MASK, 0)]
+    with pytest.raises(ValueError):
+        index.add(4, 1 << 64)
+    with pytest.raises(ValueError):
+        index.query(-1)
+
+
+def test_k_beyond_layout_refused(make_index):
+    index = make_index(3)
+    if make_index.backend == "scan":
+        assert index.query(0, k=20) == []
+    else:
+        with pytest.raises(ValueError):
+            index.query(0, k=5)
+
+
+def test_scan_serves_any_k():
+    index = MemoryIndex(20, method="scan")
+    index.add(1, 0)
+    index.add(2, (1 << 20) - 1)
+    index.add(3, (1 << 21) - 1)
+    assert index.query(0) == [(1, 0, 0), (2, (1 << 20) - 1, 20)]
+    with pytest.raises(ValueError):
+        MemoryIndex(20)
+
+
+def test_candidate_cap_bounds_work_and_keeps_nearest_of_those_seen():
+    index = MemoryIndex(3, max_candidates=50)
+    base = random.Random(3).getrandbits(64)
+    rnd = random.Random(4)
+    for key in range(500):
+        index.add(key, flip(base, rnd.randint(1, 3), rnd))
+    got = index.query(base)
+    assert 0 < len({fp for _, fp, _ in got}) <= 50  # the cap counts distinct fingerprints
+    assert [d for _, _, d in got] == sorted(d for _, _, d in got)
+    full = MemoryIndex(3)
+    for key in range(500):
+        full.add(key, index.fingerprint(key))
+    assert len(full.query(base)) > 50
+
+
+def test_templated_site_shares_one_fingerprint():
+    """Hundreds of keys under one fingerprint are compared once and all returned."""
+    index = MemoryIndex(6)
+    fp = 0xA5A5A5A5A5A5A5A5
+    for key in range(1000):
+        index.add(key, fp)
+    index.add(5000, fp ^ 0b101)
+    got = index.query(fp ^ 1)
+    assert len(got) == 1001
+    assert got[0] == (0, fp, 1) and got[-1] == (5000, fp ^ 0b101, 1)
+    assert index.query(fp, limit=2) == [(0, fp, 0), (1, fp, 0)]
+
+
+# -- SQL specifics ----------------------------------------------------------------------------
+
+
+def test_sql_channels_share_one_table(sqlite_engine):
+    a = SqlIndex(sqlite_engine, "structure", 3)
+    b = SqlIndex(sqlite_engine, "content", 3)
+    a.add(1, 42)
+    b.add(1, 43)
+    assert a.query(42) == [(1, 42, 0)]
+    assert b.query(42) == [(1, 43, 1)]
+    assert len(a) == len(b) == 1
+
+
+def test_sql_refuses_channel_indexed_under_another_layout(sqlite_engine):
+    SqlIndex(sqlite_engine, "structure", 6).add(1, 42)
+    with pytest.raises(ValueError, match="indexed with"):
+        SqlIndex(sqlite_engine, "structure", 3)
+    SqlIndex(sqlite_engine, "content", 3).add(1, 42)  # another channel may differ
+
+
+def test_sql_refuses_too_few_band_columns(sqlite_engine):
+    SqlIndex(sqlite_engine, "content", 3)  # 4 band columns
+    with pytest.raises(ValueError, match="band columns"):
+        SqlIndex(sqlite_engine, "structure", 6)
+
+
+def test_sql_caller_transaction_rolls_back(sqlite_engine):
+    index = SqlIndex(sqlite_engine, "structure", 3)
+    with sqlite_engine.connect() as conn:
+        with conn.begin() as tx:
+            index.lock(conn, 7)  # a no-op on SQLite
+            index.add(1, 7, conn=conn)
+            assert index.query(7, conn=conn) == [(1, 7, 0)]
+            tx.rollback()
+    assert index.query(7) == []
+    assert len(index) == 0
+
+
+def test_sql_persists_across_instances(tmp_path):
+    url = f"sqlite:///{tmp_path / 'persist.sqlite3'}"
+    engine = create_engine(url)
+    SqlIndex(engine, "structure", 3).add_many([(1, 5), (2, 6)])
+    engine.dispose()
+    engine = create_engine(url)
+    index = SqlIndex(engine, "structure", 3)
+    assert index.query(4) == [(1, 5, 1), (2, 6, 1)]
+    assert index.fingerprint(2) == 6
+    engine.dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_concurrent_writers_never_miss_a_neighbour(pg_engine, pg_schema):
+    """Four writers each insert one member of every group of near-identical pages at once.
+
+    Check-then-insert under ``lock``: exactly one member per group may find nothing (the
+    first to commit); every later one must see an earlier member.
+    """
+    index = SqlIndex(pg_engine, "structure", 3, schema=pg_schema)
+    rnd = random.Random(11)
+    writers, groups = 4, 40
+    members = []
+    for _ in range(groups):
+        base = rnd.getrandbits(64)
+        members.append([flip(base, rnd.randint(0, 1), rnd) for _ in range(writers)])
+    found_nothing = [0] * groups
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(writers)
+    counter = threading.Lock()
+
+    def write(w: int) -> None:
+        try:
+            for g in range(groups):
+                fp = members[g][w]
+                barrier.wait()
+                with pg_engine.begin() as conn:
+                    index.lock(conn, fp)
+                    hits = index.query(fp, conn=conn)
+                    index.add(g * writers + w, fp, conn=conn)
+                if not hits:
+                    with counter:
+                        found_nothing[g] += 1
+        except BaseException as exc:
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    assert len(index) == writers * groups
+    assert found_nothing == [1] * groups
+
+
+@pytest.mark.postgres
+def test_postgres_lock_blocks_a_near_writer_until_commit(pg_engine, pg_schema):
+    index = SqlIndex(pg_engine, "structure", 3, schema=pg_schema)
+    fp = 0x0F0F0F0F0F0F0F0F
+    waited = threading.Event()
+    seen: list[list] = []
+    with pg_engine.connect() as first:
+        tx = first.begin()
+        index.lock(first, fp)
+        index.add(1, fp, conn=first)
+
+        def second() -> None:
+            with pg_engine.begin() as conn:
+                index.lock(conn, fp ^ 0b11)
+                waited.set()
+                seen.append(index.query(fp ^ 0b11, conn=conn))
+
+        thread = threading.Thread(target=second)
+        thread.start()
+        thread.join(0.5)
+        assert not waited.is_set()  # blocked behind the first transaction's lock
+        tx.commit()
+        thread.join(10)
+    assert seen == [[(1, fp, 2)]]

@@ -1,0 +1,214 @@
+"""Simple Tree Matching: compiled kernel and Python fallback against a textbook recursion."""
+
+from __future__ import annotations
+
+import random
+
+import lxml.html
+import pytest
+
+from visdup import stm as stm_module
+from visdup.stm import (
+    FlatTree,
+    dom_tree,
+    label_paths,
+    page_tree,
+    stm,
+    stm_mapping,
+    stm_upper_bound,
+    text_code,
+    tree_distance_stm,
+)
+
+KERNELS = ["python"] + (["compiled"] if stm_module._kernel is not None else [])
+
+
+@pytest.fixture(params=KERNELS)
+def kernel(request, monkeypatch):
+    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1" if request.param == "python" else "0")
+    return request.param
+
+
+def random_tree(rng: random.Random, n: int, alphabet: str = "abc") -> FlatTree:
+    parent = [-1] + [rng.randrange(i) for i in range(1, n)]
+    kids: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        kids[parent[i]].append(i)
+    order, stack = [], [0]
+    while stack:
+        x = stack.pop()
+        order.append(x)
+        stack.extend(reversed(kids[x]))
+    pos = {x: k for k, x in enumerate(order)}
+    sizes = [1] * n
+    for x in reversed(order):
+        if parent[x] >= 0:
+            sizes[pos[parent[x]]] += sizes[pos[x]]
+    labels = [rng.choice(alphabet) for _ in range(n)]
+    return FlatTree([labels[x] for x in order], sizes)
+
+
+def textbook(a: FlatTree, b: FlatTree, i: int = 0, j: int = 0) -> int:
+    """Yang's recursion, written as in the paper (small trees only)."""
+    if a.labels[i] != b.labels[j]:
+        return 0
+    ka, kb = a.children(i), b.children(j)
+    m = [[0] * (len(kb) + 1) for _ in range(len(ka) + 1)]
+    for x in range(1, len(ka) + 1):
+        for y in range(1, len(kb) + 1):
+            m[x][y] = max(
+                m[x][y - 1], m[x - 1][y], m[x - 1][y - 1] + textbook(a, b, ka[x - 1], kb[y - 1])
+            )
+    return m[-1][-1] + 1
+
+
+def tree(text: str) -> FlatTree:
+    """'a(b,c(d))' notation for small test trees."""
+    labels: list[str] = []
+    parent: list[int] = []
+    stack: list[int] = []
+    token = ""
+    for ch in text + ",":
+        if ch in "(),":
+            if token:
+                labels.append(token)
+                parent.append(stack[-1] if stack else -1)
+                token = ""
+            if ch == "(":
+                stack.append(len(labels) - 1)
+            elif ch == ")":
+                stack.pop()
+        else:
+            token += ch
+    sizes = [1] * len(labels)
+    for i in range(len(labels) - 1, 0, -1):
+        sizes[parent[i]] += sizes[i]
+    return FlatTree(labels, sizes)
+
+
+def test_worked_example(kernel):
+    a = tree("html(body(div(p,p),ul(li,li)))")
+    b = tree("html(body(div(p),ul(li,li,li),div(p)))")
+    assert stm(a, b) == 7
+    pairs = stm_mapping(a, b)
+    assert pairs[:3] == [(0, 0), (1, 1), (2, 2)]
+    assert len(pairs) == 7
+    assert tree_distance_stm(a, b) == pytest.approx(1 - 14 / 18)
+
+
+def test_different_roots_match_nothing(kernel):
+    assert stm(tree("a(b)"), tree("b(b)")) == 0
+    assert stm_mapping(tree("a(b)"), tree("b(b)")) == []
+    assert tree_distance_stm(tree("a(b)"), tree("b(b)")) == 1.0
+
+
+def test_top_down_restriction(kernel):
+    # The c subtrees are equal but their parents differ: nothing below them maps.
+    assert stm(tree("r(x(c(d,e)))"), tree("r(y(c(d,e)))")) == 1
+
+
+def test_random_trees_against_textbook(kernel):
+    rng = random.Random(7)
+    for _ in range(150):
+        a = random_tree(rng, rng.randint(1, 25))
+        b = random_tree(rng, rng.randint(1, 25))
+        expected = textbook(a, b)
+        assert stm(a, b) == expected
+        pairs = stm_mapping(a, b)
+        assert len(pairs) == expected
+        # A valid top-down mapping: one-to-one, labels equal, parents mapped to parents.
+        pa, pb = a.parents(), b.parents()
+        image = dict(pairs)
+        assert len(set(image.values())) == len(pairs)
+        for i, j in pairs:
+            assert a.labels[i] == b.labels[j]
+            if i:
+                assert image.get(pa[i]) == pb[j]
+
+
+def test_kernels_agree():
+    if stm_module._kernel is None:
+        pytest.skip("compiled kernel not built")
+    rng = random.Random(3)
+    a, b = random_tree(rng, 400, "ab"), random_tree(rng, 400, "ab")
+    compiled = (stm(a, b), stm_mapping(a, b))
+    import os
+
+    os.environ["VISDUP_PURE_PYTHON"] = "1"
+    try:
+        assert (stm(a, b), stm_mapping(a, b)) == compiled
+    finally:
+        del os.environ["VISDUP_PURE_PYTHON"]
+
+
+def test_details_restrict_matches(kernel):
+    a = tree("ul(li(t))")
+    b = tree("ul(li(t),li(t))")
+    # By structure alone the first item maps; a fixed label text must meet the same text.
+    assert stm_mapping(a, b) == [(0, 0), (1, 1), (2, 2)]
+    da = [0, 0, text_code("ISBN")]
+    db = [0, 0, text_code("Date"), 0, text_code("ISBN")]
+    assert stm_mapping(a, b, details_a=da, details_b=db) == [(0, 0), (1, 3), (2, 4)]
+    # A free (0) detail on either side matches anything.
+    assert stm(a, b, details_a=[0, 0, 0], details_b=db) == 3
+
+
+def test_deep_trees_do_not_recurse(kernel):
+    n = 4000
+    chain = FlatTree(["div"] * n, list(range(n, 0, -1)))
+    assert stm(chain, chain, max_nodes=n) == n
+    assert len(stm_mapping(chain, chain, max_nodes=n)) == n
+
+
+def test_node_cap_truncates(kernel):
+    n = 100
+    chain = FlatTree(["div"] * n, list(range(n, 0, -1)))
+    assert stm(chain, chain, max_nodes=10) == 10
+    assert tree_distance_stm(chain, chain, max_nodes=10) == 0.0
+
+
+def test_empty_trees(kernel):
+    empty = FlatTree((), ())
+    assert stm(empty, tree("a")) == 0
+    assert tree_distance_stm(empty, empty) == 0.0
+
+
+def test_bad_sizes_rejected(kernel):
+    bad = FlatTree.__new__(FlatTree)
+    bad.labels, bad.sizes, bad._arrays = ("a", "b", "c"), (3, 3, 1), None
+    with pytest.raises(ValueError):
+        stm(bad, tree("a(b,c)"))
+
+
+def test_upper_bound_holds():
+    rng = random.Random(11)
+    for _ in range(100):
+        a = random_tree(rng, rng.randint(1, 40), "ab")
+        b = random_tree(rng, rng.randint(1, 40), "ab")
+        assert stm(a, b) <= stm_upper_bound(label_paths(a), label_paths(b))
+
+
+def test_dom_tree_skips_invisible_and_keeps_texts():
+    root = lxml.html.fromstring(
+        "<html><head><title>T</title></head><body><!-- c --><script>x()</script>"
+        "<div class='a b'>Hello <b>big</b> world<p>  two\n words </p></div></body></html>"
+    )
+    t = dom_tree(root, classes=True)
+    assert t.labels == ("html", "body", "div.a.b", "#text", "b", "#text", "#text", "p", "#text")
+    assert t.texts[3] == "Hello" and t.texts[6] == "world" and t.texts[8] == "two words"
+    assert t.hints[2] == "div.a.b"
+    assert t.sizes[0] == t.nodes
+
+
+def test_page_tree_bad_input():
+    assert page_tree(b"").nodes == 0
+    assert page_tree(b"\x00\x01\x02\x03" * 100).nodes == 0
+    deep = b"<html><body>" + b"<div>" * 5000 + b"x" + b"</div>" * 5000 + b"</body></html>"
+    t = page_tree(deep, max_nodes=1000)
+    assert t.nodes == 1000 and t.truncated
+    assert stm(t, t) == 1000
+
+
+def test_flat_tree_roundtrip():
+    t = page_tree(b"<html><body><p class='x'>a</p></body></html>")
+    assert FlatTree.from_dict(t.to_dict()) == t

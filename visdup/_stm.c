@@ -1,0 +1,476 @@
+/*
+ * Simple Tree Matching (Yang 1991) on flat preorder trees, compiled.
+ *
+ * A tree is three int32 buffers: labels, subtree sizes and optional "details" (0 = any).
+ * Two nodes match when their labels are equal and their details are equal or either is 0;
+ * details let a template's fixed label text ("ISBN-13") match only the same text.
+ * The recursion of the textbook algorithm becomes an explicit stack of frames, one per
+ * matched node pair, because page trees can be thousands of levels deep. The GIL is
+ * released while the matrices are filled so several pages can be compared in threads.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Py_ssize_t n;
+    const int32_t *lab;
+    const int32_t *size;
+    const int32_t *det; /* may be NULL */
+    int32_t *first;     /* index into kids of the first child */
+    int32_t *nkids;
+    int32_t *kids;
+} Tree;
+
+typedef struct {
+    int32_t i, j, ni, nj, p, q;
+    int64_t slot; /* cell of the parent's W this frame fills, -1 for the root */
+    int32_t *W;   /* ni x nj child pair scores */
+    int32_t *R;   /* ni x nj child records (mapping mode) */
+} Frame;
+
+typedef struct {
+    int32_t ci, cj, rec;
+} Pair;
+
+typedef struct {
+    int32_t start, count;
+} Record;
+
+static void tree_free(Tree *t) {
+    free(t->first);
+    free(t->nkids);
+    free(t->kids);
+    t->first = t->nkids = t->kids = NULL;
+}
+
+/* Builds child lists; returns 0, or -1 for an invalid size array, -2 for no memory. */
+static int tree_build(Tree *t) {
+    Py_ssize_t n = t->n, pos = 0, i;
+    t->first = (int32_t *)malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    t->nkids = (int32_t *)malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    t->kids = (int32_t *)malloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
+    if (!t->first || !t->nkids || !t->kids) {
+        tree_free(t);
+        return -2;
+    }
+    if (n == 0) return 0;
+    if (t->size[0] != n) {
+        tree_free(t);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t end = (int64_t)i + t->size[i];
+        int64_t j = i + 1;
+        if (t->size[i] < 1 || end > n) {
+            tree_free(t);
+            return -1;
+        }
+        t->first[i] = (int32_t)pos;
+        t->nkids[i] = 0;
+        while (j < end) {
+            if (t->size[j] < 1 || j + t->size[j] > end || pos >= n) {
+                tree_free(t);
+                return -1;
+            }
+            t->kids[pos++] = (int32_t)j;
+            t->nkids[i]++;
+            j += t->size[j];
+        }
+    }
+    return 0;
+}
+
+static inline int node_match(const Tree *a, const Tree *b, int32_t i, int32_t j) {
+    if (a->lab[i] != b->lab[j]) return 0;
+    if (a->det && b->det && a->det[i] && b->det[j] && a->det[i] != b->det[j]) return 0;
+    return 1;
+}
+
+typedef struct {
+    Frame *frames;
+    Py_ssize_t depth, cap;
+    Pair *pairs;
+    Py_ssize_t npairs, pcap;
+    Record *recs;
+    Py_ssize_t nrecs, rcap;
+    int32_t *row; /* DP scratch */
+    size_t rowcap;
+} Work;
+
+static void work_free(Work *w) {
+    Py_ssize_t k;
+    for (k = 0; k < w->depth; k++) {
+        free(w->frames[k].W);
+        free(w->frames[k].R);
+    }
+    free(w->frames);
+    free(w->pairs);
+    free(w->recs);
+    free(w->row);
+}
+
+static int push_frame(Work *w, const Tree *a, const Tree *b, int32_t i, int32_t j, int64_t slot,
+                      int mapping) {
+    Frame *f;
+    size_t cells;
+    if (w->depth == w->cap) {
+        Py_ssize_t nc = w->cap ? w->cap * 2 : 64;
+        Frame *nf = (Frame *)realloc(w->frames, sizeof(Frame) * (size_t)nc);
+        if (!nf) return -1;
+        w->frames = nf;
+        w->cap = nc;
+    }
+    f = &w->frames[w->depth];
+    f->i = i;
+    f->j = j;
+    f->ni = a->nkids[i];
+    f->nj = b->nkids[j];
+    f->p = f->q = 0;
+    f->slot = slot;
+    cells = (size_t)f->ni * (size_t)f->nj;
+    f->W = (int32_t *)malloc(sizeof(int32_t) * (cells ? cells : 1));
+    f->R = mapping ? (int32_t *)malloc(sizeof(int32_t) * (cells ? cells : 1)) : NULL;
+    if (!f->W || (mapping && !f->R)) {
+        free(f->W);
+        free(f->R);
+        return -1;
+    }
+    w->depth++;
+    return 0;
+}
+
+/* Fills the DP over one frame's child pairs; returns the frame's score, record via *rec. */
+static int64_t frame_score(Work *w, Frame *f, int mapping, int32_t *rec) {
+    int32_t ni = f->ni, nj = f->nj, x, y;
+    *rec = -1;
+    if (ni == 0 || nj == 0) {
+        if (mapping) {
+            if (w->nrecs == w->rcap) {
+                Py_ssize_t nc = w->rcap ? w->rcap * 2 : 256;
+                Record *nr = (Record *)realloc(w->recs, sizeof(Record) * (size_t)nc);
+                if (!nr) return -1;
+                w->recs = nr;
+                w->rcap = nc;
+            }
+            w->recs[w->nrecs].start = (int32_t)w->npairs;
+            w->recs[w->nrecs].count = 0;
+            *rec = (int32_t)w->nrecs++;
+        }
+        return 1;
+    }
+    if (!mapping) {
+        size_t need = 2 * ((size_t)nj + 1);
+        int32_t *prev, *cur, *tmp;
+        if (need > w->rowcap) {
+            int32_t *nr = (int32_t *)realloc(w->row, sizeof(int32_t) * need);
+            if (!nr) return -1;
+            w->row = nr;
+            w->rowcap = need;
+        }
+        prev = w->row;
+        cur = w->row + nj + 1;
+        memset(prev, 0, sizeof(int32_t) * ((size_t)nj + 1));
+        for (x = 1; x <= ni; x++) {
+            const int32_t *wr = f->W + (size_t)(x - 1) * nj;
+            cur[0] = 0;
+            for (y = 1; y <= nj; y++) {
+                int32_t best = cur[y - 1] > prev[y] ? cur[y - 1] : prev[y];
+                int32_t diag = prev[y - 1] + wr[y - 1];
+                cur[y] = diag > best ? diag : best;
+            }
+            tmp = prev;
+            prev = cur;
+            cur = tmp;
+        }
+        return (int64_t)prev[nj] + 1;
+    } else {
+        size_t cols = (size_t)nj + 1;
+        size_t need = ((size_t)ni + 1) * cols;
+        int32_t *M;
+        int32_t count = 0;
+        if (need > w->rowcap) {
+            int32_t *nr = (int32_t *)realloc(w->row, sizeof(int32_t) * need);
+            if (!nr) return -1;
+            w->row = nr;
+            w->rowcap = need;
+        }
+        M = w->row;
+        memset(M, 0, sizeof(int32_t) * cols);
+        for (x = 1; x <= ni; x++) {
+            const int32_t *wr = f->W + (size_t)(x - 1) * nj;
+            int32_t *cur = M + (size_t)x * cols, *prev = M + (size_t)(x - 1) * cols;
+            cur[0] = 0;
+            for (y = 1; y <= nj; y++) {
+                int32_t best = cur[y - 1] > prev[y] ? cur[y - 1] : prev[y];
+                int32_t diag = prev[y - 1] + wr[y - 1];
+                cur[y] = diag > best ? diag : best;
+            }
+        }
+        if (w->nrecs == w->rcap) {
+            Py_ssize_t nc = w->rcap ? w->rcap * 2 : 256;
+            Record *nr = (Record *)realloc(w->recs, sizeof(Record) * (size_t)nc);
+            if (!nr) return -1;
+            w->recs = nr;
+            w->rcap = nc;
+        }
+        w->recs[w->nrecs].start = (int32_t)w->npairs;
+        /* Back-trace from the end; pairs come out last-first and are read that way. */
+        x = ni;
+        y = nj;
+        while (x > 0 && y > 0) {
+            int32_t v = M[(size_t)x * cols + y];
+            if (v == M[(size_t)x * cols + y - 1]) {
+                y--;
+            } else if (v == M[(size_t)(x - 1) * cols + y]) {
+                x--;
+            } else {
+                size_t cell = (size_t)(x - 1) * nj + (y - 1);
+                if (w->npairs == w->pcap) {
+                    Py_ssize_t nc = w->pcap ? w->pcap * 2 : 1024;
+                    Pair *np = (Pair *)realloc(w->pairs, sizeof(Pair) * (size_t)nc);
+                    if (!np) return -1;
+                    w->pairs = np;
+                    w->pcap = nc;
+                }
+                w->pairs[w->npairs].ci = x - 1;
+                w->pairs[w->npairs].cj = y - 1;
+                w->pairs[w->npairs].rec = f->R[cell];
+                w->npairs++;
+                count++;
+                x--;
+                y--;
+            }
+        }
+        w->recs[w->nrecs].count = count;
+        *rec = (int32_t)w->nrecs++;
+        return (int64_t)M[(size_t)ni * cols + nj] + 1;
+    }
+}
+
+/* Runs STM; returns score >= 0, -1 on no memory. In mapping mode *root_rec gets the root record. */
+static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32_t *root_rec) {
+    int64_t result = 0;
+    *root_rec = -1;
+    if (a->n == 0 || b->n == 0 || !node_match(a, b, 0, 0)) return 0;
+    if (push_frame(w, a, b, 0, 0, -1, mapping) < 0) return -1;
+    while (w->depth > 0) {
+        Frame *f = &w->frames[w->depth - 1];
+        int descended = 0;
+        while (f->nj > 0 && f->p < f->ni) {
+            int32_t ci = a->kids[a->first[f->i] + f->p];
+            int32_t cj = b->kids[b->first[f->j] + f->q];
+            size_t cell = (size_t)f->p * f->nj + f->q;
+            if (++f->q == f->nj) {
+                f->q = 0;
+                f->p++;
+            }
+            if (!node_match(a, b, ci, cj)) {
+                f->W[cell] = 0;
+                if (mapping) f->R[cell] = -1;
+            } else if (a->nkids[ci] == 0 || b->nkids[cj] == 0) {
+                f->W[cell] = 1;
+                if (mapping) f->R[cell] = -1;
+            } else {
+                if (push_frame(w, a, b, ci, cj, (int64_t)cell, mapping) < 0) return -1;
+                descended = 1;
+                break;
+            }
+        }
+        if (descended) continue;
+        {
+            int32_t rec;
+            int64_t score = frame_score(w, f, mapping, &rec);
+            int64_t slot = f->slot;
+            if (score < 0) return -1;
+            free(f->W);
+            free(f->R);
+            w->depth--;
+            if (w->depth == 0) {
+                result = score;
+                *root_rec = rec;
+            } else {
+                Frame *parent = &w->frames[w->depth - 1];
+                parent->W[slot] = (int32_t)score;
+                if (mapping) parent->R[slot] = rec;
+            }
+        }
+    }
+    return result;
+}
+
+static int get_buffer(PyObject *obj, Py_buffer *view, const char *name) {
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    if (view->itemsize != 4 || (view->format && strcmp(view->format, "i") != 0 &&
+                                strcmp(view->format, "l") != 0 && strcmp(view->format, "=i") != 0)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int32 buffer (array('i'))", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *stm_match(PyObject *self, PyObject *args) {
+    PyObject *al, *as, *ad, *bl, *bs, *bd;
+    int mapping = 0;
+    Py_buffer v[6];
+    int have[6] = {0, 0, 0, 0, 0, 0};
+    Tree a, b;
+    Work w;
+    int64_t score = 0;
+    int32_t root_rec = -1;
+    int err = 0, k;
+    PyObject *result = NULL;
+    (void)self;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    memset(&w, 0, sizeof w);
+    if (!PyArg_ParseTuple(args, "OOOOOO|p", &al, &as, &ad, &bl, &bs, &bd, &mapping)) return NULL;
+    {
+        PyObject *objs[6] = {al, as, ad, bl, bs, bd};
+        const char *names[6] = {"a labels", "a sizes", "a details",
+                                "b labels", "b sizes", "b details"};
+        for (k = 0; k < 6; k++) {
+            if (objs[k] == Py_None && (k == 2 || k == 5)) continue;
+            if (get_buffer(objs[k], &v[k], names[k]) < 0) goto done;
+            have[k] = 1;
+        }
+    }
+    a.n = v[0].len / 4;
+    b.n = v[3].len / 4;
+    if (v[1].len / 4 != a.n || v[4].len / 4 != b.n || (have[2] && v[2].len / 4 != a.n) ||
+        (have[5] && v[5].len / 4 != b.n)) {
+        PyErr_SetString(PyExc_ValueError, "labels, sizes and details must have one entry per node");
+        goto done;
+    }
+    a.lab = (const int32_t *)v[0].buf;
+    a.size = (const int32_t *)v[1].buf;
+    a.det = have[2] ? (const int32_t *)v[2].buf : NULL;
+    b.lab = (const int32_t *)v[3].buf;
+    b.size = (const int32_t *)v[4].buf;
+    b.det = have[5] ? (const int32_t *)v[5].buf : NULL;
+
+    Py_BEGIN_ALLOW_THREADS
+    err = tree_build(&a);
+    if (!err) {
+        err = tree_build(&b);
+        if (!err) {
+            score = run_stm(&a, &b, mapping, &w, &root_rec);
+            if (score < 0) err = -2;
+        }
+    }
+    Py_END_ALLOW_THREADS
+
+    if (err == -1) {
+        PyErr_SetString(PyExc_ValueError, "sizes do not describe a preorder tree");
+        goto done;
+    }
+    if (err == -2) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!mapping) {
+        result = PyLong_FromLongLong(score);
+        goto done;
+    }
+    {
+        /* Walk the records from the root pair, emitting (i, j) node pairs. */
+        PyObject *pairs = PyList_New(0);
+        int32_t *stack_rec = NULL, *stack_i = NULL, *stack_j = NULL;
+        Py_ssize_t sp = 0, scap = 0;
+        if (!pairs) goto done;
+        if (score > 0) {
+            PyObject *t = Py_BuildValue("(ii)", 0, 0);
+            if (!t || PyList_Append(pairs, t) < 0) {
+                Py_XDECREF(t);
+                Py_DECREF(pairs);
+                goto done;
+            }
+            Py_DECREF(t);
+            scap = 64;
+            stack_rec = (int32_t *)malloc(sizeof(int32_t) * scap);
+            stack_i = (int32_t *)malloc(sizeof(int32_t) * scap);
+            stack_j = (int32_t *)malloc(sizeof(int32_t) * scap);
+            if (!stack_rec || !stack_i || !stack_j) {
+                free(stack_rec);
+                free(stack_i);
+                free(stack_j);
+                Py_DECREF(pairs);
+                PyErr_NoMemory();
+                goto done;
+            }
+            stack_rec[0] = root_rec;
+            stack_i[0] = 0;
+            stack_j[0] = 0;
+            sp = 1;
+            while (sp > 0) {
+                int32_t r, pi, pj, c;
+                sp--;
+                r = stack_rec[sp];
+                pi = stack_i[sp];
+                pj = stack_j[sp];
+                if (r < 0) continue;
+                for (c = 0; c < w.recs[r].count; c++) {
+                    Pair *pr = &w.pairs[w.recs[r].start + c];
+                    int32_t ni = a.kids[a.first[pi] + pr->ci];
+                    int32_t nj = b.kids[b.first[pj] + pr->cj];
+                    PyObject *t = Py_BuildValue("(ii)", ni, nj);
+                    if (!t || PyList_Append(pairs, t) < 0) {
+                        Py_XDECREF(t);
+                        Py_DECREF(pairs);
+                        free(stack_rec);
+                        free(stack_i);
+                        free(stack_j);
+                        goto done;
+                    }
+                    Py_DECREF(t);
+                    if (pr->rec >= 0) {
+                        if (sp == scap) {
+                            scap *= 2;
+                            stack_rec = (int32_t *)realloc(stack_rec, sizeof(int32_t) * scap);
+                            stack_i = (int32_t *)realloc(stack_i, sizeof(int32_t) * scap);
+                            stack_j = (int32_t *)realloc(stack_j, sizeof(int32_t) * scap);
+                            if (!stack_rec || !stack_i || !stack_j) {
+                                free(stack_rec);
+                                free(stack_i);
+                                free(stack_j);
+                                Py_DECREF(pairs);
+                                PyErr_NoMemory();
+                                goto done;
+                            }
+                        }
+                        stack_rec[sp] = pr->rec;
+                        stack_i[sp] = ni;
+                        stack_j[sp] = nj;
+                        sp++;
+                    }
+                }
+            }
+            free(stack_rec);
+            free(stack_i);
+            free(stack_j);
+        }
+        result = Py_BuildValue("(LN)", (long long)score, pairs);
+    }
+done:
+    work_free(&w);
+    tree_free(&a);
+    tree_free(&b);
+    for (k = 0; k < 6; k++)
+        if (have[k]) PyBuffer_Release(&v[k]);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"stm", stm_match, METH_VARARGS,
+     "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
+     "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_stm",
+                                    "Compiled Simple Tree Matching kernel.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__stm(void) { return PyModule_Create(&module); }

@@ -1,0 +1,41 @@
+"""visdup cluster PATH...: group page files by template (Simple Tree Matching, CURE-style)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from visdup.cluster import DEFAULT_THRESHOLD, cluster_trees
+from visdup.errors import InputError
+from visdup.files import iter_pages
+from visdup.stm import page_tree
+
+HELP = "group page files (directories recursively) into template clusters"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help=".html/.htm files (.gz too), dirs")
+    parser.add_argument("--json", action="store_true", help='{"clusters": [{"id", "size", ...}]}')
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=DEFAULT_THRESHOLD,
+        help=f"largest STM distance within a cluster, 0..1 (default {DEFAULT_THRESHOLD})",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0.0 <= args.threshold <= 1.0:
+        raise InputError(f"--threshold must be between 0 and 1, not {args.threshold}")
+    trees = {key: page_tree(data, url=key) for key, data in iter_pages(args.paths)}
+    if not trees:
+        raise InputError("no .html or .htm files found")
+    clusters = cluster_trees(trees.items(), threshold=args.threshold)
+    if args.json:
+        print(json.dumps({"clusters": [c.to_dict() for c in clusters]}, indent=2))
+        return 0
+    for c in clusters:
+        print(f"cluster {c.id}  size {c.size}  representative {c.representative}")
+        for member in c.members:
+            print(f"  {member}")
+    return 0

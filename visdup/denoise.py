@@ -1,0 +1,680 @@
+"""Strip what a reader never sees, then find the page's main content by node weight.
+
+Seed 001 (Wang & Zhang): invisible and floating layers go first; every block node then gets a
+weight from its text share, its link share, its depth and the words of its class/id, and
+low-weight branches are pruned top-down. Every walk here uses lxml's iterative walkers or
+explicit stacks: pages can nest thousands of levels deep.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.etree
+from cssselect import GenericTranslator, SelectorError
+from cssselect import parse as css_parse
+
+logger = logging.getLogger(__name__)
+
+#: Elements that are never rendered, or rendered as widgets rather than text.
+NEVER_RENDERED = frozenset(
+    {
+        "script",
+        "style",
+        "template",
+        "noscript",
+        "head",
+        "meta",
+        "link",
+        "base",
+        "title",
+        "svg",
+        "canvas",
+        "iframe",
+        "object",
+        "embed",
+        "audio",
+        "video",
+        "map",
+        "input",
+        "button",
+        "select",
+        "textarea",
+        "option",
+        "datalist",
+        "math",
+    }
+)
+
+#: Elements that start a new paragraph of text; everything else flows inline.
+BLOCK_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd",
+        "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer",
+        "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "li",
+        "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td",
+        "tfoot", "th", "thead", "tr", "ul", "br",
+    }
+)  # fmt: skip
+
+HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+
+#: Structural elements that hold page furniture rather than the article.
+NOISE_TAGS = frozenset({"nav", "aside", "footer", "menu"})
+
+#: class/id words that mark page furniture (weight factor below 1).
+NOISE_WORDS = frozenset(
+    {
+        "nav", "navbar", "navigation", "menu", "footer", "sidebar", "aside", "ad", "ads",
+        "advert", "advertisement", "advertising", "banner", "sponsor", "sponsored", "promo",
+        "comment", "comments", "disqus", "share", "sharing", "social", "related", "recommended",
+        "popular", "trending", "newsletter", "subscribe", "signup", "breadcrumb",
+        "breadcrumbs", "widget", "cookie", "cookies", "consent", "gdpr", "modal", "popup", "masthead",
+        "toolbar", "pagination", "pager", "tags", "taglist", "outbrain", "taboola", "byline",
+        "author", "meta", "more", "recirc", "teaser", "caption", "credit", "sidebar-item", "list", "skip", "print", "topics",
+    }
+)  # fmt: skip
+
+#: class/id words that mark the article itself (weight factor above 1).
+CONTENT_WORDS = frozenset(
+    {
+        "article", "content", "post", "entry", "body", "story", "text", "main", "blog",
+        "articlebody", "postbody", "entrycontent", "storybody", "richtext", "prose",
+    }
+)  # fmt: skip
+
+#: Elements dropped from inside the main content: captions describe pictures, not the story.
+PRUNE_TAGS = frozenset({"figure", "figcaption"})
+#: A furniture-named branch inside the content goes unless it holds this share of its prose.
+PRUNE_NOISE_SHARE = 0.5
+#: A branch with net negative weight goes when this share of its text is links.
+PRUNE_LINK_DENSITY = 0.3
+
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_SPACE = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"[.!?。！？;；:,，、]")
+
+
+# --------------------------------------------------------------------------- invisible
+
+
+_HIDE_STYLE_PROPS = frozenset(
+    {"display", "visibility", "position", "opacity", "clip", "clip-path", "left", "text-indent"}
+)
+_DYNAMIC_PSEUDO = re.compile(
+    r":(hover|focus|active|visited|checked|target|focus-within|focus-visible|"
+    r"before|after|first-line|first-letter|placeholder|selection|marker|backdrop|"
+    r"-webkit|-moz|-ms)",
+    re.IGNORECASE,
+)
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_KEY_COMPOUND = re.compile(r"([^\s>+~]+)\s*$")
+_CLASS_TOKEN = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
+_ID_TOKEN = re.compile(r"#(-?[_a-zA-Z][\w-]*)")
+_TAG_TOKEN = re.compile(r"^([a-zA-Z][\w-]*)")
+
+
+def _declarations(text: str) -> dict[str, tuple[str, bool]]:
+    """Parse `prop: value [!important]; …`; broken pieces are skipped, never raised on."""
+    out: dict[str, tuple[str, bool]] = {}
+    for part in text.split(";"):
+        if ":" not in part:
+            continue
+        prop, _, value = part.partition(":")
+        prop = prop.strip().lower()
+        if prop not in _HIDE_STYLE_PROPS:
+            continue
+        value = value.strip().lower()
+        important = "!important" in value
+        value = value.replace("!important", "").strip()
+        out[prop] = (value, important)
+    return out
+
+
+def _style_rules(css: str) -> Iterator[tuple[str, dict[str, tuple[str, bool]]]]:
+    """Yield (selector, declarations) for the rules a screen applies on load.
+
+    A tiny brace matcher rather than a CSS library: at-rule blocks are skipped except
+    `@media screen`/`@media all` without conditions, unbalanced braces end the sheet.
+    """
+    css = _CSS_COMMENT.sub(" ", css)
+    i, n = 0, len(css)
+    while i < n:
+        open_at = css.find("{", i)
+        if open_at < 0:
+            return
+        prelude = css[i:open_at].strip()
+        # Find the matching close brace, counting nesting.
+        depth, j = 1, open_at + 1
+        while j < n and depth:
+            c = css[j]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+            j += 1
+        body = css[open_at + 1 : j - 1]
+        i = j
+        if prelude.startswith("@"):
+            media = prelude.lower()
+            if media.startswith("@media") and media[6:].strip() in {"screen", "all"}:
+                yield from _style_rules(body)
+            continue
+        if "{" in body:  # nested CSS: too rare to model, too risky to misread
+            continue
+        decls = _declarations(body)
+        if not decls:
+            continue
+        for selector in prelude.split(","):
+            selector = selector.strip()
+            if selector and not _DYNAMIC_PSEUDO.search(selector):
+                yield selector, decls
+
+
+def _is_hiding(decls: dict[str, tuple[str, bool]]) -> bool:
+    display = decls.get("display", ("", False))[0]
+    visibility = decls.get("visibility", ("", False))[0]
+    position = decls.get("position", ("", False))[0]
+    return display == "none" or visibility in {"hidden", "collapse"} or position == "fixed"
+
+
+def _visually_hidden(decls: dict[str, tuple[str, bool]]) -> bool:
+    """Screen-reader-only tricks: transparent, clipped to nothing or pushed off-screen."""
+    opacity = decls.get("opacity", ("", False))[0]
+    clip = decls.get("clip", ("", False))[0] + decls.get("clip-path", ("", False))[0]
+    left = decls.get("left", ("", False))[0] + decls.get("text-indent", ("", False))[0]
+    if opacity in {"0", "0.0", "0%"}:
+        return True
+    if "rect(0" in clip.replace(" ", "") or "inset(50%" in clip.replace(" ", ""):
+        return True
+    return bool(re.search(r"-\d{3,}", left))
+
+
+class _Cascade:
+    """The few properties that hide an element, resolved by specificity and order."""
+
+    def __init__(self) -> None:
+        self.values: dict[Any, dict[str, tuple[tuple[int, ...], str]]] = {}
+
+    def add(self, el: Any, decls: dict[str, tuple[str, bool]], rank: tuple[int, ...]) -> None:
+        slot = self.values.setdefault(el, {})
+        for prop, (value, important) in decls.items():
+            key = (1 if important else 0, *rank)
+            old = slot.get(prop)
+            if old is None or key >= old[0]:
+                slot[prop] = (key, value)
+
+    def resolved(self, el: Any) -> dict[str, tuple[str, bool]]:
+        return {p: (v, False) for p, (_, v) in self.values.get(el, {}).items()}
+
+
+def _doc_tokens(root: Any) -> tuple[set[str], set[str], set[str]]:
+    classes: set[str] = set()
+    ids: set[str] = set()
+    tags: set[str] = set()
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        tags.add(el.tag.lower())
+        cls = el.get("class")
+        if cls:
+            classes.update(cls.split())
+        ident = el.get("id")
+        if ident:
+            ids.add(ident)
+    return classes, ids, tags
+
+
+def _may_match(selector: str, classes: set[str], ids: set[str], tags: set[str]) -> bool:
+    """Cheap pre-filter on the rightmost compound: most of a framework's rules never apply."""
+    m = _KEY_COMPOUND.search(selector)
+    if not m:
+        return True
+    key = m.group(1)
+    if any(c not in classes for c in _CLASS_TOKEN.findall(key)):
+        return False
+    if any(i not in ids for i in _ID_TOKEN.findall(key)):
+        return False
+    tag = _TAG_TOKEN.match(key)
+    return not (tag and tag.group(1).lower() not in tags)
+
+
+_TRANSLATOR = GenericTranslator()
+
+
+def _select(root: Any, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:
+    try:
+        parsed = css_parse(selector)
+        if len(parsed) != 1:
+            return None
+        specificity = parsed[0].specificity()
+        xpath = _TRANSLATOR.selector_to_xpath(parsed[0])
+        return root.xpath(xpath), specificity
+    except (SelectorError, lxml.etree.XPathError, ValueError, TypeError):
+        return None
+
+
+def _remove(el: Any) -> None:
+    """Remove an element but keep its tail, which is the parent's visible text."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+def _own_text_len(root: Any) -> dict[Any, int]:
+    """Non-link visible characters per element (for the scripted-reveal guard)."""
+    sizes: dict[Any, int] = {}
+    stack: list[list[Any]] = []
+    link_depth = 0
+    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+        if event == "start":
+            is_link = el.tag == "a"
+            if is_link:
+                link_depth += 1
+            n = 0 if link_depth else _char_count(el.text)
+            stack.append([el, n])
+        else:
+            node, n = stack.pop()
+            sizes[node] = n
+            if node.tag == "a":
+                link_depth -= 1
+            if stack:
+                stack[-1][1] += n + (0 if link_depth else _char_count(node.tail))
+    return sizes
+
+
+def remove_invisible(root: Any) -> int:
+    """Remove in place what is never seen or floats over the page; return how many went.
+
+    Inline styles and the page's own <style> rules both count. Hidden by CSS but holding
+    most of the page's prose means scripts reveal it on load: such an element stays.
+    `aria-hidden="true"` alone keeps an element (icons, but also visible duplicates
+    of real text); combined with a visually-hidden style it is seen by nobody and goes.
+    """
+    if root is None:
+        return 0
+    doomed: list[Any] = []
+    css_hidden: list[Any] = []
+    sheets: list[str] = []
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str):
+            doomed.append(el)  # comments and processing instructions
+            continue
+        tag = tag.lower()
+        if tag == "style" and el.text:
+            media = (el.get("media") or "all").lower()
+            if "screen" in media or "all" in media:
+                sheets.append(el.text)
+        if tag in NEVER_RENDERED:
+            doomed.append(el)
+        elif el.get("hidden") is not None or (tag == "dialog" and el.get("open") is None):
+            doomed.append(el)
+        elif (el.get("type") or "").lower() == "hidden" and tag == "input":
+            doomed.append(el)
+    cascade = _Cascade()
+    if sheets:
+        classes, ids, tags = _doc_tokens(root)
+        order = 0
+        for sheet in sheets:
+            rules = list(_style_rules(sheet))
+            hiding = [(s, d) for s, d in rules if _is_hiding(d) or _visually_hidden(d)]
+            if not hiding:
+                continue
+            for selector, decls in rules:
+                order += 1
+                if not _may_match(selector, classes, ids, tags):
+                    continue
+                found = _select(root, selector)
+                if found is None:
+                    continue
+                elements, specificity = found
+                for el in elements:
+                    cascade.add(el, decls, (0, *specificity, order))
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        style = el.get("style")
+        if style:
+            cascade.add(el, _declarations(style), (1, 0, 0, 0, 0))
+    doomed_set = set(doomed)
+    for el, _ in list(cascade.values.items()):
+        if el in doomed_set or el.tag in {"html", "body"}:
+            continue
+        decls = cascade.resolved(el)
+        if _is_hiding(decls) or (
+            el.get("aria-hidden", "").lower() == "true" and _visually_hidden(decls)
+        ):
+            css_hidden.append(el)
+    if css_hidden:
+        sizes = _own_text_len(root)
+        body_text = max(sizes.get(root, 0), 1)
+        for el in css_hidden:
+            if sizes.get(el, 0) >= 0.5 * body_text and sizes.get(el, 0) >= 500:
+                logger.debug("Keeping hidden <%s>: it holds most of the page's text", el.tag)
+                continue
+            doomed.append(el)
+    removed = 0
+    gone: set[Any] = set()
+    for el in doomed:
+        if el in gone or el.getparent() is None:
+            continue
+        # Ancestor already removed: the element left with it.
+        if any(a in gone for a in el.iterancestors()):
+            continue
+        gone.add(el)
+        _remove(el)
+        removed += 1
+    return removed
+
+
+# --------------------------------------------------------------------------- weights
+
+
+def _char_count(text: str | None) -> int:
+    if not text:
+        return 0
+    return len(text) - sum(1 for c in text if c.isspace())
+
+
+def _attr_words(el: Any) -> list[str]:
+    words: list[str] = []
+    for attr in ("class", "id", "role", "itemprop"):
+        value = el.get(attr)
+        if value:
+            words.extend(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", value).lower()) if w)
+    return words
+
+
+def class_factor(el: Any) -> float:
+    """The m of seed 001: what the page's author called this node."""
+    words = _attr_words(el)
+    factor = 1.0
+    if el.tag in NOISE_TAGS:
+        factor *= 0.3
+    if any(w in NOISE_WORDS for w in words):
+        factor *= 0.25
+    if any(w in CONTENT_WORDS for w in words) or el.tag in {"article", "main"}:
+        factor *= 1.5
+    if el.get("itemprop") == "articleBody":
+        factor *= 2.0
+    return factor
+
+
+@dataclass
+class _Block:
+    """One paragraph of visible text, as a reader would see it."""
+
+    owner: Any
+    kind: str
+    level: int
+    parts: list[str] = field(default_factory=list)
+    link_chars: int = 0
+    chars: int = 0
+
+    @property
+    def text(self) -> str:
+        return _SPACE.sub(" ", "".join(self.parts)).strip()
+
+
+def _blocks(root: Any) -> list[_Block]:
+    """Split a subtree into paragraphs at block elements, iteratively.
+
+    A paragraph belongs to the deepest element that holds all of its text, so that text
+    flowing through inline wrappers (a <span> around a whole article) counts for them.
+    """
+    blocks: list[_Block] = []
+    open_els: list[Any] = []
+    current = _Block(root, "paragraph", 0)
+    low = 0  # shallowest stack depth reached since the current paragraph began
+    link_depth = 0
+    heading: list[int] = []
+
+    def flush() -> None:
+        nonlocal current, low
+        if current.chars:
+            current.owner = open_els[low - 1] if low else root
+            blocks.append(current)
+        low = len(open_els)
+        kind = "heading" if heading else "paragraph"
+        current = _Block(root, kind, heading[-1] if heading else 0)
+
+    def add(text: str | None) -> None:
+        if not text:
+            return
+        n = _char_count(text)
+        if not n:
+            current.parts.append(" ")
+            return
+        current.parts.append(text)
+        current.chars += n
+        if link_depth:
+            current.link_chars += n
+
+    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+        tag = el.tag if isinstance(el.tag, str) else ""
+        if event == "start":
+            open_els.append(el)
+            if tag in BLOCK_TAGS:
+                if tag in HEADINGS:
+                    heading.append(HEADINGS[tag])
+                flush()
+            if tag == "a":
+                link_depth += 1
+            add(el.text)
+        else:
+            if tag == "a":
+                link_depth -= 1
+            if tag in BLOCK_TAGS:
+                if tag in HEADINGS:
+                    heading.pop()
+                flush()
+            open_els.pop()
+            low = min(low, len(open_els))
+            if el is not root:
+                add(el.tail)
+    flush()
+    return blocks
+
+
+def _is_good(block: _Block) -> bool:
+    """Prose rather than furniture: long enough, few links, sentence-like."""
+    if block.chars < 20:
+        return False
+    if block.link_chars > 0.6 * block.chars:
+        return False
+    text = block.text
+    if text.endswith(("…", "...", "[…]")):
+        return False  # a teaser for another page, not this page's prose
+    return (
+        block.chars >= 90
+        or bool(_SENTENCE_END.search(text[-2:] or ""))
+        or (block.chars >= 40 and " " in text and len(_SENTENCE_END.findall(text)) >= 1)
+    )
+
+
+def _block_value(block: _Block) -> float:
+    if block.kind == "heading":
+        # A linked heading titles a teaser card for another page.
+        return -3.0 * block.chars if block.link_chars > 0.5 * block.chars else 0.0
+    if _is_good(block):
+        return float(block.chars - 1.5 * block.link_chars)
+    return -0.2 * (block.chars - block.link_chars) - 1.0 * block.link_chars
+
+
+@dataclass
+class MainContent:
+    """The article a page carries, with its title kept apart from the body text."""
+
+    title: str | None
+    node: Any
+    text: str
+    blocks: list[tuple[str, int, str]]
+
+
+def _title(root: Any) -> str | None:
+    og = root.xpath("//meta[@property='og:title' or @name='og:title']/@content")
+    h1s = [_SPACE.sub(" ", h.text_content()).strip() for h in root.iter("h1")]
+    h1s = [h for h in h1s if h]
+    titles = root.xpath("//title")
+    page_title = _SPACE.sub(" ", titles[0].text_content()).strip() if titles else ""
+    for h in h1s:
+        if page_title and h.lower() in page_title.lower():
+            return h
+    if og and og[0].strip():
+        return _SPACE.sub(" ", og[0]).strip()
+    if page_title:
+        return page_title
+    return h1s[0] if h1s else None
+
+
+@dataclass
+class _Weights:
+    """Per-element sums over the paragraphs a subtree holds."""
+
+    net: dict[Any, float] = field(default_factory=dict)
+    good: dict[Any, float] = field(default_factory=dict)
+    chars: dict[Any, int] = field(default_factory=dict)
+    links: dict[Any, int] = field(default_factory=dict)
+    factors: dict[Any, float] = field(default_factory=dict)
+
+    def factor(self, el: Any) -> float:
+        value = self.factors.get(el)
+        if value is None:
+            value = self.factors[el] = class_factor(el)
+        return value
+
+    def link_density(self, el: Any) -> float:
+        return self.links.get(el, 0) / max(1, self.chars.get(el, 0))
+
+
+def _scores(root: Any, blocks: list[_Block]) -> _Weights:
+    """S(Q), the net prose a node holds, and its good prose, summed bottom-up.
+
+    A subtree whose class/id says furniture (comments, related links) passes up only a
+    fraction of its prose, so that a parent holding article and comments scores below the
+    article alone.
+    """
+    w = _Weights()
+    net, good, chars, links = w.net, w.good, w.chars, w.links
+    for block in blocks:
+        value = _block_value(block)
+        owner = block.owner
+        net[owner] = net.get(owner, 0.0) + value
+        chars[owner] = chars.get(owner, 0) + block.chars
+        links[owner] = links.get(owner, 0) + block.link_chars
+        if value > 0:
+            good[owner] = good.get(owner, 0.0) + block.chars - block.link_chars
+    elements = [el for el in root.iter() if isinstance(el.tag, str)]
+    for el in reversed(elements):
+        if el is root:
+            break
+        n = chars.get(el, 0)
+        if not n:
+            continue
+        parent = el.getparent()
+        s, g = net.get(el, 0.0), good.get(el, 0.0)
+        factor = min(1.0, w.factor(el))
+        net[parent] = net.get(parent, 0.0) + (s * factor if s > 0 else s)
+        good[parent] = good.get(parent, 0.0) + g * factor
+        chars[parent] = chars.get(parent, 0) + n
+        links[parent] = links.get(parent, 0) + links.get(el, 0)
+    return w
+
+
+def _choose(root: Any, w: _Weights) -> Any:
+    """The node with the highest weight H, deeper nodes winning ties.
+
+    H = S(Q) · m(Q) · the furniture discounts of Q's ancestors: one comment inside a
+    comment list does not win over the article however long it is.
+    """
+    best, best_score = root, float("-inf")
+    path: dict[Any, float] = {root: 1.0}
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        if el is not root:
+            parent = el.getparent()
+            path[el] = min(path[parent], w.factor(parent)) if parent is not root else 1.0
+        score = w.net.get(el, 0.0)
+        if score <= 0:
+            continue
+        weighted = score * w.factor(el) * path[el]
+        if weighted >= best_score:
+            best, best_score = el, weighted
+    return best
+
+
+def _prune(node: Any, w: _Weights) -> None:
+    """Top-down: drop branches whose weight is far below the content they sit in."""
+    total = max(w.good.get(node, 0), 1)
+    stack = [node]
+    while stack:
+        el = stack.pop()
+        for child in list(el):
+            if not isinstance(child.tag, str) or child.tag in HEADINGS:
+                continue
+            g = w.good.get(child, 0)
+            s = w.net.get(child, 0.0)
+            drop = child.tag in PRUNE_TAGS
+            if w.factor(child) < 1 and g < PRUNE_NOISE_SHARE * total:
+                drop = True
+            elif s < 0 and g < 0.1 * total and w.link_density(child) > PRUNE_LINK_DENSITY:
+                drop = True
+            if drop:
+                _remove(child)
+            else:
+                stack.append(child)
+
+
+def _join_blocks(blocks: Iterable[_Block]) -> list[tuple[str, int, str]]:
+    out: list[tuple[str, int, str]] = []
+    for b in blocks:
+        text = b.text
+        if text:
+            out.append((b.kind, b.level, text))
+    return out
+
+
+def main_content(root: Any) -> MainContent:
+    """Find the article in a parsed page; the tree is modified in place (noise removed)."""
+    if root is None:
+        return MainContent(None, None, "", [])
+    title = _title(root)
+    remove_invisible(root)
+    bodies = root.xpath("//body")
+    body = bodies[0] if bodies else root
+    blocks = _blocks(body)
+    if not blocks:
+        return MainContent(title, body, "", [])
+    weights = _scores(body, blocks)
+    node = _choose(body, weights)
+    _prune(node, weights)
+    kept = _join_blocks(_blocks(node))
+    if title and kept and kept[0][0] == "heading" and kept[0][2] == title:
+        kept = kept[1:]
+    text = "\n\n".join(t for _, _, t in kept)
+    return MainContent(title, node, text, kept)
+
+
+def extract(html: bytes | str) -> MainContent:
+    """Parse and extract in one call; unusable input gives empty content, never an error."""
+    from visdup.parse import parse_html
+
+    doc = parse_html(html)
+    if doc.root is None:
+        return MainContent(None, None, "", [])
+    return main_content(doc.root)

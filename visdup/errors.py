@@ -1,0 +1,11 @@
+"""Exceptions that cross module boundaries."""
+
+from __future__ import annotations
+
+
+class VisdupError(Exception):
+    """Base of every error visdup raises on purpose."""
+
+
+class InputError(VisdupError):
+    """The input cannot be used: the command line reports it in one line and exits 2."""

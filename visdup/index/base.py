@@ -1,0 +1,167 @@
+"""The candidate-index interface and the band layouts both backends share.
+
+A 64-bit fingerprint is cut into ``blocks`` contiguous blocks. Two fingerprints within Hamming
+distance k differ in at most k blocks, so when ``blocks - per_key >= k`` they agree exactly on at
+least one combination of ``per_key`` blocks (Manku, Jain and Das Sarma, WWW 2007). Each
+combination is one table; its key is the concatenation of the chosen blocks. Looking a query up
+in every table therefore finds every stored fingerprint within k, and only those sharing a key
+are ever compared.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Protocol, runtime_checkable
+
+FP_BITS = 64
+FP_MASK = (1 << FP_BITS) - 1
+
+# Bucket keys are laid out so that they fit a signed BIGINT and never collide across tables or
+# layouts: bits 0-47 the chosen blocks, 48-54 the table number, 55-62 the layout code.
+_VALUE_BITS = 48
+_TABLE_SHIFT = 48
+_LAYOUT_SHIFT = 55
+_MAX_TABLES = 1 << (_LAYOUT_SHIFT - _TABLE_SHIFT)
+#: Beyond this, pairs of blocks are narrower than 11 bits and 66+ tables: scan instead.
+MAX_K = 10
+
+
+@runtime_checkable
+class FingerprintIndex(Protocol):
+    """Near-neighbour lookup of 64-bit fingerprints by Hamming distance."""
+
+    k: int
+
+    def add(self, key: int, fp: int) -> None:
+        """Store ``fp`` under ``key``, replacing what ``key`` held before."""
+
+    def query(
+        self, fp: int, k: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, int, int]]:
+        """Return ``(key, fp, distance)`` of stored fingerprints within ``k``, nearest first."""
+        ...
+
+    def remove(self, key: int) -> None:
+        """Forget ``key``; a key that is not stored is ignored."""
+
+    def __len__(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class BandLayout:
+    """``blocks`` contiguous blocks; one table per combination of ``per_key`` of them."""
+
+    blocks: int
+    per_key: int = 1
+    _tables: tuple[tuple[int, tuple[tuple[int, int], ...]], ...] = field(
+        init=False, repr=False, compare=False
+    )
+    _blockspec: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.per_key <= 8 or not self.per_key <= self.blocks <= 32:
+            raise ValueError(f"unsupported band layout {self.blocks} blocks / {self.per_key}")
+        widths = [FP_BITS // self.blocks + (i < FP_BITS % self.blocks) for i in range(self.blocks)]
+        if self.per_key * max(widths) > _VALUE_BITS:
+            raise ValueError(
+                f"{self.per_key} of {self.blocks} blocks make keys wider than {_VALUE_BITS} bits"
+            )
+        combos = list(itertools.combinations(range(self.blocks), self.per_key))
+        if len(combos) > _MAX_TABLES:
+            raise ValueError(f"{len(combos)} tables is more than {_MAX_TABLES}")
+        shifts = [sum(widths[:i]) for i in range(self.blocks)]
+        blockspec = tuple((shifts[i], (1 << widths[i]) - 1) for i in range(self.blocks))
+        code = (self.blocks - 1) << 3 | (self.per_key - 1)
+        tables = []
+        for number, combo in enumerate(combos):
+            header = code << _LAYOUT_SHIFT | number << _TABLE_SHIFT
+            parts = []
+            out = 0
+            for i in combo:
+                parts.append((i, out))
+                out += widths[i]
+            tables.append((header, tuple(parts)))
+        object.__setattr__(self, "_tables", tuple(tables))
+        object.__setattr__(self, "_blockspec", blockspec)
+
+    @property
+    def k(self) -> int:
+        """The largest distance this layout is guaranteed to find."""
+        return self.blocks - self.per_key
+
+    @property
+    def tables(self) -> int:
+        return len(self._tables)
+
+    @property
+    def code(self) -> int:
+        return (self.blocks - 1) << 3 | (self.per_key - 1)
+
+    @property
+    def key_bits(self) -> int:
+        """Bits of the narrowest key: about log2 of how many fingerprints a bucket spreads over."""
+        return self.per_key * (FP_BITS // self.blocks)
+
+    def keys(self, fp: int) -> list[int]:
+        """The bucket key of ``fp`` in every table, in table order."""
+        vals = [(fp >> shift) & mask for shift, mask in self._blockspec]
+        out = []
+        for header, parts in self._tables:
+            key = header
+            for i, shift in parts:
+                key |= vals[i] << shift
+            out.append(key)
+        return out
+
+    @staticmethod
+    def decode(key: int) -> tuple[int, int]:
+        """``(blocks, per_key)`` of the layout that made ``key``."""
+        code = key >> _LAYOUT_SHIFT
+        return (code >> 3) + 1, (code & 7) + 1
+
+
+@lru_cache(maxsize=64)
+def layout_for(k: int) -> BandLayout:
+    """The default layout guaranteed to find every fingerprint within ``k`` (0 <= k <= 10).
+
+    Single blocks (k + 1 tables) while a block keeps 16 bits, pairs of blocks beyond: keys stay
+    near 16-21 bits, so a lookup among a million spread fingerprints meets a handful of
+    candidates per table. Chosen from bench/bench_index.py.
+    """
+    if not 0 <= k <= MAX_K:
+        raise ValueError(
+            f"banded lookup supports 0 <= k <= {MAX_K}, not {k}: beyond, use "
+            "MemoryIndex(method='scan')"
+        )
+    k = max(k, 1)
+    if FP_BITS // (k + 1) >= 16:
+        return BandLayout(k + 1, 1)
+    return BandLayout(k + 2, 2)
+
+
+def bands(fp: int, k: int) -> list[int]:
+    """Bucket keys of ``fp`` under the default layout for ``k`` (integers below 2**63)."""
+    return layout_for(k).keys(fp)
+
+
+def to_signed(fp: int) -> int:
+    """Unsigned 64-bit to the signed value a BIGINT column stores."""
+    return fp - (1 << 64) if fp >= 1 << 63 else fp
+
+
+def to_unsigned(value: int) -> int:
+    return value & FP_MASK
+
+
+def check_fp(fp: int) -> int:
+    if not isinstance(fp, int) or not 0 <= fp <= FP_MASK:
+        raise ValueError(f"fingerprint must be an unsigned 64-bit int, got {fp!r}")
+    return fp
+
+
+def expected_candidates(layout: BandLayout, n: int) -> float:
+    """Mean stored fingerprints per query a uniform spread of ``n`` gives (for reports)."""
+    return layout.tables * n / math.pow(2, layout.key_bits)

@@ -1,0 +1,302 @@
+"""Fingerprint index in a SQL table, for crawls that outlive a process or run several writers.
+
+One table serves every channel: ``visdup_fingerprints(channel, key, fp, b0, b1, ...)``, one row
+per key, one indexed column per band table. A lookup is a union of equality probes, one per
+band, each an index range scan; distances are computed here, not in SQL, so any SQLAlchemy
+dialect with 64-bit integers works.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Index,
+    MetaData,
+    String,
+    Table,
+    bindparam,
+    delete,
+    func,
+    inspect,
+    or_,
+    select,
+    text,
+    union,
+)
+
+from visdup.index.base import BandLayout, check_fp, layout_for, to_signed, to_unsigned
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection, Engine
+    from sqlalchemy.sql import CompoundSelect, Select
+
+logger = logging.getLogger(__name__)
+
+TABLE_NAME = "visdup_fingerprints"
+_BATCH = 5000
+
+
+class SqlIndex:
+    """Banded SimHash index over a SQLAlchemy engine (tested on SQLite and PostgreSQL).
+
+    Every method takes an optional ``conn``: pass one to make the lookup and the insert part of
+    your own transaction (with :meth:`lock` first, on PostgreSQL, so that concurrent writers
+    of near-identical pages see each other). Without it each call runs in its own transaction.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        channel: str,
+        k: int = 3,
+        *,
+        layout: BandLayout | None = None,
+        max_candidates: int | None = None,
+        band_columns: int | None = None,
+        schema: str | None = None,
+    ) -> None:
+        if not channel or len(channel) > 32:
+            raise ValueError("channel must be 1-32 characters")
+        self.engine = engine
+        self.channel = channel
+        self.k = k
+        self.layout = layout or layout_for(k)
+        if self.layout.k < k:
+            raise ValueError(f"layout {self.layout} finds only up to k={self.layout.k}")
+        self.max_candidates = max_candidates
+        self._postgres = engine.dialect.name == "postgresql"
+        self._lock_salt = (
+            int.from_bytes(hashlib.blake2b(channel.encode(), digest_size=8).digest(), "big") >> 1
+        )
+        self.table = self._table(max(self.layout.tables, band_columns or 0), schema)
+        self._bands = [self.table.c[f"b{i}"] for i in range(self.layout.tables)]
+        self._check_layout()
+        self._band_query = self._make_band_query()
+        t = self.table
+        self._exact_query = (
+            select(t.c.key)
+            .where(t.c.channel == bindparam("channel"), t.c.fp == bindparam("fp"))
+            .order_by(t.c.key)
+            .limit(bindparam("limit"))
+        )
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def _table(self, wanted: int, schema: str | None) -> Table:
+        existing = None
+        insp = inspect(self.engine)
+        if insp.has_table(TABLE_NAME, schema=schema):
+            names = {c["name"] for c in insp.get_columns(TABLE_NAME, schema=schema)}
+            existing = sum(1 for i in range(len(names)) if f"b{i}" in names)
+            if existing < self.layout.tables:
+                raise ValueError(
+                    f"{TABLE_NAME} has {existing} band columns, k={self.k} needs "
+                    f"{self.layout.tables}: use a new table or database, or a smaller k"
+                )
+        count = existing if existing is not None else wanted
+        metadata = MetaData(schema=schema)
+        columns = [
+            Column("channel", String(32), primary_key=True),
+            Column("key", BigInteger, primary_key=True, autoincrement=False),
+            Column("fp", BigInteger, nullable=False),
+        ]
+        columns += [Column(f"b{i}", BigInteger) for i in range(count)]
+        table = Table(TABLE_NAME, metadata, *columns)
+        # (channel, fp, key): the exact lookup reads its keys in order straight from the index.
+        Index(f"ix_{TABLE_NAME}_fp", table.c.channel, table.c.fp, table.c.key)
+        for i in range(count):
+            # Partial: a layout with fewer tables leaves columns NULL, and those rows cost nothing.
+            Index(
+                f"ix_{TABLE_NAME}_b{i}",
+                table.c.channel,
+                table.c[f"b{i}"],
+                postgresql_where=table.c[f"b{i}"].isnot(None),
+                sqlite_where=table.c[f"b{i}"].isnot(None),
+            )
+        if existing is None:
+            metadata.create_all(self.engine, checkfirst=True)
+        return table
+
+    def _check_layout(self) -> None:
+        """Refuse a channel indexed under another layout: its buckets would silently miss."""
+        t = self.table
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(t.c.b0).where(t.c.channel == self.channel, t.c.b0.isnot(None)).limit(1)
+            ).first()
+        if row is None:
+            return
+        blocks, per_key = BandLayout.decode(row[0])
+        if (blocks, per_key) != (self.layout.blocks, self.layout.per_key):
+            raise ValueError(
+                f"channel {self.channel!r} was indexed with {blocks} blocks / {per_key} per "
+                f"key, not {self.layout.blocks} / {self.layout.per_key} (k={self.k})"
+            )
+
+    def _make_band_query(self) -> CompoundSelect | Select:
+        t = self.table
+        keys = [band == bindparam(f"k{i}") for i, band in enumerate(self._bands)]
+        if self._postgres:
+            # One bitmap OR over the band indexes: measured 2.3x faster than a UNION at 28 bands.
+            query = select(t.c.key, t.c.fp).where(t.c.channel == bindparam("channel"), or_(*keys))
+        else:
+            # SQLite scans the whole table for an OR over different columns; a UNION of index
+            # probes is 60x faster there.
+            parts = [
+                select(t.c.key, t.c.fp).where(t.c.channel == bindparam("channel"), key)
+                for key in keys
+            ]
+            query = union(*parts) if len(parts) > 1 else parts[0]
+        return query.limit(bindparam("cap", literal_execute=True)) if self.max_candidates else query
+
+    # -- transactions ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _conn(self, conn: Connection | None) -> Iterator[Connection]:
+        if conn is not None:
+            yield conn
+        else:
+            with self.engine.begin() as own:
+                yield own
+
+    def lock(self, conn: Connection, fp: int) -> None:
+        """Serialise writers whose fingerprints share a bucket, until ``conn`` commits.
+
+        Takes PostgreSQL transaction-level advisory locks on the sorted band keys: two
+        fingerprints within k share at least one key, so the second writer waits for the
+        first to commit and then its lookup sees the first row. Sorted order cannot deadlock.
+        A no-op on other databases (SQLite has one writer at a time anyway).
+        """
+        if conn.dialect.name != "postgresql":
+            return
+        salt = self._lock_salt
+        keys = sorted({key ^ salt for key in self.layout.keys(check_fp(fp))})
+        # unnest without ORDER BY yields the array in order, so the locks are taken in order.
+        conn.execute(
+            text("SELECT pg_advisory_xact_lock(x) FROM unnest(CAST(:keys AS BIGINT[])) AS x"),
+            {"keys": keys},
+        )
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _row(self, key: int, fp: int) -> dict[str, int | str]:
+        row: dict[str, int | str] = {"channel": self.channel, "key": key, "fp": to_signed(fp)}
+        for i, band in enumerate(self.layout.keys(fp)):
+            row[f"b{i}"] = band
+        return row
+
+    def _upsert(self, rows: list[dict[str, int | str]], conn: Connection) -> None:
+        t = self.table
+        name = conn.dialect.name
+        if name in ("postgresql", "sqlite"):
+            if name == "postgresql":
+                from sqlalchemy.dialects.postgresql import insert
+            else:
+                from sqlalchemy.dialects.sqlite import insert
+            stmt = insert(t)
+            columns = ["fp", *(f"b{i}" for i in range(len(self._bands)))]
+            stmt = stmt.on_conflict_do_update(
+                index_elements=[t.c.channel, t.c.key],
+                set_={c: stmt.excluded[c] for c in columns},
+            )
+            conn.execute(stmt, rows)
+            return
+        conn.execute(
+            delete(t).where(t.c.channel == self.channel, t.c.key.in_([r["key"] for r in rows]))
+        )
+        conn.execute(t.insert(), rows)
+
+    def add(self, key: int, fp: int, conn: Connection | None = None) -> None:
+        check_fp(fp)
+        with self._conn(conn) as c:
+            self._upsert([self._row(key, fp)], c)
+
+    def add_many(self, items: Iterable[tuple[int, int]], conn: Connection | None = None) -> int:
+        """Add ``(key, fp)`` pairs in batches; returns how many."""
+        count = 0
+        batch: list[dict[str, int | str]] = []
+        with self._conn(conn) as c:
+            for key, fp in items:
+                batch.append(self._row(key, check_fp(fp)))
+                if len(batch) >= _BATCH:
+                    self._upsert(batch, c)
+                    count += len(batch)
+                    batch = []
+            if batch:
+                self._upsert(batch, c)
+                count += len(batch)
+        return count
+
+    def remove(self, key: int, conn: Connection | None = None) -> None:
+        t = self.table
+        with self._conn(conn) as c:
+            c.execute(delete(t).where(t.c.channel == self.channel, t.c.key == key))
+
+    def clear(self, conn: Connection | None = None) -> None:
+        """Drop every row of this channel."""
+        t = self.table
+        with self._conn(conn) as c:
+            c.execute(delete(t).where(t.c.channel == self.channel))
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        t = self.table
+        with self.engine.connect() as c:
+            return c.execute(
+                select(func.count()).select_from(t).where(t.c.channel == self.channel)
+            ).scalar_one()
+
+    def fingerprint(self, key: int, conn: Connection | None = None) -> int | None:
+        t = self.table
+        with self._conn(conn) as c:
+            value = c.execute(
+                select(t.c.fp).where(t.c.channel == self.channel, t.c.key == key)
+            ).scalar()
+        return None if value is None else to_unsigned(value)
+
+    def query(
+        self,
+        fp: int,
+        k: int | None = None,
+        limit: int | None = None,
+        conn: Connection | None = None,
+    ) -> list[tuple[int, int, int]]:
+        check_fp(fp)
+        if k is None:
+            k = self.k
+        elif k > self.layout.k:
+            raise ValueError(f"this index finds up to k={self.layout.k}, asked for {k}")
+        if limit is not None and limit <= 0:
+            return []
+        with self._conn(conn) as c:
+            if limit is not None or k == 0:
+                params = {"channel": self.channel, "fp": to_signed(fp), "limit": limit or 2**62}
+                keys = c.execute(self._exact_query, params).scalars().all()
+                if k == 0 or len(keys) == limit:
+                    return [(key, fp, 0) for key in keys]
+            params = {"channel": self.channel}
+            for i, band in enumerate(self.layout.keys(fp)):
+                params[f"k{i}"] = band
+            if self.max_candidates:
+                params["cap"] = self.max_candidates
+            rows = c.execute(self._band_query, params).all()
+        if self.max_candidates and len(rows) >= self.max_candidates:
+            logger.debug("candidate cap %d reached for %016x", self.max_candidates, fp)
+        found = []
+        for key, value in rows:
+            other = value & 0xFFFFFFFFFFFFFFFF
+            dist = (fp ^ other).bit_count()
+            if dist <= k:
+                found.append((dist, key, other))
+        found.sort()
+        if limit is not None:
+            found = found[:limit]
+        return [(key, other, dist) for dist, key, other in found]

@@ -1,0 +1,60 @@
+"""The item a crawl hands to visdup's pipelines: one fetched HTML page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scrapy.http import Response
+
+
+@dataclass
+class Page:
+    """One HTML response; the pipelines add what they learn (``page_id`` .. ``verdict``)."""
+
+    url: str
+    final_url: str
+    status: int
+    depth: int = 0
+    referer: str | None = None
+    content_type: str | None = None
+    encoding: str | None = None
+    body: bytes = field(default=b"", repr=False)
+    links: list[str] = field(default_factory=list, repr=False)
+    # The response's parsed tree, so the page is parsed once; cleared once the term is made.
+    tree: Any = field(default=None, repr=False, compare=False)
+    page_id: int | None = None
+    duplicate_of: str | None = None
+    similarity: float | None = None
+    kind: str | None = None
+    verdict: str | None = None
+    cluster: int | None = None
+    problem: str | None = None
+
+    @classmethod
+    def from_response(cls, response: Response, links: list[str] | None = None) -> Page:
+        """Build a page item from any spider's response (reusing its parsed selector)."""
+        redirects = response.request.meta.get("redirect_urls") if response.request else None
+        url = redirects[0] if redirects else response.url
+        referer = response.request.headers.get("Referer") if response.request else None
+        content_type = response.headers.get("Content-Type")
+        tree = None
+        encoding = getattr(response, "encoding", None)
+        if hasattr(response, "selector") and response.body:
+            try:
+                tree = response.selector.root
+            except Exception:  # noqa: BLE001 - a page parsel cannot read is parsed again later
+                tree = None
+        return cls(
+            url=url,
+            final_url=response.url,
+            status=response.status,
+            depth=int(response.meta.get("depth", 0)) if response.request else 0,
+            referer=referer.decode("latin-1") if referer else None,
+            content_type=content_type.decode("latin-1") if content_type else None,
+            encoding=encoding,
+            body=response.body,
+            links=list(links or []),
+            tree=tree,
+        )

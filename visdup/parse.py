@@ -1,0 +1,161 @@
+"""Bytes to an lxml tree, saying honestly what the parser could not read.
+
+lxml silently drops elements nested deeper than its limit and huge text nodes; a lying
+charset header turns UTF-8 into mojibake. Every caller needs to know when that happened,
+so the parse result carries it instead of pretending the page was read whole.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import lxml.etree
+import lxml.html
+from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding
+
+logger = logging.getLogger(__name__)
+
+#: Share of control characters above which a body is taken for binary junk.
+BINARY_CONTROL_SHARE = 0.10
+#: libxml2's depth limit with huge_tree: deeper elements are dropped.
+HUGE_DEPTH_LIMIT = 2048
+#: Depth limit without huge_tree (parsel and Scrapy may parse that way).
+DEFAULT_DEPTH_LIMIT = 256
+
+_CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13}
+
+
+@dataclass
+class Document:
+    """A parsed page, or the reason it could not be parsed (``problem``)."""
+
+    root: lxml.html.HtmlElement | None
+    encoding: str | None = None
+    truncated: bool = False
+    replacement_ratio: float = 0.0
+    problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.root is not None and self.problem is None
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:4096]
+    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    controls = sum(1 for b in sample if b in _CONTROL)
+    return bool(sample) and controls / len(sample) > BINARY_CONTROL_SHARE
+
+
+def _is_html_content_type(content_type: str | None) -> bool:
+    if not content_type:
+        return True
+    mime = content_type.split(";", 1)[0].strip().lower()
+    return mime in {"text/html", "application/xhtml+xml", "text/plain", ""} or mime.endswith(
+        "+html"
+    )
+
+
+def decode(data: bytes, content_type: str | None = None) -> tuple[str, str]:
+    """Decode like a browser would rather than like w3lib: a body's BOM or <meta> beats a header.
+
+    w3lib lets a lying HTTP charset win (UTF-8 shown as mojibake); browsers trust the BOM first.
+    When the header's charset cannot decode the body but UTF-8 can, UTF-8 is taken.
+    """
+    if data.startswith(b"\xef\xbb\xbf"):
+        return "utf-8", data[3:].decode("utf-8", "replace")
+    header_enc = None
+    if content_type and "charset=" in content_type.lower():
+        raw = content_type.lower().split("charset=", 1)[1].split(";")[0].strip().strip("\"'")
+        header_enc = resolve_encoding(raw)
+    if header_enc and header_enc not in {"utf-8", "utf8"}:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and any(ord(c) > 127 for c in text[:65536]):
+            # Valid UTF-8 with non-ASCII content is almost never a single-byte charset.
+            return "utf-8", text
+    if header_enc is None:
+        declared = html_body_declared_encoding(data[:65536])
+        if declared:
+            content_type = f"text/html; charset={declared}"
+    encoding, text = html_to_unicode(content_type, data)
+    return encoding, text
+
+
+def screen(data: bytes, content_type: str | None = None) -> str | None:
+    """Why these bytes are no page (empty, not HTML, binary), or None: cheap, before parsing."""
+    if not data.strip():
+        return "empty body"
+    if not _is_html_content_type(content_type):
+        return f"not HTML ({(content_type or '').split(';')[0].strip()})"
+    if _looks_binary(data):
+        return "binary content"
+    return None
+
+
+def parse_html(
+    data: bytes | str,
+    *,
+    content_type: str | None = None,
+    url: str | None = None,
+) -> Document:
+    """Parse a page; never raises on bad input, ``problem`` says why a page is unusable."""
+    if isinstance(data, bytes):
+        problem = screen(data, content_type)
+        if problem:
+            return Document(None, problem=problem)
+        encoding, text = decode(data, content_type)
+    else:
+        if not data.strip():
+            return Document(None, problem="empty body")
+        encoding, text = None, data
+    replacement_ratio = text.count("\ufffd") / max(1, len(text))
+    parser = lxml.html.HTMLParser(
+        encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True
+    )
+    try:
+        root = lxml.html.document_fromstring(
+            text.encode("utf-8", "surrogatepass"), parser=parser, base_url=url
+        )
+    except (lxml.etree.ParserError, ValueError, UnicodeError) as exc:
+        return Document(None, encoding=encoding, problem=f"unparseable: {exc}")
+    truncated = any(
+        e.type_name == "ERR_RESOURCE_LIMIT" or "Excessive depth" in e.message
+        for e in parser.error_log
+    )
+    doc = Document(
+        root, encoding=encoding, truncated=truncated, replacement_ratio=replacement_ratio
+    )
+    if truncated:
+        doc.notes.append("parser limit reached: deep or huge content was dropped")
+        logger.info(
+            "Truncated parse of %s: nesting or text beyond the parser's limits", url or "page"
+        )
+    return doc
+
+
+def from_tree(
+    root: lxml.etree._Element, *, encoding: str | None = None, depth_limit: int = HUGE_DEPTH_LIMIT
+) -> Document:
+    """Wrap a tree someone else parsed (a Scrapy response's selector), so a crawl parses once."""
+    depth = max_depth(root)
+    doc = Document(root, encoding=encoding, truncated=depth >= depth_limit - 1)
+    if doc.truncated:
+        doc.notes.append("parser limit reached: deep content was dropped")
+    return doc
+
+
+def max_depth(root: lxml.etree._Element) -> int:
+    depth = best = 0
+    for event, _ in lxml.etree.iterwalk(root, events=("start", "end")):
+        if event == "start":
+            depth += 1
+            best = max(best, depth)
+        else:
+            depth -= 1
+    return best

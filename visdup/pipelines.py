@@ -1,0 +1,195 @@
+"""Scrapy item pipelines: thin adapters from page items to visdup's steps.
+
+``TermPipeline`` (parse → term → fingerprint) then ``LabelPipeline`` (candidates → confirm →
+label → store). CPU and database work run in the reactor's thread pool, never on the
+reactor thread. Items other than :class:`visdup.items.Page` pass through untouched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import DropItem
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThread
+
+from visdup.context import CrawlContext, check_enabled
+from visdup.errors import InputError
+from visdup.fingerprint import term_simhash
+from visdup.items import Page
+from visdup.parse import Document, decode, from_tree, parse_html, screen
+from visdup.store import PageRecord, pack_body
+from visdup.term import Term, document_term
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+logger = logging.getLogger(__name__)
+
+_STATE = "_visdup"
+
+
+def _state(item: Page) -> dict[str, Any]:
+    state = item.__dict__.get(_STATE)
+    if state is None:
+        state = {}
+        object.__setattr__(item, _STATE, state)
+    return state
+
+
+def _document(item: Page) -> Document:
+    """Reuse the response's tree unless its charset was a lie (then decode the bytes again)."""
+    problem = screen(item.body, item.content_type)
+    if problem:
+        return Document(None, problem=problem)
+    if item.tree is not None:
+        enc = (item.encoding or "").lower().replace("_", "-")
+        if (
+            enc in {"utf-8", "utf8", "ascii", "us-ascii"}
+            or decode(item.body[:65536], item.content_type)[0] == enc
+        ):
+            doc = from_tree(item.tree, encoding=item.encoding)
+            return doc
+    return parse_html(item.body, content_type=item.content_type, url=item.final_url)
+
+
+class TermPipeline:
+    """Page → irreducible term, its text form and its 64-bit structural SimHash."""
+
+    def __init__(self, crawler: Crawler):
+        check_enabled(crawler)
+        self.ctx = CrawlContext.of(crawler)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> TermPipeline:
+        return cls(crawler)
+
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, Page):
+            return item
+        record = await maybe_deferred_to_future(deferToThread(self._compute, item))
+        _state(item)["record"] = record
+        item.tree = None
+        return item
+
+    def _compute(self, item: Page) -> PageRecord:
+        record = PageRecord(
+            url=item.url,
+            final_url=item.final_url,
+            status=item.status,
+            depth=item.depth,
+            referer=item.referer,
+            content_type=item.content_type,
+            links=list(item.links),
+            body_hash=hashlib.sha1(item.body).hexdigest() if item.body else None,
+            body=pack_body(item.body) if self.ctx.store_body and item.body else None,
+        )
+        doc = _document(item)
+        record.encoding = doc.encoding or item.encoding
+        record.replacement_ratio = round(doc.replacement_ratio, 6)
+        try:
+            raw, term = document_term(doc, self.ctx.visual_classes)
+        except InputError as exc:
+            record.problem = str(exc)
+            return record
+        except Exception as exc:  # noqa: BLE001 - one bad page must not stop the crawl
+            logger.exception("visdup: cannot build the term of %s", item.url)
+            record.problem = f"term failed: {exc}"
+            return record
+        record.truncated = doc.truncated
+        record.term = str(term)
+        record.term_size = term.size
+        record.term_nodes = term.nodes
+        record.simhash = term_simhash(term)
+        _state(item)["term"] = term
+        _state(item)["document"] = doc
+        del raw
+        return record
+
+
+class LabelPipeline:
+    """Candidates → TED confirmation → label → one transaction in the store."""
+
+    def __init__(self, crawler: Crawler):
+        check_enabled(crawler)
+        self.ctx = CrawlContext.of(crawler)
+        self.term_pipeline: TermPipeline | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> LabelPipeline:
+        return cls(crawler)
+
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, Page):
+            return item
+        state = _state(item)
+        if "record" not in state:  # used without TermPipeline
+            self.term_pipeline = self.term_pipeline or TermPipeline(self.ctx.crawler)
+            item = await self.term_pipeline.process_item(item)
+        ctx = self.ctx
+        ctx.open()
+        try:
+            page_id, record = await maybe_deferred_to_future(deferToThread(self._label, item))
+        except Exception as exc:
+            ctx.inc("visdup/errors")
+            logger.exception("visdup: cannot store %s", item.url)
+            ctx.give_verdict(item.url, None)
+            raise DropItem(f"visdup could not store {item.url}: {exc}", log_level="ERROR") from exc
+        return self._finish(item, page_id, record)
+
+    def _label(self, item: Page) -> tuple[int | None, PageRecord]:
+        ctx = self.ctx
+        assert ctx.labeller is not None and ctx.store is not None
+        state = _state(item)
+        record: PageRecord = state["record"]
+        term: Term | None = state.get("term")
+        if record.problem:
+            ctx.store.add_error(ctx.run_id, item.url, "parse", record.problem)
+        match, seen, watermark = None, [], 0
+        if term is not None and record.simhash is not None:
+            seen, watermark = ctx.labeller.candidates(record.simhash)
+            match = ctx.labeller.confirm(term, seen)
+        page_id = ctx.labeller.commit(record, term, seen, watermark, match, ctx.run_id)
+        return page_id, record
+
+    def _finish(self, item: Page, page_id: int | None, record: PageRecord) -> Page:
+        ctx = self.ctx
+        item.page_id = page_id
+        item.problem = record.problem
+        if record.problem:
+            ctx.inc("visdup/errors")
+            ctx.inc("visdup/problems/" + record.problem.split(" ")[0].split(":")[0])
+            logger.warning("visdup: %s: %s", item.url, record.problem)
+        if page_id is None:
+            ctx.inc("visdup/already_stored")
+            ctx.give_verdict(item.url, None)
+            return item
+        ctx.inc("visdup/pages")
+        if record.truncated:
+            ctx.inc("visdup/truncated")
+        verdict = None
+        if record.duplicate_of is not None:
+            item.duplicate_of = str(record.duplicate_of)
+            item.similarity = record.similarity
+            item.kind = record.kind
+            verdict = "duplicate"
+            ctx.inc("visdup/duplicates")
+            ctx.inc(f"visdup/duplicates/{record.kind}")
+            size = ctx.group_sizes.get(record.duplicate_of, 1) + 1
+            ctx.group_sizes[record.duplicate_of] = size
+        item.verdict = verdict or "novel"
+        ctx.give_verdict(item.url, item.verdict)
+        if verdict == "duplicate" and ctx.policy in {"drop", "drop_nofollow"}:
+            raise DropItem(f"duplicate of page {record.duplicate_of}", log_level="DEBUG")
+        if (
+            verdict == "duplicate"
+            and ctx.cluster_cap
+            and ctx.group_sizes.get(record.duplicate_of or 0, 0) > ctx.cluster_cap
+        ):
+            ctx.inc("visdup/capped")
+            raise DropItem(
+                f"group of page {record.duplicate_of} is over VISDUP_CLUSTER_CAP", log_level="DEBUG"
+            )
+        return item

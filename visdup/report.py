@@ -1,0 +1,105 @@
+"""What a crawl found, from the store: duplicate groups, verdicts, templates, problems."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from typing import Any
+
+from visdup.store import Store
+
+
+def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
+    rows = store.rows(
+        "id",
+        "url",
+        "duplicate_of",
+        "similarity",
+        "kind",
+        "content_duplicate_of",
+        "content_similarity",
+        "content_kind",
+        "verdict",
+        "problem",
+        "cluster_id",
+    )
+    url_of = {r.id: r.url for r in rows}
+    groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        if r.duplicate_of is not None and r.kind in {"exact", "structural"}:
+            groups[r.duplicate_of].append(
+                {"url": r.url, "similarity": r.similarity, "kind": r.kind}
+            )
+        elif r.content_duplicate_of is not None:
+            groups[r.content_duplicate_of].append(
+                {"url": r.url, "similarity": r.content_similarity, "kind": "content"}
+            )
+    report: dict[str, Any] = {
+        "pages": len(rows),
+        "groups": [
+            {"original": url_of.get(orig, str(orig)), "members": members}
+            for orig, members in sorted(groups.items())
+        ],
+    }
+    verdicts = Counter(r.verdict for r in rows if r.verdict)
+    if verdicts:
+        report["verdicts"] = dict(sorted(verdicts.items()))
+    problems = Counter((r.problem or "").split(":")[0] for r in rows if r.problem)
+    if problems:
+        report["problems"] = dict(sorted(problems.items()))
+    templates = _templates(store, rows, url_of, sample)
+    if templates:
+        report["templates"] = templates
+    return report
+
+
+def _templates(
+    store: Store, rows: list[Any], url_of: dict[int, str], sample: int
+) -> list[dict[str, Any]]:
+    members: dict[int, list[str]] = defaultdict(list)
+    for r in rows:
+        if r.cluster_id is not None:
+            members[r.cluster_id].append(r.url)
+    if not members:
+        return []
+    reps = {c.id: c.representative for c in store.cluster_rows()}
+    from visdup.urlpatterns import url_patterns
+
+    out = []
+    for cid, urls in sorted(members.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        out.append(
+            {
+                "id": cid,
+                "size": len(urls),
+                "representative": url_of.get(reps.get(cid) or -1, urls[0]),
+                "sample": urls[:sample],
+                "url_patterns": url_patterns(urls),
+            }
+        )
+    return out
+
+
+def render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def render_text(report: dict[str, Any]) -> str:
+    lines = [f"{report['pages']} pages, {len(report['groups'])} duplicate groups"]
+    if report.get("verdicts"):
+        lines.append("verdicts: " + ", ".join(f"{k} {v}" for k, v in report["verdicts"].items()))
+    if report.get("problems"):
+        lines.append("problems: " + ", ".join(f"{k} {v}" for k, v in report["problems"].items()))
+    for group in report["groups"]:
+        lines.append("")
+        lines.append(f"original  {group['original']}")
+        for m in group["members"]:
+            sim = f"{m['similarity']:.3f}" if m["similarity"] is not None else "  -  "
+            lines.append(f"  {m['kind']:<10} {sim}  {m['url']}")
+    if report.get("templates"):
+        lines.append("")
+        lines.append(f"{len(report['templates'])} templates")
+        for t in report["templates"]:
+            lines.append(f"  #{t['id']:<4} {t['size']:>5} pages  {t['representative']}")
+            for pattern in t["url_patterns"][:3]:
+                lines.append(f"        {pattern}")
+    return "\n".join(lines)

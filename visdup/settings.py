@@ -1,0 +1,66 @@
+"""Every visdup setting with its default, alphabetised, one comment each.
+
+Read them through the crawler's settings (``crawler.settings.getint("VISDUP_...")``); the
+add-on installs these defaults at the lowest priority, so a project or ``-s`` overrides them.
+"""
+
+from __future__ import annotations
+
+#: Largest number of nearest candidates confirmed with the tree edit distance per page.
+VISDUP_CANDIDATES = 8
+
+#: Cap on pages labelled into one structural duplicate group before its further members are
+#: dropped (0: no cap). Keeps endless calendars and faceted listings from eating a crawl.
+VISDUP_CLUSTER_CAP = 0
+
+#: Similarity (1 - distance) at or above which two pages belong to one template cluster.
+VISDUP_CLUSTER_THRESHOLD = 0.80
+
+#: Content score at or above which two pages carry the same content (seed 002's threshold).
+VISDUP_CONTENT_THRESHOLD = 0.80
+
+#: Compute the visual term on the de-noised tree (invisible and fixed nodes removed).
+VISDUP_DENOISE_TERM = False
+
+#: SQLAlchemy URL of the store: SQLite by default, ``postgresql+psycopg://...`` for several
+#: processes writing at once.
+VISDUP_DATABASE_URL = "sqlite:///visdup.sqlite3"
+
+#: What happens to duplicates: "label" (store the label, keep everything), "drop" (DropItem),
+#: "nofollow" (store, and do not follow the links found on duplicate pages), "drop_nofollow".
+VISDUP_DUPLICATE_POLICY = "label"
+
+#: Master switch: every visdup component raises NotConfigured when this is False.
+VISDUP_ENABLED = True
+
+#: Hamming radius of the SimHash prefilter (measured on same-template pages; see README).
+VISDUP_HAMMING_K = 8
+
+#: Terms with more nodes than this are stored but not compared (the distance is quadratic).
+VISDUP_MAX_TERM_NODES = 5000
+
+#: Seconds the spider middleware waits for a page's verdict before letting its links through.
+VISDUP_NOFOLLOW_WAIT = 30.0
+
+#: Seed a crawl with the links stored by earlier runs that were never fetched (crash resume).
+VISDUP_RESUME = True
+
+#: Similarity (cmp, §1.7) at or above which a page is a structural near-duplicate.
+VISDUP_SIMILARITY_THRESHOLD = 0.95
+
+#: Keep each page's body (compressed) in the store so clusters can be re-extracted offline.
+VISDUP_STORE_BODY = True
+
+#: Overrides of the HTML tag → visual class table, e.g. ``{"section": "row", "aside": None}``.
+VISDUP_VISUAL_CLASSES: dict[str, str | None] = {}
+
+#: Defaults the add-on puts under Scrapy's own settings (at add-on priority), for safety:
+#: hostile pages (decompression bombs, endless bodies) must not take the crawl down.
+SCRAPY_DEFAULTS = {
+    "DOWNLOAD_MAXSIZE": 32 * 1024 * 1024,
+    "DOWNLOAD_WARNSIZE": 8 * 1024 * 1024,
+}
+
+
+def defaults() -> dict[str, object]:
+    return {name: value for name, value in globals().items() if name.startswith("VISDUP_")}

@@ -1,0 +1,1 @@
+"""Spiders that ship with visdup."""

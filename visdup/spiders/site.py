@@ -1,0 +1,123 @@
+"""``site``: crawl one or more sites whole and hand every HTML page to visdup.
+
+scrapy crawl site -a url=https://example.com/ [-a url2,...] [-a any_domain=1]
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.http import HtmlResponse, Response, TextResponse
+from scrapy.linkextractors import LinkExtractor
+
+from visdup.items import Page
+
+logger = logging.getLogger(__name__)
+
+
+def _split_urls(value: str | Iterable[str] | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    return [u.strip() for u in value if u and u.strip()]
+
+
+def _flag(value: Any) -> bool:
+    return str(value).lower() in {"1", "true", "yes", "on"}
+
+
+class SiteSpider(scrapy.Spider):
+    name = "site"
+
+    def __init__(
+        self,
+        url: str | None = None,
+        urls: str | None = None,
+        any_domain: str | bool = False,
+        max_pages: str | int | None = None,
+        **kwargs: Any,
+    ):
+        super().__init__(**kwargs)
+        self.start_urls = _split_urls(url) + _split_urls(urls)
+        if not self.start_urls:
+            raise ValueError("the site spider needs at least one start URL: -a url=https://...")
+        for start in self.start_urls:
+            if urlsplit(start).scheme not in {"http", "https", "file"}:
+                raise ValueError(f"not an http(s) URL: {start!r}")
+        self.any_domain = _flag(any_domain)
+        hosts = {urlsplit(u).hostname for u in self.start_urls}
+        self.allowed_domains = [] if self.any_domain else sorted(h for h in hosts if h)
+        self.max_pages = int(max_pages) if max_pages else 0
+        self.link_extractor = LinkExtractor(unique=True)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.max_pages:
+            crawler.settings.set("CLOSESPIDER_ITEMCOUNT", spider.max_pages, priority="spider")
+        return spider
+
+    async def start(self) -> AsyncIterator[Any]:
+        for url in self.start_urls:
+            yield scrapy.Request(url, callback=self.parse, dont_filter=True)
+        for url, depth in self._resume_frontier():
+            yield scrapy.Request(url, callback=self.parse, meta={"depth": depth})
+
+    def _resume_frontier(self) -> list[tuple[str, int]]:
+        """Links an interrupted earlier crawl found but never fetched."""
+        settings = self.crawler.settings
+        if not settings.getbool("VISDUP_ENABLED", True) or not settings.getbool(
+            "VISDUP_RESUME", True
+        ):
+            return []
+        from visdup.context import CrawlContext
+
+        ctx = CrawlContext.of(self.crawler)
+        ctx.open()
+        if ctx.store is None:
+            return []
+        frontier = [
+            (u, d)
+            for u, d in ctx.store.unfetched_links()
+            if self.any_domain or urlsplit(u).hostname in self.allowed_domains
+        ]
+        if frontier:
+            logger.info("visdup: resuming %d links stored by an earlier run", len(frontier))
+            self.crawler.stats.set_value("visdup/resumed_links", len(frontier))
+        return frontier
+
+    def _in_scope(self, url: str) -> bool:
+        """Same host as a start URL or a subdomain of one (ports ignored), unless any_domain."""
+        if self.any_domain:
+            return True
+        host = urlsplit(url).hostname or ""
+        return any(host == d or host.endswith("." + d) for d in self.allowed_domains)
+
+    def parse(self, response: Response, **kwargs: Any) -> Iterable[Any]:
+        if not isinstance(response, HtmlResponse):
+            kind = "text" if isinstance(response, TextResponse) else "binary"
+            self.crawler.stats.inc_value("visdup/non_html")
+            self.crawler.stats.inc_value(f"visdup/non_html/{kind}")
+            logger.debug(
+                "Skipping non-HTML response %s (%s)",
+                response.url,
+                response.headers.get("Content-Type"),
+            )
+            return
+        try:
+            links = [
+                link.url
+                for link in self.link_extractor.extract_links(response)
+                if self._in_scope(link.url)
+            ]
+        except Exception as exc:  # noqa: BLE001 - hostile markup must not end the crawl
+            logger.warning("Cannot extract links from %s: %s", response.url, exc)
+            links = []
+        yield Page.from_response(response, links=links)
+        for link in links:
+            yield response.follow(link, callback=self.parse)
