@@ -48,7 +48,7 @@ def pg_url():
         with admin.connect() as conn:
             name = f"visdup_test_{uuid.uuid4().hex[:10]}"
             conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         pytest.skip(f"PostgreSQL is not reachable at {admin_url}: {exc.__class__.__name__}")
     yield POSTGRES_URL.rsplit("/", 1)[0] + "/" + name
     with admin.connect() as conn:

@@ -65,16 +65,19 @@ async def test_crawl_labels_every_page_into_sqlite(site, tmp_path):
     copy = rows[site.url_for("/copy/alpha.html")]
     alpha = rows[site.url_for("/a/alpha.html")]
     first, second = sorted([copy, alpha], key=lambda r: r.id)
-    # duplicate_of names the group's original: the first page stored of the group
-    assert second.kind == "exact" and second.duplicate_of == (first.duplicate_of or first.id)
+    # an exact copy names its first stored twin
+    assert second.kind == "exact" and second.duplicate_of == first.id
     tracked = rows[site.url_for("/a/beta.html?utm_source=x")]
     beta = rows[site.url_for("/a/beta.html")]
     first, second = sorted([tracked, beta], key=lambda r: r.id)
-    assert second.kind == "exact" and second.duplicate_of == (first.duplicate_of or first.id)
+    assert second.kind == "exact" and second.duplicate_of == first.id
     # articles share one template: structural near-duplicates of the first stored article
     structural = [r for r in rows.values() if r.kind == "structural"]
     assert structural, "same-template articles are structurally similar"
     assert all(r.similarity >= 0.95 for r in structural)
+    # a near-duplicate names its group's original, which is nobody's duplicate
+    by_id = {r.id: r for r in rows.values()}
+    assert all(by_id[r.duplicate_of].duplicate_of is None for r in structural)
     assert stats["visdup/ted_calls"] >= 1 and stats["visdup/candidates"] >= 1
     report = build_report(store)
     assert report["pages"] == len(rows)

@@ -103,9 +103,7 @@ def terms(max_leaves: int = 25, marks: bool = False):
     leaf = st.tuples(LABELS, mark, st.just(()))
     return st.recursive(
         leaf,
-        lambda kids: st.tuples(
-            LABELS, mark, st.lists(kids, min_size=1, max_size=5).map(tuple)
-        ),
+        lambda kids: st.tuples(LABELS, mark, st.lists(kids, min_size=1, max_size=5).map(tuple)),
         max_leaves=max_leaves,
     )
 
@@ -138,9 +136,11 @@ def test_join_needs_equivalent_terms():
 
 
 def test_figure_1_table_and_list_translate_alike():
-    table = b"<html><body><table>" + b"".join(
-        b"<tr><td>Item %d</td></tr>" % i for i in range(5)
-    ) + b"</table></body></html>"
+    table = (
+        b"<html><body><table>"
+        + b"".join(b"<tr><td>Item %d</td></tr>" % i for i in range(5))
+        + b"</table></body></html>"
+    )
     ul = b"<html><body><ul>" + b"".join(b"<li>Item %d</li>" % i for i in range(5)) + b"</ul>"
     ul += b"</body></html>"
     t, s = page_term(table), page_term(ul)
@@ -168,7 +168,19 @@ def test_canonical_form_omits_mark_one():
 
 @pytest.mark.parametrize(
     "text",
-    ["", "grp(", "grp(row", "grp)", "grp(row,)", "[0]grp", "[x]grp", "grp row", "grp(row))", "(", "1"],
+    [
+        "",
+        "grp(",
+        "grp(row",
+        "grp)",
+        "grp(row,)",
+        "[0]grp",
+        "[x]grp",
+        "grp row",
+        "grp(row))",
+        "(",
+        "1",
+    ],
 )
 def test_malformed_term_text(text):
     with pytest.raises(TermSyntaxError):
@@ -256,7 +268,9 @@ def test_classes_can_be_overridden():
 def test_bytes_with_encoding_and_lxml_tree_agree():
     import lxml.html
 
-    text = "<html><head><meta charset=utf-8></head><body><ul><li>é</li><li>ü</li></ul></body></html>"
+    text = (
+        "<html><head><meta charset=utf-8></head><body><ul><li>é</li><li>ü</li></ul></body></html>"
+    )
     a = page_term(text)
     b = page_term(text.encode("utf-8"))
     c = page_term(lxml.html.document_fromstring(text))

@@ -16,6 +16,8 @@ COMMANDS = (
     "compare",
     "crawl",
     "report",
+    "demo",
+    "serve",
     "content",
     "dups",
     "cluster",
@@ -26,7 +28,7 @@ COMMANDS = (
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="visdup",
-        description="Duplicate pages, templates and datasets from the visual structure of web pages.",
+        description="Duplicate pages, templates and datasets from the visual structure of pages.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

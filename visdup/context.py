@@ -48,7 +48,8 @@ class CrawlContext:
         self.policy: str = setting(crawler, "VISDUP_DUPLICATE_POLICY")
         if self.policy not in {"label", "drop", "nofollow", "drop_nofollow"}:
             raise ValueError(
-                f"VISDUP_DUPLICATE_POLICY must be label, drop, nofollow or drop_nofollow, not {self.policy!r}"
+                "VISDUP_DUPLICATE_POLICY must be label, drop, nofollow or drop_nofollow, "
+                f"not {self.policy!r}"
             )
         self.cluster_cap = s.getint("VISDUP_CLUSTER_CAP", setting(crawler, "VISDUP_CLUSTER_CAP"))
         self.store_body = s.getbool("VISDUP_STORE_BODY", setting(crawler, "VISDUP_STORE_BODY"))

@@ -75,7 +75,7 @@ NOISE_WORDS = frozenset(
         "popular", "trending", "newsletter", "subscribe", "signup", "breadcrumb",
         "breadcrumbs", "widget", "cookie", "cookies", "consent", "gdpr", "modal", "popup", "masthead",
         "toolbar", "pagination", "pager", "tags", "taglist", "outbrain", "taboola", "byline",
-        "author", "meta", "more", "recirc", "teaser", "caption", "credit", "sidebar-item", "list", "skip", "print", "topics",
+        "author", "meta", "more", "recirc", "teaser", "caption", "credit", "gallery", "slideshow", "date", "dateline", "timestamp", "header", "skip", "print", "topics",
     }
 )  # fmt: skip
 

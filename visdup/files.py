@@ -43,9 +43,8 @@ def read_page(path: Path) -> bytes:
                 raise InputError(f"{path}: inflates beyond {MAX_FILE_BYTES} bytes")
         return data
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise InputError(
-            f"{path}: cannot read: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
-        ) from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"{path}: cannot read: {reason}") from exc
 
 
 def iter_pages(paths: Sequence[str]) -> Iterator[tuple[str, bytes]]:

@@ -44,7 +44,7 @@ class Page:
         if hasattr(response, "selector") and response.body:
             try:
                 tree = response.selector.root
-            except Exception:  # noqa: BLE001 - a page parsel cannot read is parsed again later
+            except Exception:
                 tree = None
         return cls(
             url=url,

@@ -20,10 +20,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from sqlalchemy import Connection, select
+
 from visdup.distance import similarity
 from visdup.fingerprint import hamming
 from visdup.index import MemoryIndex, SqlIndex
-from visdup.store import PageRecord, Store
+from visdup.store import PageRecord, Store, pages
 from visdup.term import Term
 
 logger = logging.getLogger(__name__)
@@ -131,9 +133,6 @@ class Labeller:
                     break
         return best
 
-    def root(self, page_id: int) -> int:
-        return self._roots.get(page_id, page_id)
-
     # -------------------------------------------------------------- store
     def commit(
         self,
@@ -172,7 +171,12 @@ class Labeller:
                 if late_match and (match is None or late_match.similarity > match.similarity):
                     match = late_match
             if match is not None:
-                original = self._resolve_root(conn, match.page_id)
+                # an exact copy points at its first twin; a near-duplicate at its group's original
+                original = (
+                    match.page_id
+                    if match.kind == EXACT
+                    else self._resolve_root(conn, match.page_id)
+                )
                 record.duplicate_of = original
                 record.similarity = round(match.similarity, 6)
                 record.kind = match.kind
@@ -191,12 +195,16 @@ class Labeller:
             self._roots[page_id] = record.duplicate_of
         return page_id
 
-    def _resolve_root(self, conn, page_id: int) -> int:
-        if page_id in self._roots:
-            return self._roots[page_id]
-        from sqlalchemy import select
-
-        from visdup.store import pages
-
-        parent = conn.execute(select(pages.c.duplicate_of).where(pages.c.id == page_id)).scalar()
-        return parent if parent is not None else page_id
+    def _resolve_root(self, conn: Connection, page_id: int) -> int:
+        """Follow duplicate_of links to the page that is nobody's duplicate (the first stored)."""
+        seen = {page_id}
+        while True:
+            parent = self._roots.get(page_id)
+            if parent is None and self.store.is_postgres:  # maybe stored by another process
+                parent = conn.execute(
+                    select(pages.c.duplicate_of).where(pages.c.id == page_id)
+                ).scalar()
+            if parent is None or parent in seen:
+                return page_id
+            seen.add(parent)
+            page_id = parent

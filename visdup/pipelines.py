@@ -94,7 +94,7 @@ class TermPipeline:
         except InputError as exc:
             record.problem = str(exc)
             return record
-        except Exception as exc:  # noqa: BLE001 - one bad page must not stop the crawl
+        except Exception as exc:
             logger.exception("visdup: cannot build the term of %s", item.url)
             record.problem = f"term failed: {exc}"
             return record

@@ -240,7 +240,7 @@ class Store:
             return cls(make_engine(url))
         except VisdupError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any driver error means an unusable URL
+        except Exception as exc:
             raise VisdupError(f"cannot open database {url!r}: {exc}") from exc
 
     @property
@@ -271,7 +271,8 @@ class Store:
             )
             if version > SCHEMA_VERSION:
                 raise VisdupError(
-                    f"database schema version {version} is newer than this visdup ({SCHEMA_VERSION})"
+                    f"database schema version {version} is newer than this visdup "
+                    f"({SCHEMA_VERSION})"
                 )
             while version < SCHEMA_VERSION:
                 for step in MIGRATIONS.get(version, []):

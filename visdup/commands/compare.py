@@ -45,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     else:
-        print(
-            f"similarity {sim:.4f}\ndistance   {distance}\nsize A     {a.size} ({a.nodes} nodes)\nsize B     {b.size} ({b.nodes} nodes)"
-        )
+        print(f"similarity {sim:.4f}")
+        print(f"distance   {distance}")
+        print(f"size A     {a.size} ({a.nodes} nodes)")
+        print(f"size B     {b.size} ({b.nodes} nodes)")
     return 0

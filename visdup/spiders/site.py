@@ -115,7 +115,7 @@ class SiteSpider(scrapy.Spider):
                 for link in self.link_extractor.extract_links(response)
                 if self._in_scope(link.url)
             ]
-        except Exception as exc:  # noqa: BLE001 - hostile markup must not end the crawl
+        except Exception as exc:
             logger.warning("Cannot extract links from %s: %s", response.url, exc)
             links = []
         yield Page.from_response(response, links=links)
