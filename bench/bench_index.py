@@ -5,8 +5,8 @@ fingerprint, the exact baseline), ``sqlite`` (a file in a temporary folder) and 
 (a throwaway schema in database ``test`` on 127.0.0.1:5432). Data: ``spread`` (uniform random
 fingerprints) and ``templated`` (pages of one template differ in at most 3 of 12 template-
 specific bits, a thousand pages per template: many near-identical fingerprints share buckets).
-Each index is grown in place, so each size adds to the previous one. Queries (limit 10, best of three
-rounds): half are stored fingerprints with up to k bits flipped, half fresh random ones.
+Each index is grown in place, so each size adds to the previous one. Queries (limit 10, best
+of three rounds): half are stored fingerprints with up to k bits flipped, half fresh random.
 
     .venv/bin/python bench/bench_index.py                      # a few minutes on 2 cores
     .venv/bin/python bench/bench_index.py --sizes 10k,100k,1M --sql-sizes 10k,100k,1M
@@ -152,11 +152,10 @@ def run(
         for size in sizes:
             new = [(len(stored) + i, next(source)) for i in range(size - len(stored))]
             t0 = time.perf_counter()
-            if hasattr(index, "add_many"):
+            if isinstance(index, MemoryIndex):
                 index.add_many(new)
             else:
-                for key, fp in new:
-                    index.add(key, fp)
+                index.add_many(new, new_keys=True)
             insert_s = time.perf_counter() - t0
             stored.extend(fp for _, fp in new)
             qs = probes(stored, k, queries, seed=size)

@@ -72,7 +72,7 @@ def quantiles(values: list[int]) -> str:
         return ""
     v = sorted(values)
     pick = [v[min(len(v) - 1, int(q * len(v)))] for q in (0.05, 0.5, 0.95)]
-    return "p5/p50/p95 = %d/%d/%d" % tuple(pick)
+    return f"p5/p50/p95 = {pick[0]}/{pick[1]}/{pick[2]}"
 
 
 def nearest(fps: list[tuple[str, int]], same: bool) -> list[int]:

@@ -316,14 +316,28 @@ def test_sql_refuses_too_few_band_columns(sqlite_engine):
 
 def test_sql_caller_transaction_rolls_back(sqlite_engine):
     index = SqlIndex(sqlite_engine, "structure", 3)
-    with sqlite_engine.connect() as conn:
-        with conn.begin() as tx:
-            index.lock(conn, 7)  # a no-op on SQLite
-            index.add(1, 7, conn=conn)
-            assert index.query(7, conn=conn) == [(1, 7, 0)]
-            tx.rollback()
+    with sqlite_engine.connect() as conn, conn.begin() as tx:
+        index.lock(conn, 7)  # a no-op on SQLite
+        index.add(1, 7, conn=conn)
+        assert index.query(7, conn=conn) == [(1, 7, 0)]
+        tx.rollback()
     assert index.query(7) == []
     assert len(index) == 0
+
+
+def test_sql_bulk_add_new_keys(make_index):
+    if make_index.backend not in ("sqlite", "postgres"):
+        pytest.skip("SQL only")
+    index = make_index(3)
+    rnd = random.Random(5)
+    items = [(key, rnd.getrandbits(64)) for key in range(12000)]
+    assert index.add_many(items, new_keys=True) == 12000
+    assert len(index) == 12000
+    key, fp = items[777]
+    assert (key, fp, 0) in index.query(fp)
+    assert index.add_many([(key, fp ^ 1)]) == 1  # an upsert: the key moves
+    assert index.fingerprint(key) == fp ^ 1
+    assert len(index) == 12000
 
 
 def test_sql_persists_across_instances(tmp_path):

@@ -8,6 +8,7 @@ explicit stacks: pages can nest thousands of levels deep.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections.abc import Iterable, Iterator
@@ -213,11 +214,12 @@ class _Cascade:
         return {p: (v, False) for p, (_, v) in self.values.get(el, {}).items()}
 
 
-def _doc_tokens(root: Any) -> tuple[set[str], set[str], set[str]]:
+def _doc_tokens(roots: Iterable[Any]) -> tuple[set[str], set[str], set[str]]:
+    """Classes, ids and tags present in the given subtrees (for the selector pre-filter)."""
     classes: set[str] = set()
     ids: set[str] = set()
     tags: set[str] = set()
-    for el in root.iter():
+    for el in (e for root in roots for e in root.iter()):
         if not isinstance(el.tag, str):
             continue
         tags.add(el.tag.lower())
@@ -247,15 +249,26 @@ def _may_match(selector: str, classes: set[str], ids: set[str], tags: set[str]) 
 _TRANSLATOR = GenericTranslator()
 
 
-def _select(root: Any, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:
+@functools.lru_cache(maxsize=4096)
+def _compile(selector: str) -> tuple[lxml.etree.XPath, tuple[int, int, int]] | None:
+    """Pages of one site share their stylesheets: compile each selector once per process."""
     try:
         parsed = css_parse(selector)
         if len(parsed) != 1:
             return None
-        specificity = parsed[0].specificity()
-        xpath = _TRANSLATOR.selector_to_xpath(parsed[0])
-        return root.xpath(xpath), specificity
+        return lxml.etree.XPath(_TRANSLATOR.selector_to_xpath(parsed[0])), parsed[0].specificity()
     except (SelectorError, lxml.etree.XPathError, ValueError, TypeError):
+        return None
+
+
+def _select(root: Any, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:
+    compiled = _compile(selector)
+    if compiled is None:
+        return None
+    xpath, specificity = compiled
+    try:
+        return xpath(root), specificity
+    except lxml.etree.XPathError:
         return None
 
 
@@ -296,6 +309,47 @@ def _own_text_len(root: Any) -> dict[Any, int]:
     return sizes
 
 
+def _apply_sheets(root: Any, sheets: list[str], cascade: _Cascade) -> None:
+    """Resolve the page's own rules, but only where they can hide something.
+
+    Hiding rules are matched first; the other rules are matched only when their rightmost
+    compound could select one of the elements those hid (they may show it again). A page
+    loading a whole CSS framework thus costs a handful of selector evaluations, not thousands.
+    """
+    rules = [
+        (order, selector, decls)
+        for order, (selector, decls) in enumerate(r for sheet in sheets for r in _style_rules(sheet))
+    ]
+    hiding = [r for r in rules if _is_hiding(r[2]) or _visually_hidden(r[2])]
+    if not hiding:
+        return
+    classes, ids, tags = _doc_tokens([root])
+    candidates: set[Any] = set()
+    for order, selector, decls in hiding:
+        if not _may_match(selector, classes, ids, tags):
+            continue
+        found = _select(root, selector)
+        if found is not None:
+            elements, specificity = found
+            for el in elements:
+                candidates.add(el)
+                cascade.add(el, decls, (0, *specificity, order))
+    if not candidates:
+        return
+    classes, ids, tags = _doc_tokens(candidates)
+    for order, selector, decls in rules:
+        if _is_hiding(decls) or _visually_hidden(decls):
+            continue
+        if not _may_match(selector, classes, ids, tags):
+            continue
+        found = _select(root, selector)
+        if found is not None:
+            elements, specificity = found
+            for el in elements:
+                if el in candidates:
+                    cascade.add(el, decls, (0, *specificity, order))
+
+
 def remove_invisible(root: Any) -> int:
     """Remove in place what is never seen or floats over the page; return how many went.
 
@@ -327,23 +381,7 @@ def remove_invisible(root: Any) -> int:
             doomed.append(el)
     cascade = _Cascade()
     if sheets:
-        classes, ids, tags = _doc_tokens(root)
-        order = 0
-        for sheet in sheets:
-            rules = list(_style_rules(sheet))
-            hiding = [(s, d) for s, d in rules if _is_hiding(d) or _visually_hidden(d)]
-            if not hiding:
-                continue
-            for selector, decls in rules:
-                order += 1
-                if not _may_match(selector, classes, ids, tags):
-                    continue
-                found = _select(root, selector)
-                if found is None:
-                    continue
-                elements, specificity = found
-                for el in elements:
-                    cascade.add(el, decls, (0, *specificity, order))
+        _apply_sheets(root, sheets, cascade)
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
@@ -387,7 +425,7 @@ def remove_invisible(root: Any) -> int:
 def _char_count(text: str | None) -> int:
     if not text:
         return 0
-    return len(text) - sum(1 for c in text if c.isspace())
+    return sum(map(len, text.split()))
 
 
 def _attr_words(el: Any) -> list[str]:

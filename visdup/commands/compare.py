@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from visdup.commands.compress import term_text
 from visdup.distance import similarity, tree_distance
 from visdup.files import read_page
 from visdup.term import Term, compress, page_term
@@ -15,7 +16,9 @@ HELP = "similarity and tree edit distance of two page files, or two terms with -
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", metavar="A")
     parser.add_argument("b", metavar="B")
-    parser.add_argument("--terms", action="store_true", help="A and B are terms in text form")
+    parser.add_argument(
+        "--terms", action="store_true", help="A and B are terms in text form (or @FILE, -)"
+    )
     parser.add_argument(
         "--json", action="store_true", help='{"similarity","distance","size_a","size_b"}'
     )
@@ -25,7 +28,7 @@ def _load(value: str, as_term: bool) -> Term:
     from pathlib import Path
 
     if as_term:
-        return compress(Term.parse(value))
+        return compress(Term.parse(term_text(value)))
     return page_term(read_page(Path(value)), base_url=value)
 
 
