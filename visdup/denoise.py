@@ -113,11 +113,13 @@ _DYNAMIC_PSEUDO = re.compile(
     r"-webkit|-moz|-ms)",
     re.IGNORECASE,
 )
+_BRACE = re.compile(r"[{}]")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
 _KEY_COMPOUND = re.compile(r"([^\s>+~]+)\s*$")
 _CLASS_TOKEN = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 _ID_TOKEN = re.compile(r"#(-?[_a-zA-Z][\w-]*)")
 _TAG_TOKEN = re.compile(r"^([a-zA-Z][\w-]*)")
+_SIMPLE = re.compile(r"^([a-zA-Z][\w-]*)?((?:[.#]-?[_a-zA-Z][\w-]*)*)$")
 
 
 def _declarations(text: str) -> dict[str, tuple[str, bool]]:
@@ -140,41 +142,37 @@ def _declarations(text: str) -> dict[str, tuple[str, bool]]:
 def _style_rules(css: str) -> Iterator[tuple[str, dict[str, tuple[str, bool]]]]:
     """Yield (selector, declarations) for the rules a screen applies on load.
 
-    A tiny brace matcher rather than a CSS library: at-rule blocks are skipped except
-    `@media screen`/`@media all` without conditions, unbalanced braces end the sheet.
+    A brace scanner with an explicit stack rather than a CSS library: at-rule blocks are
+    skipped except `@media screen`/`@media all` without conditions, nested rules are
+    skipped, blocks left open at the end are dropped, stray closing braces ignored.
     """
     css = _CSS_COMMENT.sub(" ", css)
-    i, n = 0, len(css)
-    while i < n:
-        open_at = css.find("{", i)
-        if open_at < 0:
-            return
-        prelude = css[i:open_at].strip()
-        # Find the matching close brace, counting nesting.
-        depth, j = 1, open_at + 1
-        while j < n and depth:
-            c = css[j]
-            if c == "{":
-                depth += 1
-            elif c == "}":
-                depth -= 1
-            j += 1
-        body = css[open_at + 1 : j - 1]
-        i = j
-        if prelude.startswith("@"):
-            media = prelude.lower()
-            if media.startswith("@media") and media[6:].strip() in {"screen", "all"}:
-                yield from _style_rules(body)
-            continue
-        if "{" in body:  # nested CSS: too rare to model, too risky to misread
-            continue
-        decls = _declarations(body)
-        if not decls:
-            continue
-        for selector in prelude.split(","):
-            selector = selector.strip()
-            if selector and not _DYNAMIC_PSEUDO.search(selector):
-                yield selector, decls
+    # Frames: [kind, prelude, body start, has nested blocks]; kind "media", "rule" or "skip".
+    stack: list[list[Any]] = []
+    start = 0
+    for brace in _BRACE.finditer(css):
+        pos = brace.start()
+        if brace.group() == "{":
+            prelude = css[start:pos].rpartition(";")[2].strip()
+            if stack and stack[-1][0] != "media":
+                stack[-1][3] = True
+                stack.append(["skip", "", 0, False])
+            elif prelude.startswith("@"):
+                media = prelude.lower()
+                ok = media.startswith("@media") and media[6:].strip() in {"screen", "all"}
+                stack.append(["media" if ok else "skip", "", 0, False])
+            else:
+                stack.append(["rule", prelude, pos + 1, False])
+        elif stack:
+            kind, prelude, body_start, nested = stack.pop()
+            if kind == "rule" and not nested:
+                decls = _declarations(css[body_start:pos])
+                if decls:
+                    for selector in prelude.split(","):
+                        selector = selector.strip()
+                        if selector and not _DYNAMIC_PSEUDO.search(selector):
+                            yield selector, decls
+        start = pos + 1
 
 
 def _is_hiding(decls: dict[str, tuple[str, bool]]) -> bool:
@@ -214,36 +212,58 @@ class _Cascade:
         return {p: (v, False) for p, (_, v) in self.values.get(el, {}).items()}
 
 
-def _doc_tokens(roots: Iterable[Any]) -> tuple[set[str], set[str], set[str]]:
-    """Classes, ids and tags present in the given subtrees (for the selector pre-filter)."""
-    classes: set[str] = set()
-    ids: set[str] = set()
-    tags: set[str] = set()
-    for el in (e for root in roots for e in root.iter()):
-        if not isinstance(el.tag, str):
-            continue
-        tags.add(el.tag.lower())
-        cls = el.get("class")
-        if cls:
-            classes.update(cls.split())
-        ident = el.get("id")
-        if ident:
-            ids.add(ident)
-    return classes, ids, tags
+class _Index:
+    """Elements by class, id and tag: a pre-filter for selectors and a fast path for simple ones."""
 
+    def __init__(self, elements: Iterable[Any]) -> None:
+        self.classes: dict[str, list[Any]] = {}
+        self.ids: dict[str, list[Any]] = {}
+        self.tags: dict[str, list[Any]] = {}
+        for el in elements:
+            if not isinstance(el.tag, str):
+                continue
+            self.tags.setdefault(el.tag.lower(), []).append(el)
+            for cls in (el.get("class") or "").split():
+                self.classes.setdefault(cls, []).append(el)
+            ident = el.get("id")
+            if ident:
+                self.ids.setdefault(ident, []).append(el)
 
-def _may_match(selector: str, classes: set[str], ids: set[str], tags: set[str]) -> bool:
-    """Cheap pre-filter on the rightmost compound: most of a framework's rules never apply."""
-    m = _KEY_COMPOUND.search(selector)
-    if not m:
-        return True
-    key = m.group(1)
-    if any(c not in classes for c in _CLASS_TOKEN.findall(key)):
-        return False
-    if any(i not in ids for i in _ID_TOKEN.findall(key)):
-        return False
-    tag = _TAG_TOKEN.match(key)
-    return not (tag and tag.group(1).lower() not in tags)
+    def may_match(self, selector: str) -> bool:
+        """False when the rightmost compound names a class, id or tag that is not here."""
+        m = _KEY_COMPOUND.search(selector)
+        if not m:
+            return True
+        key = m.group(1)
+        if any(c not in self.classes for c in _CLASS_TOKEN.findall(key)):
+            return False
+        if any(i not in self.ids for i in _ID_TOKEN.findall(key)):
+            return False
+        tag = _TAG_TOKEN.match(key)
+        return not (tag and tag.group(1).lower() not in self.tags)
+
+    def simple(self, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:
+        """Match `tag.class#id` compounds from the index; None for anything more complex."""
+        m = _SIMPLE.match(selector)
+        if not m or not selector:
+            return None
+        tag = (m.group(1) or "").lower()
+        classes = _CLASS_TOKEN.findall(m.group(2))
+        ids = _ID_TOKEN.findall(m.group(2))
+        if ids:
+            pool = self.ids.get(ids[0], [])
+        elif classes:
+            pool = self.classes.get(classes[0], [])
+        else:
+            pool = self.tags.get(tag, [])
+        found = [
+            el
+            for el in pool
+            if (not tag or el.tag.lower() == tag)
+            and all(c in (el.get("class") or "").split() for c in classes)
+            and all(el.get("id") == i for i in ids)
+        ]
+        return found, (len(ids), len(classes), 1 if tag else 0)
 
 
 _TRANSLATOR = GenericTranslator()
@@ -323,12 +343,12 @@ def _apply_sheets(root: Any, sheets: list[str], cascade: _Cascade) -> None:
     hiding = [r for r in rules if _is_hiding(r[2]) or _visually_hidden(r[2])]
     if not hiding:
         return
-    classes, ids, tags = _doc_tokens([root])
+    index = _Index(root.iter())
     candidates: set[Any] = set()
     for order, selector, decls in hiding:
-        if not _may_match(selector, classes, ids, tags):
+        if not index.may_match(selector):
             continue
-        found = _select(root, selector)
+        found = index.simple(selector) or _select(root, selector)
         if found is not None:
             elements, specificity = found
             for el in elements:
@@ -336,13 +356,11 @@ def _apply_sheets(root: Any, sheets: list[str], cascade: _Cascade) -> None:
                 cascade.add(el, decls, (0, *specificity, order))
     if not candidates:
         return
-    classes, ids, tags = _doc_tokens(candidates)
+    index = _Index(candidates)
     for order, selector, decls in rules:
-        if _is_hiding(decls) or _visually_hidden(decls):
+        if _is_hiding(decls) or _visually_hidden(decls) or not index.may_match(selector):
             continue
-        if not _may_match(selector, classes, ids, tags):
-            continue
-        found = _select(root, selector)
+        found = index.simple(selector) or _select(root, selector)
         if found is not None:
             elements, specificity = found
             for el in elements:

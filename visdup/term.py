@@ -406,9 +406,14 @@ def _compress_nodes(root: _Node) -> _Node:
             return root
 
 
+def compress_python(term: Term) -> Term:
+    """The reference implementation of :func:`compress`, in Python."""
+    return _from_nodes(_compress_nodes(_to_nodes(term)))
+
+
 def compress(term: Term) -> Term:
     """The irreducible term: hrz and vrt applied until nothing changes (§1.6)."""
-    return _from_nodes(_compress_nodes(_to_nodes(term)))
+    return compress_python(term)
 
 
 def join(a: Term, b: Term) -> Term:
@@ -476,6 +481,13 @@ def translate(
     root: lxml.etree._Element, classes: Mapping[str, str | None] | None = None
 ) -> Translation:
     """HTML tree → marked term with every mark 1 (§1.1), one text leaf per run of inline content."""
+    return translate_python(root, classes)
+
+
+def translate_python(
+    root: lxml.etree._Element, classes: Mapping[str, str | None] | None = None
+) -> Translation:
+    """The reference implementation of :func:`translate`, in Python."""
     table = _classes(classes)
     root_cls = table.get(root.tag, TEXT) if isinstance(root.tag, str) else GRP
     top = _Node(root_cls if root_cls not in (None, TEXT) else GRP)
