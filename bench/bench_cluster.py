@@ -68,7 +68,6 @@ def compare_representations(pages, labels, thresholds) -> None:
     variants = {
         "dom (tags + text leaves)": lambda b: page_tree(b),
         "dom, class names in labels": lambda b: page_tree(b, classes=True),
-        "dom, no text leaves": lambda b: page_tree(b, text=False),
         "visual term (compressed)": term_tree,
     }
     print(f"warpcore: {len(pages)} pages, {len(set(labels.values()))} labelled templates")
@@ -182,7 +181,7 @@ def online_cost() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--thresholds", default="0.1,0.2,0.3")
+    parser.add_argument("--thresholds", default="0.3,0.4,0.5")
     args = parser.parse_args()
     thresholds = [float(x) for x in args.thresholds.split(",")]
     if not (DATA / "labels.csv").exists():

@@ -97,6 +97,41 @@ def _readability(html: bytes) -> str:
     return lxml.html.fromstring(summary).text_content() if summary.strip() else ""
 
 
+def fingerprint_figures(pages: list[tuple[str, bytes, str]]) -> None:
+    """Content prints of AEB's true article texts: one edited sentence against other pages."""
+    from visdup.textprint import compare, text_print
+
+    texts = [expected for _, _, expected in pages if len(expected) > 200]
+    start = time.perf_counter()
+    prints = [text_print(t) for t in texts]
+    ms = (time.perf_counter() - start) * 1000 / max(1, len(texts))
+    edited_prints = []
+    for text in texts:
+        # Change one word in the middle of the text: a typo fix, a corrected figure.
+        words = text.split(" ")
+        middle = len(words) // 2
+        words[middle] = words[middle] + "x"
+        edited_prints.append(text_print(" ".join(words)))
+    near = [compare(a, b) for a, b in zip(prints, edited_prints, strict=True)]
+    far = [compare(a, b) for a, b in zip(prints, prints[1:] + prints[:1], strict=True)]
+
+    def share(items: list, test: Callable) -> str:
+        return f"{sum(1 for x in items if test(x)) / max(1, len(items)):.2f}"
+
+    print(f"\ncontent prints of {len(texts)} AEB article texts: {ms:.2f} ms per print")
+    print(f"{'pairs':<22}{'partial/mirror':>15}{'median score':>14}"
+          f"{'ham<=3':>8}{'ham<=8':>8}{'ham<=12':>9}")  # fmt: skip
+    for name, matches in (("one word edited", near), ("different articles", far)):
+        scores = sorted(m.score for m in matches)
+        print(
+            f"{name:<22}{share(matches, lambda m: m.kind is not None):>15}"
+            f"{scores[len(scores) // 2]:>14.2f}"
+            f"{share(matches, lambda m: m.simhash_distance <= 3):>8}"
+            f"{share(matches, lambda m: m.simhash_distance <= 8):>8}"
+            f"{share(matches, lambda m: m.simhash_distance <= 12):>9}"
+        )
+
+
 EXTRACTORS: dict[str, Callable[[bytes], str]] = {
     "visdup": _visdup,
     "trafilatura": _trafilatura,
@@ -127,6 +162,8 @@ def main() -> None:
     for name, (f1, p, r, ms, _) in results.items():
         ratio = f"{base[3] / ms:.2f}x" if base and ms else "-"
         print(f"{name:<18}{f1:>7.3f}{p:>7.3f}{r:>7.3f}{ms:>10.1f}{ratio:>16}")
+    if not args.only:
+        fingerprint_figures(pages)
     if args.worst and "visdup" in results:
         worst = sorted(results["visdup"][4], key=lambda x: 2 * x[1] * x[2] / (x[1] + x[2] or 1))
         for key, p, r in worst[: args.worst]:

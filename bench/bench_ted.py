@@ -119,18 +119,17 @@ def choose_pairs(
     return pairs
 
 
-def random_tree(rng: random.Random, n: int, page_like: bool) -> Flat:
-    """A random tree; page_like puts a small first child (a head) before a big last one."""
+def random_tree(rng: random.Random, n: int, mirrored: bool) -> Flat:
+    """A random recursive tree: shallow like a DOM, its earliest (first) children grow biggest.
+
+    Mirrored, the big subtrees come last, as <body> comes after <head>.
+    """
     kids: list[list[int]] = [[] for _ in range(n)]
-    head = 6 if page_like else 0
     for i in range(1, n):
-        if page_like and i <= head:
-            p = 0 if i == 1 else 1
-        elif page_like and i == head + 1:
-            p = 0
-        else:
-            p = rng.randrange(max(head + 1 if page_like else 0, i - 8), i)
-        kids[p].append(i)
+        kids[rng.randrange(i)].append(i)
+    if mirrored:
+        for k in kids:
+            k.reverse()
     order: list[int] = []
     stack = [0]
     while stack:
@@ -150,6 +149,36 @@ def fmt_ms(seconds: float) -> str:
     return f"{seconds * 1000:9.2f}"
 
 
+def directions(label: str, a: Flat, b: Flat) -> None:
+    """One line: times of auto, leftmost-only and rightmost-only paths on a pair."""
+    kernel = distance._KERNELS["c"]
+    work = distance._WORK["c"]
+    times: dict[int, float] = {}
+    results = set()
+    for direction in (0, 1, 2):
+        d, t = timed(
+            lambda direction=direction: kernel(*a, *b, 5000, direction), budget=0.2, repeat=3
+        )
+        times[direction] = t
+        results.add(d)
+    (la, ra), (lb, rb) = work(a[2]), work(b[2])
+    print(
+        f"{label:>10} {len(a[2]):6d} {len(b[2]):6d} {fmt_ms(times[0])} {fmt_ms(times[1])} "
+        f"{fmt_ms(times[2])} {times[1] / times[0]:10.1f}   work L {la * lb:.1e} R {ra * rb:.1e}"
+        + ("" if len(results) == 1 else "  <-- directions disagree")
+    )
+
+
+DIRECTION_HEAD = " ".join(
+    f"{h:>{w}}"
+    for h, w in zip(
+        ("shape", "nodes", "nodes", "auto", "left", "right", "left/auto"),
+        (10, 6, 6, 9, 9, 9, 10),
+        strict=True,
+    )
+)
+
+
 def real_pages(docs: Path, count: int, seed: int) -> None:
     kernel = distance._KERNELS["c"]
     started = time.perf_counter()
@@ -161,9 +190,8 @@ def real_pages(docs: Path, count: int, seed: int) -> None:
     )
     pairs = choose_pairs(terms, count, random.Random(seed))
     print(f"\n{len(pairs)} pairs, C kernel (best of a few runs) vs apted 1.0.3 (one run)")
-    print(
-        f"{'nodes a':>8} {'nodes b':>8} {'delta':>6} {'apted':>6} {'C ms':>9} {'apted ms':>9} {'ratio':>7}"
-    )
+    heads = ("nodes a", "nodes b", "delta", "apted", "C ms", "apted ms", "ratio")
+    print(" ".join(f"{h:>{w}}" for h, w in zip(heads, (8, 8, 6, 6, 9, 9, 7), strict=True)))
     rows = []
     for (_, a), (_, b) in pairs:
         fa, fb = flat(a), flat(b)
@@ -191,10 +219,15 @@ def real_pages(docs: Path, count: int, seed: int) -> None:
     for low, high, _ in BANDS:
         band = [r for r in rows if low <= max(r[0], r[1]) < high]
         if band:
-            print(
-                f"  {low:4d}-{high:<4d} {len(band):3d} {fmt_ms(statistics.median(r[4] for r in band))}"
-                f" {fmt_ms(statistics.median(r[5] for r in band))}"
-            )
+            mid_c = statistics.median(r[4] for r in band)
+            mid_a = statistics.median(r[5] for r in band)
+            print(f"  {low:4d}-{high:<4d} {len(band):3d} {fmt_ms(mid_c)} {fmt_ms(mid_a)}")
+
+    print("\nlargest pages under 3000 nodes, C kernel: auto direction vs one direction (ms)")
+    print(DIRECTION_HEAD)
+    largest = sorted((t for _, t in terms if t.nodes <= 3000), key=lambda t: -t.nodes)[:4]
+    for a, b in zip(largest[::2], largest[1::2], strict=False):
+        directions("page", flat(a), flat(b))
 
     small = [(a, b) for (_, a), (_, b) in pairs if max(a.nodes, b.nodes) < 200][:6]
     if small:
@@ -215,32 +248,14 @@ def real_pages(docs: Path, count: int, seed: int) -> None:
 
 
 def scaling(seed: int) -> None:
-    kernel = distance._KERNELS["c"]
-    work = distance._WORK["c"]
-    print("\nsynthetic random trees, C kernel: auto direction vs leftmost paths only (ms)")
-    print(f"{'shape':>10} {'nodes':>6} {'auto':>9} {'left':>9} {'right':>9} {'left/auto':>10}")
+    print("\nsynthetic random trees, C kernel: auto direction vs one direction (ms)")
+    print(DIRECTION_HEAD)
     rng = random.Random(seed)
-    for page_like in (False, True):
+    for mirrored in (False, True):
         for n in (200, 1000, 3000):
-            a = random_tree(rng, n, page_like)
-            b = random_tree(rng, n, page_like)
-            times: dict[int, float] = {}
-            results = set()
-            for direction in (0, 1, 2):
-                d, t = timed(
-                    lambda a=a, b=b, direction=direction: kernel(*a, *b, 5000, direction),
-                    budget=0.2,
-                    repeat=3,
-                )
-                times[direction] = t
-                results.add(d)
-            (la, ra), (lb, rb) = work(a[2]), work(b[2])
-            print(
-                f"{'page-like' if page_like else 'random':>10} {n:6d} {fmt_ms(times[0])} "
-                f"{fmt_ms(times[1])} {fmt_ms(times[2])} {times[1] / times[0]:10.1f}"
-                f"   work L {la * lb:.2e} R {ra * rb:.2e}"
-                + ("" if len(results) == 1 else "  <-- directions disagree")
-            )
+            a = random_tree(rng, n, mirrored)
+            b = random_tree(rng, n, mirrored)
+            directions("mirrored" if mirrored else "random", a, b)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -35,7 +35,7 @@ def test_fixture_sites_cluster_by_template():
     clusters = cluster_trees(fixture_trees().items())
     groups = sorted(sorted(c.members) for c in clusters)
     assert [{kind(m) for m in g} for g in groups] == [{"article"}, {"listing"}, {"product"}]
-    assert sorted(c.size for c in clusters) == [3, 3, 4]
+    assert sorted(c.size for c in clusters) == [3, 3, 5]
     product = next(c for c in clusters if kind(c.members[0]) == "product")
     assert product.representative in product.members
     assert product.id == 0  # largest first
@@ -52,7 +52,7 @@ def test_order_does_not_matter():
 
 def test_threshold_zero_keeps_pages_apart():
     clusters = cluster_trees(fixture_trees().items(), threshold=0.0)
-    assert len(clusters) == 10
+    assert len(clusters) == 11
 
 
 def test_outliers_and_empty_pages_stay_alone():
@@ -123,7 +123,7 @@ def test_cluster_command_json():
     result = run_cli("cluster", str(FIXTURES), "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert sorted(c["size"] for c in data["clusters"]) == [3, 3, 4]
+    assert sorted(c["size"] for c in data["clusters"]) == [3, 3, 5]
     assert set(data["clusters"][0]) == {"id", "size", "representative", "members"}
 
 

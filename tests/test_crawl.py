@@ -14,6 +14,14 @@ from visdup.report import build_report
 from visdup.store import Store
 
 
+PROSE = [
+    "Cycling to work in winter takes some preparation, but it is far from impossible.",
+    "Good lights matter more than anything else when the days are short and the roads wet.",
+    "Mudguards keep you and the riders behind you dry, and they cost very little to fit.",
+    "Check your tyre pressure weekly, since cold air lowers it faster than you would expect.",
+]
+
+
 def _site(root):
     words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota", "kappa"]
     pages = {}
@@ -144,7 +152,7 @@ async def test_drop_policy_drops_duplicates(site, tmp_path):
 @deferred_f_from_coro_f
 async def test_nofollow_policy_skips_links_of_duplicates(tmp_path):
     # chain: index -> a -> b; b is a near copy of a and alone links to /only-from-copy.html
-    a = article("Same", ["same text everywhere"], ["/b.html"])
+    a = article("Same", PROSE, ["/b.html"])
     pages = {
         "index.html": listing("Home", [("/a.html", "a")]),
         "a.html": a,

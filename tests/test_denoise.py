@@ -92,6 +92,18 @@ def test_broken_css_does_not_raise() -> None:
     assert "plain" in visible_text(root)
 
 
+def test_hostile_stylesheet_stays_cheap() -> None:
+    rules = "".join(f".a .b:nth-child({i}) {{ display: none }}\n" for i in range(20000))
+    nested = "@media screen {" * 20000 + ".b { display: none }" + "}" * 20000
+    html = f"""<html><head><style>{rules}</style><style>{nested}</style></head><body>
+    <div class="a">{'<p class="b">x</p>' * 300}</div><p>kept</p></body></html>"""
+    root = doc(html)
+    start = time.perf_counter()
+    remove_invisible(root)
+    assert time.perf_counter() - start < 10
+    assert "kept" in visible_text(root)
+
+
 def test_scripted_reveal_keeps_most_of_the_page() -> None:
     paragraph = "This is the article text that a script reveals after loading the page. " * 10
     html = f"""<html><head><style>.js-reveal {{ display: none }}</style></head><body>
@@ -177,7 +189,7 @@ def test_overlay_fixture_content() -> None:
         b"<html>",
         b"<html><body></body></html>",
         b"\x00\x01\x02binary\xff\xfe",
-        "<p>unclosed <div><b>bold <i>text</p></b> trailing".encode(),
+        b"<p>unclosed <div><b>bold <i>text</p></b> trailing",
         b"<html><body><table><tr><td>cell</table></body>",
         "<html><body><p>caf\xe9 ok</p></body></html>".encode("latin-1"),
     ],

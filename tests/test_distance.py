@@ -501,3 +501,34 @@ def test_pure_python_switch() -> None:
     env["VISDUP_PURE_PYTHON"] = "0"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == ("c" if "c" in distance._KERNELS else "python"), out.stderr
+
+
+def test_dp_cells_counts_keyroot_work() -> None:
+    # Keyroots by their definition, quadratically: a node is a left (right) keyroot
+    # when it is the root or not the first (last) child of its parent.
+    def parent(sizes: list[int], i: int) -> int | None:
+        enclosing = [p for p in range(i) if i < p + sizes[p]]
+        return max(enclosing) if enclosing else None
+
+    def work(sizes: list[int]) -> tuple[int, int]:
+        left = right = 0
+        for i in range(len(sizes)):
+            p = parent(sizes, i)
+            if p is None:
+                left += sizes[i]
+                right += sizes[i]
+                continue
+            siblings = [j for j in range(p + 1, p + sizes[p]) if parent(sizes, j) == p]
+            left += sizes[i] if siblings[0] != i else 0
+            right += sizes[i] if siblings[-1] != i else 0
+        return left, right
+
+    rng = random.Random(21)
+    for _ in range(100):
+        fa, fb = random_pair_trees(rng, 40, marked=False)
+        wa, wb = work(fa[2]), work(fb[2])
+        for kernel_work in distance._WORK.values():
+            assert kernel_work(fa[2]) == wa
+            assert kernel_work(fb[2]) == wb
+        expected = min(wa[0] * wb[0], wa[1] * wb[1])
+        assert distance.dp_cells(as_term(fa), as_term(fb)) == expected

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-from visdup.extract import best_template, extract_pages, extract_record, write_dataset
+from visdup.extract import (
+    best_template,
+    extract_pages,
+    extract_record,
+    match_template,
+    write_dataset,
+)
 from visdup.stm import page_tree
 from visdup.template import Template, build_template, clean_value, slug
 
@@ -78,6 +85,22 @@ def test_records_have_exact_values():
     assert len(dataset.templates) == 3
 
 
+def test_missing_row_leaves_its_column_empty():
+    # p5 has no Publisher row: matching by structure alone reads its Format row there.
+    template = product_template()
+    p5 = page_tree((FIXTURES / "product-p5.html").read_bytes())
+    record = extract_record(template, "p5", p5)
+    assert record["fits"] is True
+    assert (record["isbn_13"], record["publisher"]) == ("9780000000059", None)
+    assert (record["title"], record["author"], record["price"]) == (
+        "Glass Harbor",
+        "Eli Grant",
+        "$9.99",
+    )
+    structure_only = dataclasses.replace(template, fixed=[False] * len(template.fixed))
+    assert match_template(structure_only, p5).values["publisher"] == "Paperback"
+
+
 def test_page_that_fits_no_template():
     template = product_template()
     article = page_tree((FIXTURES / "article-a1.html").read_bytes())
@@ -107,7 +130,7 @@ def test_bad_pages_become_empty_records():
 def test_writers(tmp_path):
     dataset = extract_pages(pages())
     out = tmp_path / "rows.jsonl"
-    assert write_dataset(dataset, out) == 10
+    assert write_dataset(dataset, out) == 11
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert rows == dataset.records
     out_csv = tmp_path / "rows.csv"
@@ -137,7 +160,7 @@ def test_extract_command(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     with out.open(newline="") as fh:
-        assert len(list(csv.DictReader(fh))) == 10
+        assert len(list(csv.DictReader(fh))) == 11
     bad = subprocess.run(
         [
             sys.executable,

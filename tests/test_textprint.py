@@ -55,7 +55,13 @@ def test_split_other_european_languages() -> None:
 
 def test_split_cjk_without_spaces() -> None:
     text = "今天天气很好。我们去公园吧！你来吗？好的；走吧"
-    assert split_sentences(text) == ["今天天气很好。", "我们去公园吧！", "你来吗？", "好的；", "走吧"]
+    assert split_sentences(text) == [
+        "今天天气很好。",
+        "我们去公园吧！",
+        "你来吗？",
+        "好的；",
+        "走吧",
+    ]
 
 
 def test_split_keeps_closing_quotes_with_their_sentence() -> None:
@@ -144,6 +150,7 @@ def test_one_changed_sentence_is_a_partial_mirror() -> None:
     assert 0.8 < match.score < 1.0
     assert match.paragraphs < match.sentences or match.paragraphs < 1.0
     assert match.simhash_distance <= 12
+    assert match.sections < 1.0
 
 
 def test_different_articles_in_one_template_do_not_match() -> None:
@@ -175,7 +182,9 @@ def test_cjk_fingerprints() -> None:
 
 
 def test_partial_copy_counts_by_containment() -> None:
-    article = [("paragraph", 0, f"Original paragraph {i} has its own long sentence.") for i in range(4)]
+    article = [
+        ("paragraph", 0, f"Original paragraph {i} has its own long sentence.") for i in range(4)
+    ]
     bigger = article + [
         ("paragraph", 0, f"Unrelated added paragraph {i} with another sentence.") for i in range(12)
     ]
@@ -183,6 +192,8 @@ def test_partial_copy_counts_by_containment() -> None:
     assert match.kind == "partial"
     assert match.containment == 1.0
     assert match.score < 0.5
+    one_sentence = content_print(article[:1])
+    assert compare(one_sentence, content_print(bigger)).kind is None  # too small to call
 
 
 def test_json_round_trip() -> None:

@@ -40,7 +40,7 @@ from visdup.stm import (
 logger = logging.getLogger(__name__)
 
 #: Distance above which two clusters stay apart.
-DEFAULT_THRESHOLD = 0.3
+DEFAULT_THRESHOLD = 0.4
 #: Representatives kept per cluster (the medoid included).
 DEFAULT_REPRESENTATIVES = 4
 #: Fraction by which representatives are pulled toward the medoid.

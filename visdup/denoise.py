@@ -1,9 +1,20 @@
 """Strip what a reader never sees, then find the page's main content by node weight.
 
-Seed 001 (Wang & Zhang): invisible and floating layers go first; every block node then gets a
-weight from its text share, its link share, its depth and the words of its class/id, and
-low-weight branches are pruned top-down. Every walk here uses lxml's iterative walkers or
-explicit stacks: pages can nest thousands of levels deep.
+Seed 001 (Wang & Zhang): invisible and floating layers go first; every block node then gets
+a weight from its text, its links, its depth and the words of its class/id, and low-weight
+branches are pruned top-down. The seed's formula (1) is lost; the combination used here:
+
+- a paragraph (text between block boundaries) is worth its characters minus 1.5 x its link
+  characters when it reads like prose, and costs 0.2 x its plain and 1 x its link
+  characters when it does not (menus, labels); a linked heading (a teaser card) costs 3 x;
+- S(Q) sums the paragraphs of Q's subtree (t rewarded, k punished); a child whose
+  class/id factor m is below 1 passes up only m of its positive sum;
+- H(Q) = S(Q) x m(Q) x the smallest m among Q's ancestors x (1 + 0.02 x min(d, 20)), d the
+  depth below <body> (furniture sits shallower); the node with the highest H is the content;
+- inside it, children go top-down when their m is below 1 and they hold under half of the
+  content's prose, when they are link lists, or when they are figures.
+
+Every walk uses lxml's iterative walkers or explicit stacks: pages nest thousands deep.
 """
 
 from __future__ import annotations
@@ -18,6 +29,8 @@ from typing import Any
 import lxml.etree
 from cssselect import GenericTranslator, SelectorError
 from cssselect import parse as css_parse
+
+from visdup.parse import parse_html
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +60,17 @@ NEVER_RENDERED = frozenset(
         "textarea",
         "option",
         "datalist",
-        "math",
     }
 )
+
+#: A CSS-hidden element holding this share of the page's prose (and at least
+#: REVEAL_MIN_CHARS characters) is taken to be revealed by a script on load, and kept.
+REVEAL_SHARE = 0.5
+REVEAL_MIN_CHARS = 500
+
+#: Complex CSS selectors (with combinators) evaluated per page at most: each one scans the
+#: whole tree, and a hostile stylesheet can hold millions.
+MAX_SELECTOR_EVALUATIONS = 400
 
 #: Elements that start a new paragraph of text; everything else flows inline.
 BLOCK_TAGS = frozenset(
@@ -70,13 +91,15 @@ NOISE_TAGS = frozenset({"nav", "aside", "footer", "menu"})
 #: class/id words that mark page furniture (weight factor below 1).
 NOISE_WORDS = frozenset(
     {
-        "nav", "navbar", "navigation", "menu", "footer", "sidebar", "aside", "ad", "ads",
-        "advert", "advertisement", "advertising", "banner", "sponsor", "sponsored", "promo",
-        "comment", "comments", "disqus", "share", "sharing", "social", "related", "recommended",
-        "popular", "trending", "newsletter", "subscribe", "signup", "breadcrumb",
-        "breadcrumbs", "widget", "cookie", "cookies", "consent", "gdpr", "modal", "popup", "masthead",
-        "toolbar", "pagination", "pager", "tags", "taglist", "outbrain", "taboola", "byline",
-        "author", "meta", "more", "recirc", "teaser", "caption", "credit", "gallery", "slideshow", "date", "dateline", "timestamp", "header", "skip", "print", "topics",
+        "nav", "navbar", "navigation", "menu", "footer", "sidebar", "aside", "complementary",
+        "contentinfo", "ad", "ads", "advert", "advertisement", "advertising", "banner",
+        "sponsor", "sponsored", "promo", "comment", "comments", "disqus", "share", "sharing",
+        "social", "related", "recommended", "popular", "trending", "newsletter", "subscribe",
+        "signup", "breadcrumb", "breadcrumbs", "widget", "cookie", "cookies", "consent", "gdpr",
+        "modal", "popup", "masthead", "toolbar", "pagination", "pager", "tags", "taglist",
+        "outbrain", "taboola", "byline", "author", "meta", "more", "recirc", "teaser",
+        "caption", "credit", "gallery", "slideshow", "date", "dateline", "timestamp", "header",
+        "skip", "print", "topics",
     }
 )  # fmt: skip
 
@@ -87,6 +110,10 @@ CONTENT_WORDS = frozenset(
         "articlebody", "postbody", "entrycontent", "storybody", "richtext", "prose",
     }
 )  # fmt: skip
+
+#: The d of seed 001: weight gained per level below <body> (capped at 20 levels); page
+#: furniture sits shallower than the article.
+DEPTH_BONUS = 0.02
 
 #: Elements dropped from inside the main content: captions describe pictures, not the story.
 PRUNE_TAGS = frozenset({"figure", "figcaption"})
@@ -270,14 +297,17 @@ _TRANSLATOR = GenericTranslator()
 
 
 @functools.lru_cache(maxsize=4096)
-def _compile(selector: str) -> tuple[lxml.etree.XPath, tuple[int, int, int]] | None:
-    """Pages of one site share their stylesheets: compile each selector once per process."""
+def _compile(selector: str) -> tuple[str, tuple[int, int, int]] | None:
+    """Pages of one site share their stylesheets: translate each selector once per process.
+
+    The XPath text is cached, not an lxml XPath object, which must not be shared by threads.
+    """
     try:
         parsed = css_parse(selector)
         if len(parsed) != 1:
             return None
-        return lxml.etree.XPath(_TRANSLATOR.selector_to_xpath(parsed[0])), parsed[0].specificity()
-    except (SelectorError, lxml.etree.XPathError, ValueError, TypeError):
+        return _TRANSLATOR.selector_to_xpath(parsed[0]), parsed[0].specificity()
+    except (SelectorError, ValueError, TypeError):
         return None
 
 
@@ -287,7 +317,7 @@ def _select(root: Any, selector: str) -> tuple[list[Any], tuple[int, int, int]] 
         return None
     xpath, specificity = compiled
     try:
-        return xpath(root), specificity
+        return root.xpath(xpath), specificity
     except lxml.etree.XPathError:
         return None
 
@@ -338,17 +368,32 @@ def _apply_sheets(root: Any, sheets: list[str], cascade: _Cascade) -> None:
     """
     rules = [
         (order, selector, decls)
-        for order, (selector, decls) in enumerate(r for sheet in sheets for r in _style_rules(sheet))
+        for order, (selector, decls) in enumerate(
+            r for sheet in sheets for r in _style_rules(sheet)
+        )
     ]
     hiding = [r for r in rules if _is_hiding(r[2]) or _visually_hidden(r[2])]
     if not hiding:
         return
     index = _Index(root.iter())
     candidates: set[Any] = set()
+    budget = [MAX_SELECTOR_EVALUATIONS]
+
+    def select(index: _Index, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:
+        found = index.simple(selector)
+        if found is not None:
+            return found
+        if budget[0] <= 0:
+            return None
+        budget[0] -= 1
+        if not budget[0]:
+            logger.debug("Stylesheet too large: the rest of its complex selectors are ignored")
+        return _select(root, selector)
+
     for order, selector, decls in hiding:
         if not index.may_match(selector):
             continue
-        found = index.simple(selector) or _select(root, selector)
+        found = select(index, selector)
         if found is not None:
             elements, specificity = found
             for el in elements:
@@ -360,12 +405,25 @@ def _apply_sheets(root: Any, sheets: list[str], cascade: _Cascade) -> None:
     for order, selector, decls in rules:
         if _is_hiding(decls) or _visually_hidden(decls) or not index.may_match(selector):
             continue
-        found = index.simple(selector) or _select(root, selector)
+        found = select(index, selector)
         if found is not None:
             elements, specificity = found
             for el in elements:
                 if el in candidates:
                     cascade.add(el, decls, (0, *specificity, order))
+
+
+def _remove_outermost(root: Any, doomed: set[Any]) -> int:
+    """Remove the doomed elements, skipping those inside one already going (no depth scans)."""
+    outermost: list[Any] = []
+    walker = lxml.etree.iterwalk(root, events=("start",))
+    for _, el in walker:
+        if el in doomed and el is not root:
+            outermost.append(el)
+            walker.skip_subtree()
+    for el in outermost:
+        _remove(el)
+    return len(outermost)
 
 
 def remove_invisible(root: Any) -> int:
@@ -375,66 +433,57 @@ def remove_invisible(root: Any) -> int:
     most of the page's prose means scripts reveal it on load: such an element stays.
     `aria-hidden="true"` alone keeps an element (icons, but also visible duplicates
     of real text); combined with a visually-hidden style it is seen by nobody and goes.
+    The count is of outermost elements removed: what sat inside them is not counted.
     """
     if root is None:
         return 0
-    doomed: list[Any] = []
-    css_hidden: list[Any] = []
+    never: set[Any] = set()
     sheets: list[str] = []
     for el in root.iter():
         tag = el.tag
         if not isinstance(tag, str):
-            doomed.append(el)  # comments and processing instructions
+            never.add(el)  # comments and processing instructions
             continue
         tag = tag.lower()
         if tag == "style" and el.text:
             media = (el.get("media") or "all").lower()
             if "screen" in media or "all" in media:
                 sheets.append(el.text)
-        if tag in NEVER_RENDERED:
-            doomed.append(el)
-        elif el.get("hidden") is not None or (tag == "dialog" and el.get("open") is None):
-            doomed.append(el)
-        elif (el.get("type") or "").lower() == "hidden" and tag == "input":
-            doomed.append(el)
+        if (
+            tag in NEVER_RENDERED
+            or el.get("hidden") is not None
+            or (tag == "dialog" and el.get("open") is None)
+        ):
+            never.add(el)
+    removed = _remove_outermost(root, never)
     cascade = _Cascade()
     if sheets:
         _apply_sheets(root, sheets, cascade)
     for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue
-        style = el.get("style")
+        style = el.get("style") if isinstance(el.tag, str) else None
         if style:
             cascade.add(el, _declarations(style), (1, 0, 0, 0, 0))
-    doomed_set = set(doomed)
-    for el, _ in list(cascade.values.items()):
-        if el in doomed_set or el.tag in {"html", "body"}:
+    hidden: list[Any] = []
+    for el in cascade.values:
+        if el.tag in {"html", "body"}:
             continue
         decls = cascade.resolved(el)
         if _is_hiding(decls) or (
             el.get("aria-hidden", "").lower() == "true" and _visually_hidden(decls)
         ):
-            css_hidden.append(el)
-    if css_hidden:
-        sizes = _own_text_len(root)
-        body_text = max(sizes.get(root, 0), 1)
-        for el in css_hidden:
-            if sizes.get(el, 0) >= 0.5 * body_text and sizes.get(el, 0) >= 500:
-                logger.debug("Keeping hidden <%s>: it holds most of the page's text", el.tag)
-                continue
-            doomed.append(el)
-    removed = 0
-    gone: set[Any] = set()
-    for el in doomed:
-        if el in gone or el.getparent() is None:
+            hidden.append(el)
+    if not hidden:
+        return removed
+    sizes = _own_text_len(root)
+    page_text = max(sizes.get(root, 0), 1)
+    doomed: set[Any] = set()
+    for el in hidden:
+        size = sizes.get(el, 0)
+        if size >= REVEAL_SHARE * page_text and size >= REVEAL_MIN_CHARS:
+            logger.debug("Keeping hidden <%s>: it holds most of the page's text", el.tag)
             continue
-        # Ancestor already removed: the element left with it.
-        if any(a in gone for a in el.iterancestors()):
-            continue
-        gone.add(el)
-        _remove(el)
-        removed += 1
-    return removed
+        doomed.add(el)
+    return removed + _remove_outermost(root, doomed)
 
 
 # --------------------------------------------------------------------------- weights
@@ -659,16 +708,18 @@ def _choose(root: Any, w: _Weights) -> Any:
     """
     best, best_score = root, float("-inf")
     path: dict[Any, float] = {root: 1.0}
+    depth: dict[Any, int] = {root: 0}
     for el in root.iter():
         if not isinstance(el.tag, str):
             continue
         if el is not root:
             parent = el.getparent()
             path[el] = min(path[parent], w.factor(parent)) if parent is not root else 1.0
+            depth[el] = depth[parent] + 1
         score = w.net.get(el, 0.0)
         if score <= 0:
             continue
-        weighted = score * w.factor(el) * path[el]
+        weighted = score * w.factor(el) * path[el] * (1 + DEPTH_BONUS * min(depth[el], 20))
         if weighted >= best_score:
             best, best_score = el, weighted
     return best
@@ -685,12 +736,9 @@ def _prune(node: Any, w: _Weights) -> None:
                 continue
             g = w.good.get(child, 0)
             s = w.net.get(child, 0.0)
-            drop = child.tag in PRUNE_TAGS
-            if w.factor(child) < 1 and g < PRUNE_NOISE_SHARE * total:
-                drop = True
-            elif s < 0 and g < 0.1 * total and w.link_density(child) > PRUNE_LINK_DENSITY:
-                drop = True
-            if drop:
+            furniture = w.factor(child) < 1 and g < PRUNE_NOISE_SHARE * total
+            link_list = s < 0 and g < 0.1 * total and w.link_density(child) > PRUNE_LINK_DENSITY
+            if child.tag in PRUNE_TAGS or furniture or link_list:
                 _remove(child)
             else:
                 stack.append(child)
@@ -703,6 +751,19 @@ def _join_blocks(blocks: Iterable[_Block]) -> list[tuple[str, int, str]]:
         if text:
             out.append((b.kind, b.level, text))
     return out
+
+
+def _tidy(blocks: list[tuple[str, int, str]], title: str | None) -> list[tuple[str, int, str]]:
+    """Drop the title heading (kept apart) and headings left with nothing under them."""
+    if title:
+        folded = title.casefold()
+        for i, (kind, _, text) in enumerate(blocks[:3]):
+            if kind == "heading" and text.casefold() == folded:
+                blocks = blocks[:i] + blocks[i + 1 :]
+                break
+    while blocks and blocks[-1][0] == "heading":
+        blocks = blocks[:-1]
+    return blocks
 
 
 def main_content(root: Any) -> MainContent:
@@ -719,17 +780,13 @@ def main_content(root: Any) -> MainContent:
     weights = _scores(body, blocks)
     node = _choose(body, weights)
     _prune(node, weights)
-    kept = _join_blocks(_blocks(node))
-    if title and kept and kept[0][0] == "heading" and kept[0][2] == title:
-        kept = kept[1:]
+    kept = _tidy(_join_blocks(_blocks(node)), title)
     text = "\n\n".join(t for _, _, t in kept)
     return MainContent(title, node, text, kept)
 
 
 def extract(html: bytes | str) -> MainContent:
     """Parse and extract in one call; unusable input gives empty content, never an error."""
-    from visdup.parse import parse_html
-
     doc = parse_html(html)
     if doc.root is None:
         return MainContent(None, None, "", [])

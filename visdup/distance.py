@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_MAX_NODES",
     "KERNEL",
     "distance_lower_bound",
+    "dp_cells",
     "similarity",
     "tree_distance",
 ]
@@ -291,6 +292,19 @@ def tree_distance(
     )
 
 
+def dp_cells(a: Term | FlatTree, b: Term | FlatTree) -> int:
+    """Cells the exact DP will fill for this pair, in O(n): a time budget, not just a node cap.
+
+    It is the smaller of the two directions' products of keyroot-size sums. Node
+    counts alone do not bound the time: deep, bushy trees of 1000 nodes can cost
+    a hundred times more than a shallow page of the same size.
+    """
+    work = _WORK[KERNEL]
+    la, ra = work(a.sizes)
+    lb, rb = work(b.sizes)
+    return min(la * lb, ra * rb)
+
+
 def _histogram_bound(a: Term | FlatTree, b: Term | FlatTree) -> int:
     """Label-histogram lower bound on delta(a, b); see ``distance_lower_bound``."""
     weight: dict[str, int] = {}
@@ -359,7 +373,8 @@ def similarity(
     theta. Then the value returned is ``1 - bound / (|a| + |b|)``: an upper
     bound on the true cmp that is itself < theta. So a result >= theta is
     always the exact cmp, and a result < theta is the exact cmp or an upper
-    bound on it (true cmp <= result < theta).
+    bound on it (true cmp <= result < theta). ValueError (node cap) is raised
+    only when the DP is actually needed.
     """
     wa = sum(a.marks)
     wb = sum(b.marks)

@@ -23,8 +23,9 @@ from visdup.template import Template, build_template, clean_value
 
 logger = logging.getLogger(__name__)
 
-#: Share of a template's required nodes a page must map to fit it.
-DEFAULT_MIN_FIT = 1.0
+#: Share of a template's required nodes a page must map to fit it. Required nodes are
+#: estimated from a sample of the cluster, so a page may miss one of them and still fit.
+DEFAULT_MIN_FIT = 0.95
 
 
 @dataclass

@@ -1,15 +1,19 @@
 """Candidates → confirm → label → store for one page, safe under concurrency.
 
 Scrapy runs ``process_item`` for many pages at once, and several crawl processes may share a
-PostgreSQL store. Two near-duplicates processed at the same moment must still be linked, so:
+PostgreSQL store. Two near-duplicates processed at the same moment must still be linked, so
+for each channel (the page's structure, its main content):
 
 1. candidates come from an in-memory SimHash index (fast, outside any lock);
-2. they are confirmed with the tree edit distance, nearest first (outside any lock);
+2. they are confirmed, nearest first, with the channel's own measure (tree edit distance for
+   structure, layered text fingerprints for content), outside any lock;
 3. inside one lock (a thread lock in-process, plus ``pg_advisory_xact_lock`` on the page's
    band keys across processes) the pages stored since step 1 are checked too, then the page,
-   its fingerprint and its links are written in one transaction.
+   its fingerprints and its links are written in one transaction.
 
-The original of a group is the first page stored; later members point at it.
+Both channels together give the page's verdict: **duplicate** (same content, same template,
+or a byte-identical copy), **same_template** (new content in a known layout), **moved** (known
+content in another layout) or **novel**. The original of a group is the first page stored.
 """
 
 from __future__ import annotations
@@ -19,18 +23,20 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection, select
 
-from visdup.distance import similarity
 from visdup.fingerprint import hamming
 from visdup.index import MemoryIndex, SqlIndex
 from visdup.store import PageRecord, Store, pages
-from visdup.term import Term
 
 logger = logging.getLogger(__name__)
 
 EXACT, STRUCTURAL = "exact", "structural"
+DUPLICATE, SAME_TEMPLATE, MOVED, NOVEL = "duplicate", "same_template", "moved", "novel"
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -40,170 +46,263 @@ class Match:
     kind: str
 
 
-class TermCache:
-    """Recently used stored terms, so confirmation rarely touches the database."""
+class ObjectCache(Generic[T]):
+    """Recently used stored objects (terms, content prints) keyed by page id."""
 
-    def __init__(self, store: Store, capacity: int = 20_000):
-        self.store = store
+    def __init__(self, load: Callable[[list[int]], dict[int, T]], capacity: int = 20_000):
+        self._load = load
         self.capacity = capacity
-        self._terms: OrderedDict[int, Term] = OrderedDict()
+        self._items: OrderedDict[int, T] = OrderedDict()
         self._lock = threading.Lock()
 
-    def put(self, page_id: int, term: Term) -> None:
+    def put(self, page_id: int, obj: T) -> None:
         with self._lock:
-            self._terms[page_id] = term
-            self._terms.move_to_end(page_id)
-            while len(self._terms) > self.capacity:
-                self._terms.popitem(last=False)
+            self._items[page_id] = obj
+            self._items.move_to_end(page_id)
+            while len(self._items) > self.capacity:
+                self._items.popitem(last=False)
 
-    def get_many(self, ids: list[int]) -> dict[int, Term]:
+    def get_many(self, ids: list[int]) -> dict[int, T]:
         with self._lock:
-            found = {i: self._terms[i] for i in ids if i in self._terms}
+            found = {i: self._items[i] for i in ids if i in self._items}
         missing = [i for i in ids if i not in found]
         if missing:
-            for page_id, text in self.store.terms(missing).items():
-                if text:
-                    term = Term.parse(text)
-                    found[page_id] = term
-                    self.put(page_id, term)
+            for page_id, obj in self._load(missing).items():
+                found[page_id] = obj
+                self.put(page_id, obj)
         return found
 
 
-class Labeller:
-    """The structural channel of one crawl process."""
+class Channel(Generic[T]):
+    """One way of being alike: a SimHash index over a fingerprint, and a confirming measure."""
 
     def __init__(
         self,
+        name: str,
         store: Store,
         *,
-        k: int = 8,
-        candidates: int = 8,
-        threshold: float = 0.95,
-        max_nodes: int = 5000,
-        count: Callable[[str, int], None] | None = None,
+        fingerprint_column: str,
+        load: Callable[[list[int]], dict[int, T]],
+        measure: Callable[[T, T], tuple[float, str | None]],
+        accepts: Callable[[T], bool] = lambda _obj: True,
+        k: int,
+        candidates: int,
+        count: Callable[[str, int], None],
     ):
+        self.name = name
         self.store = store
+        self.column = fingerprint_column
         self.k = k
         self.max_candidates = candidates
-        self.threshold = threshold
-        self.max_nodes = max_nodes
+        self.measure = measure
+        self.accepts = accepts
         self.memory = MemoryIndex(k=k)
-        self.sql = SqlIndex(store.engine, "structure", k=k)
-        self.terms = TermCache(store)
-        self._lock = threading.Lock()
-        self._order: list[int] = []  # keys in insertion order, for the catch-up check
-        self._roots: dict[int, int] = {}  # page id -> original of its group
-        self._count = count or (lambda _key, _n: None)
+        self.sql = SqlIndex(store.engine, name, k=k)
+        self.cache: ObjectCache[T] = ObjectCache(load)
+        self.order: list[int] = []  # keys in insertion order, for the catch-up check
+        self._count = count
 
     def warm(self) -> int:
-        """Load every stored fingerprint, so a second crawl finds the first crawl's pages."""
         n = 0
-        for page_id, fp in self.store.fingerprints("simhash"):
+        for page_id, fp in self.store.fingerprints(self.column):
             self.memory.add(page_id, fp)
-            self._order.append(page_id)
+            self.order.append(page_id)
             n += 1
-        for row in self.store.rows("id", "duplicate_of"):
-            if row.duplicate_of is not None:
-                self._roots[row.id] = row.duplicate_of
         return n
 
-    # -------------------------------------------------------------- candidates & confirm
     def candidates(self, fp: int) -> tuple[list[int], int]:
         """Nearest stored pages within k, and the watermark for the catch-up check."""
-        watermark = len(self._order)
+        watermark = len(self.order)
         found = self.memory.query(fp, k=self.k, limit=self.max_candidates)
         self._count("visdup/candidates", len(found))
         return [key for key, _fp, _d in found], watermark
 
-    def confirm(self, term: Term, ids: list[int]) -> Match | None:
-        """Best TED similarity at or above the threshold, nearest candidates first."""
-        if not ids or term.nodes > self.max_nodes:
+    def confirm(self, obj: T, ids: list[int]) -> Match | None:
+        """The best match at or above the channel's threshold, nearest candidates first."""
+        if not ids or not self.accepts(obj):
             return None
-        stored = self.terms.get_many(ids)
         best: Match | None = None
+        stored = self.cache.get_many(ids)
         for page_id in ids:
             other = stored.get(page_id)
-            if other is None or other.nodes > self.max_nodes:
+            if other is None or not self.accepts(other):
                 continue
-            self._count("visdup/ted_calls", 1)
-            sim = similarity(term, other, at_least=self.threshold)
-            if sim >= self.threshold and (best is None or sim > best.similarity):
-                best = Match(page_id, sim, STRUCTURAL)
-                if sim >= 1.0:
+            score, kind = self.measure(obj, other)
+            if kind is not None and (best is None or score > best.similarity):
+                best = Match(page_id, score, kind)
+                if score >= 1.0:
                     break
         return best
 
-    # -------------------------------------------------------------- store
-    def commit(
+    def late(self, conn: Connection, fp: int, seen: list[int], watermark: int) -> list[int]:
+        """Near pages stored after the candidates were taken (here or by other processes)."""
+        known = set(seen)
+        late = [
+            key
+            for key in self.order[watermark:]
+            if key not in known
+            and (kfp := self.memory.fingerprint(key)) is not None
+            and hamming(kfp, fp) <= self.k
+        ]
+        if self.store.is_postgres:
+            known.update(late)
+            late += [
+                key
+                for key, _f, _d in self.sql.query(fp, k=self.k, limit=64, conn=conn)
+                if key not in known and key not in self.memory
+            ]
+        return late[: self.max_candidates]
+
+    def added(self, page_id: int, fp: int, obj: T) -> None:
+        self.memory.add(page_id, fp)
+        self.order.append(page_id)
+        self.cache.put(page_id, obj)
+
+
+@dataclass
+class Pending:
+    """A page between its candidate search and its commit, for one channel."""
+
+    fp: int | None = None
+    obj: Any = None
+    seen: list[int] | None = None
+    watermark: int = 0
+    match: Match | None = None
+
+
+class Labeller:
+    """All channels of one crawl process, and the one critical section that stores a page."""
+
+    def __init__(
         self,
-        record: PageRecord,
-        term: Term | None,
-        seen: list[int],
-        watermark: int,
-        match: Match | None,
-        run_id: int | None,
+        store: Store,
+        channels: dict[str, Channel[Any]],
+        *,
+        nofollow_verdicts: frozenset[str] = frozenset(),
+    ):
+        self.store = store
+        self.channels = channels
+        self.nofollow_verdicts = nofollow_verdicts
+        self._lock = threading.Lock()
+        self._roots: dict[str, dict[int, int]] = {name: {} for name in channels}
+
+    def warm(self) -> int:
+        """Load every stored fingerprint, so a second crawl finds the first crawl's pages."""
+        n = 0
+        for channel in self.channels.values():
+            n = max(n, channel.warm())
+        for row in self.store.rows("id", "duplicate_of", "kind", "content_duplicate_of"):
+            if row.duplicate_of is not None:  # an exact copy's chain runs through its twin
+                self._roots.setdefault("structure", {})[row.id] = row.duplicate_of
+            if row.content_duplicate_of is not None:
+                self._roots.setdefault("content", {})[row.id] = row.content_duplicate_of
+        return n
+
+    def prepare(self, name: str, fp: int | None, obj: Any) -> Pending:
+        """Steps 1-2 for one channel: candidates and their confirmation (no lock held)."""
+        channel = self.channels.get(name)
+        if channel is None or fp is None or obj is None or not channel.accepts(obj):
+            return Pending()  # this page takes no part in the channel, and is not indexed in it
+        pending = Pending(fp=fp, obj=obj)
+        pending.seen, pending.watermark = channel.candidates(fp)
+        pending.match = channel.confirm(obj, pending.seen)
+        return pending
+
+    def commit(
+        self, record: PageRecord, prepared: dict[str, Pending], run_id: int | None
     ) -> int | None:
-        """Final check and insert under the lock; returns the new page id (None: URL known)."""
-        fp = record.simhash
+        """Step 3: catch up, decide, insert; returns the new page id (None: URL already stored)."""
         with self._lock, self.store.engine.begin() as conn:
-            if fp is not None:
-                self.sql.lock(conn, fp)
+            structure = prepared.get("structure", Pending())
+            if structure.fp is not None and "structure" in self.channels:
+                self.channels["structure"].sql.lock(conn, structure.fp)
+            exact = None
             if record.body_hash and record.problem is None:
-                same = self.store.page_by_body_hash(conn, record.body_hash)
-                if same is not None:
-                    match = Match(same, 1.0, EXACT)
-            if term is not None and fp is not None and (match is None or match.kind != EXACT):
-                late = [
-                    key
-                    for key in self._order[watermark:]
-                    if key not in seen
-                    and (kfp := self.memory.fingerprint(key)) is not None
-                    and hamming(kfp, fp) <= self.k
-                ]
-                if self.store.is_postgres:  # pages other processes stored meanwhile
-                    known = set(seen) | set(late)
-                    late += [
-                        key
-                        for key, _f, _d in self.sql.query(fp, k=self.k, limit=64, conn=conn)
-                        if key not in known and key not in self.memory
-                    ]
-                late_match = self.confirm(term, late[: self.max_candidates])
-                if late_match and (match is None or late_match.similarity > match.similarity):
-                    match = late_match
-            if match is not None:
-                # an exact copy points at its first twin; a near-duplicate at its group's original
-                original = (
-                    match.page_id
-                    if match.kind == EXACT
-                    else self._resolve_root(conn, match.page_id)
-                )
-                record.duplicate_of = original
-                record.similarity = round(match.similarity, 6)
-                record.kind = match.kind
-            page_id = self.store.insert_page(conn, record, run_id)
+                twin = self.store.page_by_body_hash(conn, record.body_hash)
+                if twin is not None:
+                    exact = Match(twin, 1.0, EXACT)
+            matches: dict[str, Match | None] = {}
+            for name, pending in prepared.items():
+                channel = self.channels.get(name)
+                if channel is None or pending.fp is None or pending.obj is None:
+                    continue
+                match = pending.match
+                if not (name == "structure" and exact is not None):
+                    late = channel.late(conn, pending.fp, pending.seen or [], pending.watermark)
+                    late_match = channel.confirm(pending.obj, late)
+                    if late_match and (match is None or late_match.similarity > match.similarity):
+                        match = late_match
+                matches[name] = match
+            content = matches.get("content")
+            same_layout = None
+            if content is not None and structure.obj is not None and "structure" in self.channels:
+                # duplicate or moved: is the page laid out like the page whose content it has?
+                same_layout = self.channels["structure"].confirm(structure.obj, [content.page_id])
+            self._decide(conn, record, exact, matches.get("structure"), content, same_layout)
+            page_id = self.store.insert_page(
+                conn, record, run_id, links_followed=record.verdict not in self.nofollow_verdicts
+            )
             if page_id is None:
                 return None
-            if fp is not None:
-                self.sql.add(page_id, fp, conn=conn)
+            for name, pending in prepared.items():
+                if name in self.channels and pending.fp is not None:
+                    self.channels[name].sql.add(page_id, pending.fp, conn=conn)
         # committed: now visible to this process's later pages
-        if fp is not None:
-            self.memory.add(page_id, fp)
-            self._order.append(page_id)
-        if term is not None:
-            self.terms.put(page_id, term)
+        for name, pending in prepared.items():
+            if name in self.channels and pending.fp is not None:
+                self.channels[name].added(page_id, pending.fp, pending.obj)
         if record.duplicate_of is not None:
-            self._roots[page_id] = record.duplicate_of
+            self._roots.setdefault("structure", {})[page_id] = record.duplicate_of
+        if record.content_duplicate_of is not None:
+            self._roots.setdefault("content", {})[page_id] = record.content_duplicate_of
         return page_id
 
-    def _resolve_root(self, conn: Connection, page_id: int) -> int:
-        """Follow duplicate_of links to the page that is nobody's duplicate (the first stored)."""
+    def _decide(
+        self,
+        conn: Connection,
+        record: PageRecord,
+        exact: Match | None,
+        structure: Match | None,
+        content: Match | None,
+        same_layout: Match | None = None,
+    ) -> None:
+        if exact is not None:  # an exact copy points at its first twin
+            record.duplicate_of, record.similarity, record.kind = exact.page_id, 1.0, EXACT
+            record.verdict = DUPLICATE
+            if content is not None:
+                self._set_content(conn, record, content)
+            return
+        if structure is not None:  # a near-duplicate points at its group's original
+            record.duplicate_of = self._root(conn, "structure", structure.page_id, "duplicate_of")
+            record.similarity = round(structure.similarity, 6)
+            record.kind = STRUCTURAL
+        if content is not None:
+            self._set_content(conn, record, content)
+        if "content" not in self.channels:
+            # structure alone: a structural match is all there is to say
+            record.verdict = DUPLICATE if structure is not None else NOVEL
+        elif content is not None:
+            record.verdict = DUPLICATE if same_layout is not None else MOVED
+        elif structure is not None:
+            record.verdict = SAME_TEMPLATE
+        else:
+            record.verdict = NOVEL
+
+    def _set_content(self, conn: Connection, record: PageRecord, content: Match) -> None:
+        record.content_duplicate_of = self._root(
+            conn, "content", content.page_id, "content_duplicate_of"
+        )
+        record.content_similarity = round(content.similarity, 6)
+        record.content_kind = content.kind
+
+    def _root(self, conn: Connection, channel: str, page_id: int, column: str) -> int:
+        """Follow a channel's links to the page that is nobody's duplicate (the first stored)."""
+        roots = self._roots.setdefault(channel, {})
         seen = {page_id}
         while True:
-            parent = self._roots.get(page_id)
+            parent = roots.get(page_id)
             if parent is None and self.store.is_postgres:  # maybe stored by another process
-                parent = conn.execute(
-                    select(pages.c.duplicate_of).where(pages.c.id == page_id)
-                ).scalar()
+                parent = conn.execute(select(pages.c[column]).where(pages.c.id == page_id)).scalar()
             if parent is None or parent in seen:
                 return page_id
             seen.add(parent)

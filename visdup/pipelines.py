@@ -11,7 +11,7 @@ import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from scrapy.exceptions import DropItem
+from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
@@ -21,7 +21,7 @@ from visdup.fingerprint import term_simhash
 from visdup.items import Page
 from visdup.parse import Document, decode, from_tree, parse_html, screen
 from visdup.store import PageRecord, pack_body
-from visdup.term import Term, document_term
+from visdup.term import document_term
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _STATE = "_visdup"
+#: Verdicts the duplicate policy acts on (drop, do not follow): structure alone never counts.
+ACTED_ON = frozenset({"duplicate", "moved"})
 
 
 def _state(item: Page) -> dict[str, Any]:
@@ -89,8 +91,12 @@ class TermPipeline:
         doc = _document(item)
         record.encoding = doc.encoding or item.encoding
         record.replacement_ratio = round(doc.replacement_ratio, 6)
+        if doc.root is not None and self.ctx.denoise_term:
+            from visdup.denoise import remove_invisible
+
+            remove_invisible(doc.root)
         try:
-            raw, term = document_term(doc, self.ctx.visual_classes)
+            _raw, term = document_term(doc, self.ctx.visual_classes)
         except InputError as exc:
             record.problem = str(exc)
             return record
@@ -105,8 +111,48 @@ class TermPipeline:
         record.simhash = term_simhash(term)
         _state(item)["term"] = term
         _state(item)["document"] = doc
-        del raw
         return record
+
+
+class ContentPipeline:
+    """Page → main content (seed 001) → layered content fingerprint (seed 002)."""
+
+    def __init__(self, crawler: Crawler):
+        check_enabled(crawler)
+        self.ctx = CrawlContext.of(crawler)
+        if not self.ctx.content_enabled:
+            raise NotConfigured("VISDUP_CONTENT_ENABLED is False")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ContentPipeline:
+        return cls(crawler)
+
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, Page):
+            return item
+        state = _state(item)
+        doc: Document | None = state.get("document")
+        record: PageRecord | None = state.get("record")
+        if doc is None or doc.root is None or record is None:
+            return item
+        await maybe_deferred_to_future(deferToThread(self._compute, doc, record, state))
+        return item
+
+    def _compute(self, doc: Document, record: PageRecord, state: dict[str, Any]) -> None:
+        from visdup.denoise import main_content
+        from visdup.textprint import content_print
+
+        try:
+            content = main_content(doc.root)
+            cp = content_print(content.blocks)
+        except Exception:
+            logger.exception("visdup: cannot extract the main content of %s", record.url)
+            return
+        record.title = content.title
+        state["content"] = cp
+        if not cp.empty:
+            record.content_print = cp.to_json()
+            record.content_simhash = cp.simhash
 
 
 class LabelPipeline:
@@ -144,14 +190,15 @@ class LabelPipeline:
         assert ctx.labeller is not None and ctx.store is not None
         state = _state(item)
         record: PageRecord = state["record"]
-        term: Term | None = state.get("term")
+        term = state.get("term")
         if record.problem:
             ctx.store.add_error(ctx.run_id, item.url, "parse", record.problem)
-        match, seen, watermark = None, [], 0
-        if term is not None and record.simhash is not None:
-            seen, watermark = ctx.labeller.candidates(record.simhash)
-            match = ctx.labeller.confirm(term, seen)
-        page_id = ctx.labeller.commit(record, term, seen, watermark, match, ctx.run_id)
+        labeller = ctx.labeller
+        prepared = {"structure": labeller.prepare("structure", record.simhash, term)}
+        content = state.get("content")
+        if content is not None and labeller.channels.get("content") is not None:
+            prepared["content"] = labeller.prepare("content", record.content_simhash, content)
+        page_id = labeller.commit(record, prepared, ctx.run_id)
         return page_id, record
 
     def _finish(self, item: Page, page_id: int | None, record: PageRecord) -> Page:
@@ -169,27 +216,27 @@ class LabelPipeline:
         ctx.inc("visdup/pages")
         if record.truncated:
             ctx.inc("visdup/truncated")
-        verdict = None
-        if record.duplicate_of is not None:
-            item.duplicate_of = str(record.duplicate_of)
-            item.similarity = record.similarity
-            item.kind = record.kind
-            verdict = "duplicate"
+        item.verdict = verdict = record.verdict or "novel"
+        item.kind = record.kind or (record.content_kind and "content")
+        item.similarity = record.similarity
+        original = record.duplicate_of
+        if record.kind != "exact" and record.content_duplicate_of is not None:
+            original = record.content_duplicate_of  # the content's original names the copy
+        item.duplicate_of = str(original) if original is not None else None
+        ctx.inc(f"visdup/verdict/{verdict}")
+        if verdict in ACTED_ON:
             ctx.inc("visdup/duplicates")
-            ctx.inc(f"visdup/duplicates/{record.kind}")
+            ctx.inc(f"visdup/duplicates/{record.kind or 'content'}")
+        ctx.give_verdict(item.url, verdict)
+        if verdict in ACTED_ON and ctx.policy in {"drop", "drop_nofollow"}:
+            raise DropItem(f"{verdict} of page {original}", log_level="DEBUG")
+        if ctx.cluster_cap and record.duplicate_of is not None:
             size = ctx.group_sizes.get(record.duplicate_of, 1) + 1
             ctx.group_sizes[record.duplicate_of] = size
-        item.verdict = verdict or "novel"
-        ctx.give_verdict(item.url, item.verdict)
-        if verdict == "duplicate" and ctx.policy in {"drop", "drop_nofollow"}:
-            raise DropItem(f"duplicate of page {record.duplicate_of}", log_level="DEBUG")
-        if (
-            verdict == "duplicate"
-            and ctx.cluster_cap
-            and ctx.group_sizes.get(record.duplicate_of or 0, 0) > ctx.cluster_cap
-        ):
-            ctx.inc("visdup/capped")
-            raise DropItem(
-                f"group of page {record.duplicate_of} is over VISDUP_CLUSTER_CAP", log_level="DEBUG"
-            )
+            if size > ctx.cluster_cap:
+                ctx.inc("visdup/capped")
+                raise DropItem(
+                    f"group of page {record.duplicate_of} is over VISDUP_CLUSTER_CAP",
+                    log_level="DEBUG",
+                )
         return item

@@ -26,14 +26,9 @@ def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
     url_of = {r.id: r.url for r in rows}
     groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
-        if r.duplicate_of is not None and r.kind in {"exact", "structural"}:
-            groups[r.duplicate_of].append(
-                {"url": r.url, "similarity": r.similarity, "kind": r.kind}
-            )
-        elif r.content_duplicate_of is not None:
-            groups[r.content_duplicate_of].append(
-                {"url": r.url, "similarity": r.content_similarity, "kind": "content"}
-            )
+        original, member = _membership(r)
+        if original is not None:
+            groups[original].append(member)
     report: dict[str, Any] = {
         "pages": len(rows),
         "groups": [
@@ -51,6 +46,23 @@ def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
     if templates:
         report["templates"] = templates
     return report
+
+
+def _membership(r: Any) -> tuple[int | None, dict[str, Any]]:
+    """Which group a page belongs to, and how: exact copy, same content, or same structure.
+
+    Pages that merely share a template with others (verdict same_template) are no duplicates
+    and join no group; the templates section lists them. Without the content channel a
+    structural match is all there is, and counts.
+    """
+    if r.kind == "exact" and r.duplicate_of is not None:
+        return r.duplicate_of, {"url": r.url, "similarity": 1.0, "kind": "exact"}
+    if r.verdict in {"duplicate", "moved"} and r.content_duplicate_of is not None:
+        member = {"url": r.url, "similarity": r.content_similarity, "kind": "content"}
+        return r.content_duplicate_of, member
+    if r.verdict == "duplicate" and r.duplicate_of is not None:
+        return r.duplicate_of, {"url": r.url, "similarity": r.similarity, "kind": "structural"}
+    return None, {}
 
 
 def _templates(

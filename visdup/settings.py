@@ -16,7 +16,16 @@ VISDUP_CLUSTER_CAP = 0
 #: Similarity (1 - distance) at or above which two pages belong to one template cluster.
 VISDUP_CLUSTER_THRESHOLD = 0.80
 
-#: Content score at or above which two pages carry the same content (seed 002's threshold).
+#: Find each page's main content and compare it too (seeds 001/002): without it a verdict rests
+#: on structure alone, and every page of one template looks like a duplicate.
+VISDUP_CONTENT_ENABLED = True
+
+#: Fewest long sentences a page's main content needs to take part in the content channel: a
+#: listing whose main text is one shared intro sentence says nothing about repeated content.
+VISDUP_CONTENT_MIN_SENTENCES = 3
+
+#: Share of long sentences (or paragraphs) two pages must have in common to carry the same
+#: content; identical document fingerprints always do.
 VISDUP_CONTENT_THRESHOLD = 0.80
 
 #: Compute the visual term on the de-noised tree (invisible and fixed nodes removed).

@@ -312,7 +312,14 @@ class Store:
             )
 
     # ------------------------------------------------------------------ pages
-    def insert_page(self, conn: Connection, record: PageRecord, run_id: int | None) -> int | None:
+    def insert_page(
+        self,
+        conn: Connection,
+        record: PageRecord,
+        run_id: int | None,
+        *,
+        links_followed: bool = True,
+    ) -> int | None:
         """Insert one page and its links inside the caller's transaction; None if the URL exists."""
         row = record.row()
         row["run_id"] = run_id
@@ -325,18 +332,23 @@ class Store:
                 page_id = int(conn.execute(insert(pages).values(**row)).inserted_primary_key[0])
         except IntegrityError:
             return None  # another process stored this URL a moment ago
-        self._add_links(conn, page_id, record, run_id)
+        self._add_links(conn, page_id, record, run_id, links_followed)
         return page_id
 
     def _add_links(
-        self, conn: Connection, page_id: int, record: PageRecord, run_id: int | None
+        self,
+        conn: Connection,
+        page_id: int,
+        record: PageRecord,
+        run_id: int | None,
+        followed: bool,
     ) -> None:
         urls = sorted(set(record.links))
         if not urls:
             return
         depth = (record.depth or 0) + 1
         rows = [
-            {"url": u, "found_on": page_id, "depth": depth, "run_id": run_id, "followed": True}
+            {"url": u, "found_on": page_id, "depth": depth, "run_id": run_id, "followed": followed}
             for u in urls
         ]
         if self.is_postgres:
@@ -347,10 +359,6 @@ class Store:
             from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
             conn.execute(sqlite_insert(links).on_conflict_do_nothing(), rows)
-
-    def mark_links_unfollowed(self, page_id: int) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(update(links).where(links.c.found_on == page_id).values(followed=False))
 
     def add_error(self, run_id: int | None, url: str | None, stage: str, message: str) -> None:
         with self.engine.begin() as conn:
@@ -376,15 +384,14 @@ class Store:
             .limit(1)
         ).scalar()
 
-    def terms(self, ids: Iterable[int], conn: Connection | None = None) -> dict[int, str]:
+    def values(self, column: str, ids: Iterable[int]) -> dict[int, Any]:
+        """One column of the given pages (terms, content prints), keyed by page id."""
         ids = list(ids)
         if not ids:
             return {}
-        query = select(pages.c.id, pages.c.term).where(pages.c.id.in_(ids))
-        if conn is not None:
-            return {r.id: r.term for r in conn.execute(query)}
-        with self.engine.connect() as own:
-            return {r.id: r.term for r in own.execute(query)}
+        col = pages.c[column]
+        with self.engine.connect() as conn:
+            return dict(conn.execute(select(pages.c.id, col).where(pages.c.id.in_(ids))).all())
 
     def fingerprints(self, column: str = "simhash") -> Iterator[tuple[int, int]]:
         """(page id, unsigned fingerprint) of every stored page, to warm an in-memory index."""

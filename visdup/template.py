@@ -165,25 +165,13 @@ def build_template(
     n = base.nodes
     texts = base.texts
 
-    # Pass 1: structure only; which texts stay the same wherever they are mapped?
-    same = [0] * n
-    differ = [0] * n
-    for other in others:
-        for i, j in stm_mapping(base, other, max_nodes=max_nodes):
-            if texts[i] is not None:
-                if other.texts[j] == texts[i]:
-                    same[i] += 1
-                else:
-                    differ[i] += 1
-    if others:
-        fixed = [t is not None and same[i] > 0 and differ[i] == 0 for i, t in enumerate(texts)]
-    else:
-        fixed = [False] * n
-
-    # Pass 2: fixed texts take part in matching.
-    details = [
-        text_code(t) if fix and t is not None else 0 for t, fix in zip(texts, fixed, strict=True)
-    ]
+    # Pass 1: structure only. A missing row shifts its neighbours onto the wrong labels, so a
+    # text is a candidate label when it reads the same in most pages it is mapped in.
+    fixed = _fixed_texts(base, others, None, max_nodes, majority=True)
+    # Pass 2: candidates take part in matching; a label must now read the same everywhere.
+    fixed = _fixed_texts(base, others, _details(texts, fixed), max_nodes, majority=False)
+    # Pass 3: the final mapping decides required nodes and fields.
+    details = _details(texts, fixed)
     mapped = [1] * n  # the medoid maps onto itself
     varies = [False] * n
     for other in others:
@@ -229,6 +217,46 @@ def build_template(
         cluster=cluster,
         representative=representative,
     )
+
+
+def _details(texts: Sequence[str | None], fixed: Sequence[bool]) -> list[int]:
+    return [
+        text_code(t) if fix and t is not None else 0 for t, fix in zip(texts, fixed, strict=True)
+    ]
+
+
+def _fixed_texts(
+    base: FlatTree,
+    others: Sequence[FlatTree],
+    details: list[int] | None,
+    max_nodes: int,
+    *,
+    majority: bool,
+) -> list[bool]:
+    """Text leaves of ``base`` that read the same in the pages they are mapped in."""
+    n = base.nodes
+    texts = base.texts
+    if not others:
+        return [False] * n
+    same = [0] * n
+    differ = [0] * n
+    for other in others:
+        pairs = stm_mapping(
+            base,
+            other,
+            details_a=details,
+            details_b=other.text_details() if details is not None else None,
+            max_nodes=max_nodes,
+        )
+        for i, j in pairs:
+            if texts[i] is not None:
+                if other.texts[j] == texts[i]:
+                    same[i] += 1
+                else:
+                    differ[i] += 1
+    if majority:
+        return [t is not None and same[i] > differ[i] for i, t in enumerate(texts)]
+    return [t is not None and same[i] > 0 and differ[i] == 0 for i, t in enumerate(texts)]
 
 
 def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:

@@ -23,8 +23,11 @@ from visdup.fingerprint import hamming, simhash64
 LONG_SENTENCES = 2
 #: Sentences shorter than this (normalised characters) carry no identity ("Read more.").
 MIN_SENTENCE_CHARS = 15
-#: Share of matching long sentences or paragraphs from which two pages are partial mirrors.
-PARTIAL_THRESHOLD = 0.5
+#: Share of matching long sentences or paragraphs (or of the smaller page contained in the
+#: larger) from which two pages are partial mirrors; VISDUP_CONTENT_THRESHOLD in a crawl.
+PARTIAL_THRESHOLD = 0.8
+#: A page this small (in long sentences) is not called a partial copy for being contained.
+MIN_CONTAINED_SENTENCES = 3
 #: Words per SimHash shingle.
 SHINGLE_WORDS = 3
 
@@ -44,11 +47,27 @@ def _hash64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
 
 
+class _Blanking(dict[int, str]):
+    """str.translate table: punctuation, symbols, separators and controls become spaces.
+
+    Filled lazily from the Unicode categories, so translate runs at C speed once a
+    character has been seen.
+    """
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        value = " " if unicodedata.category(char)[0] in "PSZC" else char
+        self[code] = value
+        return value
+
+
+_BLANKING = _Blanking()
+
+
 def normalise(text: str) -> str:
     """Case-fold, drop punctuation and symbols, collapse whitespace: what edits rarely touch."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    kept = [" " if unicodedata.category(c)[0] in "PSZC" else c for c in text]
-    return _SPACE.sub(" ", "".join(kept)).strip()
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_BLANKING)
+    return _SPACE.sub(" ", text).strip()
 
 
 def split_sentences(text: str) -> list[str]:
@@ -209,6 +228,7 @@ class ContentMatch:
 
     score: float
     kind: str | None
+    sections: float
     paragraphs: float
     sentences: float
     containment: float
@@ -232,21 +252,27 @@ def _containment(a: Sequence[int], b: Sequence[int]) -> float:
 def compare(
     a: ContentPrint, b: ContentPrint, *, threshold: float = PARTIAL_THRESHOLD
 ) -> ContentMatch:
-    """Top-down over the layers: document, then paragraphs and long sentences.
+    """Top-down over the layers: document, sections, paragraphs, long sentences.
 
     score is the larger of the paragraph and sentence overlaps (Dice): the paragraph layer
     is exact, the sentence layer survives a changed sentence. "mirror" needs identical
-    document fingerprints; "partial" a score or a containment of the smaller page at or
-    above the threshold. Pages without long sentences match nothing.
+    document fingerprints; "partial" a score at or above the threshold, or the smaller page
+    (of at least MIN_CONTAINED_SENTENCES long sentences) contained in the larger at that
+    share. Pages without long sentences match nothing.
     """
     distance = hamming(a.simhash, b.simhash)
     if a.empty or b.empty:
-        return ContentMatch(0.0, None, 0.0, 0.0, 0.0, distance)
+        return ContentMatch(0.0, None, 0.0, 0.0, 0.0, 0.0, distance)
     if a.document == b.document:
-        return ContentMatch(1.0, "mirror", 1.0, 1.0, 1.0, distance)
+        return ContentMatch(1.0, "mirror", 1.0, 1.0, 1.0, 1.0, distance)
+    sections = _dice(a.sections, b.sections)
     paragraphs = _dice(a.paragraphs, b.paragraphs)
     sentences = _dice(a.sentences, b.sentences)
     containment = _containment(a.sentences, b.sentences)
     score = max(paragraphs, sentences)
-    kind = "partial" if score >= threshold or containment >= max(threshold, 0.8) else None
-    return ContentMatch(score, kind, paragraphs, sentences, containment, distance)
+    contained = (
+        containment >= threshold
+        and min(len(a.sentences), len(b.sentences)) >= MIN_CONTAINED_SENTENCES
+    )
+    kind = "partial" if score >= threshold or contained else None
+    return ContentMatch(score, kind, sections, paragraphs, sentences, containment, distance)

@@ -6,7 +6,8 @@ import argparse
 import json
 
 from visdup.commands.compress import term_text
-from visdup.distance import similarity, tree_distance
+from visdup.distance import tree_distance
+from visdup.errors import InputError
 from visdup.files import read_page
 from visdup.term import Term, compress, page_term
 
@@ -34,8 +35,12 @@ def _load(value: str, as_term: bool) -> Term:
 
 def run(args: argparse.Namespace) -> int:
     a, b = _load(args.a, args.terms), _load(args.b, args.terms)
-    distance = tree_distance(a, b)
-    sim = similarity(a, b)
+    try:
+        distance = tree_distance(a, b)
+    except ValueError as exc:  # over the node cap
+        raise InputError(str(exc)) from exc
+    total = a.size + b.size
+    sim = 1.0 - distance / total if total else 1.0
     if args.json:
         print(
             json.dumps(

@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-fit",
         type=float,
         default=DEFAULT_MIN_FIT,
-        help="share of a template's required nodes a page must map (default 1.0)",
+        help="share of a template's required nodes a page must map (default 0.95)",
     )
 
 

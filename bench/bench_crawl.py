@@ -1,0 +1,98 @@
+"""Crawl the Python 3.11 and PostgreSQL 15 manuals on 127.0.0.1 with visdup on and off.
+
+    python bench/bench_crawl.py [--rounds 1] [--which python,postgres]
+
+Prints pages/s for each run and the on/off ratio (goal >= 0.9). Both runs use the same
+server and settings; only VISDUP_ENABLED differs. Each crawl runs in its own process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._data import debian_docs  # noqa: E402
+from visdup.demo.server import serve  # noqa: E402
+
+CRAWL = """
+import json, sys, time
+from scrapy.crawler import AsyncCrawlerProcess
+from visdup.commands.crawl import crawl_settings
+from visdup.spiders.site import SiteSpider
+import argparse
+args = argparse.Namespace(db=sys.argv[1], set=sys.argv[3:], any_domain=False)
+settings = crawl_settings(args)
+settings.update({"LOG_LEVEL": "WARNING", "ROBOTSTXT_OBEY": False, "CONCURRENT_REQUESTS": 32,
+                 "CONCURRENT_REQUESTS_PER_DOMAIN": 32, "HTTPCACHE_ENABLED": False})
+process = AsyncCrawlerProcess(settings)
+crawler = process.create_crawler(SiteSpider)
+process.crawl(crawler, url=sys.argv[2])
+t0 = time.perf_counter()
+process.start()
+elapsed = time.perf_counter() - t0
+stats = crawler.stats.get_stats()
+print(json.dumps({"elapsed": elapsed, "responses": stats.get("response_received_count", 0),
+                  "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
+                  "visdup_pages": stats.get("visdup/pages", 0),
+                  "duplicates": stats.get("visdup/duplicates", 0),
+                  "ted_calls": stats.get("visdup/ted_calls", 0)}))
+"""
+
+
+def crawl(db: str, url: str, *settings: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", CRAWL, db, url, *settings],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=1800,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--which", default="python,postgres")
+    args = ap.parse_args()
+    roots = {w: debian_docs(w) for w in args.which.split(",")}
+    common = Path(*Path(next(iter(roots.values()))).parts[:-2])  # .../usr/share/doc
+    with serve(common) as server, tempfile.TemporaryDirectory() as tmp:
+        urls = ",".join(
+            server.url_for("/" + str(root.relative_to(common)) + "/index.html")
+            for root in roots.values()
+        )
+        results: dict[str, list[dict]] = {"off": [], "on": []}
+        for r in range(args.rounds):
+            for mode in ("off", "on"):
+                db = f"sqlite:///{tmp}/{mode}{r}.sqlite3"
+                res = crawl(db, urls, f"VISDUP_ENABLED={mode == 'on'}")
+                res["pages_per_s"] = res["responses"] / res["elapsed"]
+                results[mode].append(res)
+                print(
+                    f"round {r} visdup {mode:<3}: {res['responses']} responses in "
+                    f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s"
+                    + (
+                        f"  ({res['visdup_pages']} labelled, {res['duplicates']} duplicates, "
+                        f"{res['ted_calls']} TED calls)"
+                        if mode == "on"
+                        else ""
+                    ),
+                    flush=True,
+                )
+        best = {m: max(x["pages_per_s"] for x in v) for m, v in results.items()}
+        print(
+            f"pages/s on/off: {best['on']:.1f} / {best['off']:.1f} = {best['on'] / best['off']:.2f} (goal >= 0.9)"
+        )
+
+
+if __name__ == "__main__":
+    time.sleep(0)
+    main()
