@@ -110,6 +110,7 @@ EDGE_PAGES = [
     "<div style='dİsplay:none'>x</div><div style='vıſıbility:hidden'>y</div>",
     "<div style='visibility:\u00a0hidden'>x</div><div style='display:nonesuch'>y</div>",
     "<input type=hidden value=1><input type=' hidden'><input>",
+    "<p type=hidden>only inputs hide by type</p><ol type=HIDDEN><li>x</li></ol>",
     "<button>b</button><select><option>o</option></select><textarea> </textarea>",
     "<video><source src=x></video><audio></audio><canvas></canvas><iframe></iframe>",
     "<noscript><p>x</p></noscript><template><p>y</p></template>",
@@ -143,7 +144,8 @@ def test_translate_matches_python_on_edge_pages(html):
 def test_translate_subtrees_and_non_html_roots():
     root = lxml.html.document_fromstring(
         "<html><head><title>t</title></head><body><div>a<p>b</p></div>"
-        "<ul><li>x</li></ul><span>s<b>t</b></span>tail</body></html>"
+        "<ul><li>x</li></ul>ul tail<span>s<b>t</b></span>tail<div><p>p</p></div>div tail"
+        "</body></html>"
     )
     for el in root.iter():
         same_translation(el)  # every element as the root: head (never rendered), li, span, ...

@@ -160,8 +160,13 @@ def cluster_trees(
     representatives: int = DEFAULT_REPRESENTATIVES,
     shrink: float = DEFAULT_SHRINK,
     max_nodes: int = DEFAULT_MAX_NODES,
+    stats: dict[str, int] | None = None,
 ) -> list[Cluster]:
-    """Cluster ``(key, tree)`` pairs; clusters come largest first, then by first member key."""
+    """Cluster ``(key, tree)`` pairs; clusters come largest first, then by first member key.
+
+    ``stats``, when given, receives ``pages``, ``pairs``, ``candidate_pairs`` (within the
+    bound) and ``stm_calls`` (exact STM runs).
+    """
     by_key: dict[str, Tree] = {}
     for key, tree in items:
         if key in by_key:
@@ -170,6 +175,8 @@ def cluster_trees(
         by_key[key] = tree
     keys = sorted(by_key)
     if not keys:
+        if stats is not None:
+            stats.update(pages=0, pairs=0, candidate_pairs=0, stm_calls=0)
         return []
     pages = _Pages([by_key[k] for k in keys], max_nodes)
     groups: dict[int, _Group] = {i: _Group([i], [i], i) for i in range(len(keys))}
@@ -183,6 +190,7 @@ def cluster_trees(
             if d <= threshold:
                 heap.append((d, 0, i, j))
     heapq.heapify(heap)
+    candidate_pairs = len(heap)
     while heap:
         d, is_exact, a, b = heapq.heappop(heap)
         if d > threshold:
@@ -208,6 +216,13 @@ def cluster_trees(
                 heapq.heappush(heap, (bd, 0, other_id, new_id))
         groups[new_id] = merged
     logger.debug("Clustered %d pages with %d STM runs", len(keys), pages.stm_calls)
+    if stats is not None:
+        stats.update(
+            pages=len(keys),
+            pairs=len(keys) * (len(keys) - 1) // 2,
+            candidate_pairs=candidate_pairs,
+            stm_calls=pages.stm_calls,
+        )
     ordered = sorted(groups.values(), key=lambda g: (-len(g.members), g.members[0]))
     return [
         Cluster(

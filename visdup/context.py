@@ -14,8 +14,8 @@ from scrapy import signals
 from scrapy.exceptions import NotConfigured
 from twisted.internet.defer import Deferred
 
-from visdup.label import Channel, Labeller
-from visdup.settings import defaults
+from visdup.label import Labeller, build_labeller
+from visdup.settings import defaults, flag
 from visdup.store import Store
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class CrawlContext:
         self.store_body = s.getbool("VISDUP_STORE_BODY", setting(crawler, "VISDUP_STORE_BODY"))
         self.visual_classes = s.getdict("VISDUP_VISUAL_CLASSES") or None
         self.denoise_term = s.getbool("VISDUP_DENOISE_TERM", False)
-        self.content_enabled = _flag(setting(crawler, "VISDUP_CONTENT_ENABLED"))
+        self.content_enabled = flag(setting(crawler, "VISDUP_CONTENT_ENABLED"))
         self.store: Store | None = None
         self.labeller: Labeller | None = None
         self.run_id: int | None = None
@@ -79,7 +79,9 @@ class CrawlContext:
         if self.store is not None:
             return
         self.store = Store.from_url(self.database_url)
-        self.labeller = build_labeller(self.store, self.crawler, count=self.inc)
+        self.labeller = build_labeller(
+            self.store, lambda name: setting(self.crawler, name), count=self.inc
+        )
         warmed = self.labeller.warm()
         spider = self.crawler.spider.name if self.crawler.spider else "crawl"
         self.run_id = self.store.begin_run(spider)
@@ -128,79 +130,6 @@ class CrawlContext:
         d = self.verdicts.pop(url, None)
         if d is not None and not d.called:
             d.callback(verdict)
-
-
-def build_labeller(store: Store, crawler: Crawler, count: Any) -> Labeller:
-    """The structural channel always; the content channel unless VISDUP_CONTENT_ENABLED is off."""
-    from visdup.distance import similarity
-    from visdup.term import Term
-
-    k = int(setting(crawler, "VISDUP_HAMMING_K"))
-    n = int(setting(crawler, "VISDUP_CANDIDATES"))
-    theta = float(setting(crawler, "VISDUP_SIMILARITY_THRESHOLD"))
-    max_nodes = int(setting(crawler, "VISDUP_MAX_TERM_NODES"))
-
-    def measure_terms(a: Term, b: Term) -> tuple[float, str | None]:
-        count("visdup/ted_calls", 1)
-        sim = similarity(a, b, at_least=theta, max_nodes=max_nodes)
-        return sim, ("structural" if sim >= theta else None)
-
-    def load_terms(ids: list[int]) -> dict[int, Term]:
-        return {i: Term.parse(t) for i, t in store.values("term", ids).items() if t}
-
-    channels: dict[str, Channel[Any]] = {
-        "structure": Channel(
-            "structure",
-            store,
-            fingerprint_column="simhash",
-            load=load_terms,
-            measure=measure_terms,
-            accepts=lambda t: t.nodes <= max_nodes,
-            k=k,
-            candidates=n,
-            count=count,
-        )
-    }
-    if _flag(setting(crawler, "VISDUP_CONTENT_ENABLED")):
-        from visdup.textprint import ContentPrint, compare
-
-        content_theta = float(setting(crawler, "VISDUP_CONTENT_THRESHOLD"))
-        min_sentences = int(setting(crawler, "VISDUP_CONTENT_MIN_SENTENCES"))
-
-        def measure_content(a: ContentPrint, b: ContentPrint) -> tuple[float, str | None]:
-            m = compare(a, b)
-            if m.kind == "mirror":
-                return 1.0, "mirror"
-            score = max(m.score, m.containment)
-            return score, ("partial" if m.kind and score >= content_theta else None)
-
-        def load_prints(ids: list[int]) -> dict[int, ContentPrint]:
-            return {
-                i: ContentPrint.from_json(t)
-                for i, t in store.values("content_print", ids).items()
-                if t
-            }
-
-        channels["content"] = Channel(
-            "content",
-            store,
-            fingerprint_column="content_simhash",
-            load=load_prints,
-            measure=measure_content,
-            accepts=lambda cp: len(cp.sentences) >= min_sentences,
-            k=k,
-            candidates=n,
-            count=count,
-        )
-    policy = str(setting(crawler, "VISDUP_DUPLICATE_POLICY"))
-    nofollow = frozenset({"duplicate", "moved"}) if "nofollow" in policy else frozenset()
-    return Labeller(store, channels, nofollow_verdicts=nofollow)
-
-
-def _flag(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in {"1", "true", "yes", "on"}
-    return bool(value)
 
 
 def _safe_url(url: str) -> str:

@@ -505,7 +505,13 @@ def _attr_words(el: Any) -> list[str]:
 
 
 def class_factor(el: Any) -> float:
-    """The m of seed 001: what the page's author called this node."""
+    """The m of seed 001: what the page's author called this node.
+
+    The classes of <html> and <body> describe the whole page (``class="print"`` on a
+    printer-friendly version), never a part of it, so they weigh nothing.
+    """
+    if el.tag in ("html", "body"):
+        return 1.0
     words = _attr_words(el)
     factor = 1.0
     if el.tag in NOISE_TAGS:

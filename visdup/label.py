@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -29,11 +29,12 @@ from sqlalchemy import Connection, select
 
 from visdup.fingerprint import hamming
 from visdup.index import MemoryIndex, SqlIndex
+from visdup.settings import flag
 from visdup.store import PageRecord, Store, pages
 
 logger = logging.getLogger(__name__)
 
-EXACT, STRUCTURAL = "exact", "structural"
+EXACT, STRUCTURAL, TEMPLATE = "exact", "structural", "template"
 DUPLICATE, SAME_TEMPLATE, MOVED, NOVEL = "duplicate", "same_template", "moved", "novel"
 
 T = TypeVar("T")
@@ -73,6 +74,43 @@ class ObjectCache(Generic[T]):
         return found
 
 
+class SharedKeys:
+    """Inverted index of exact keys (long-sentence hashes): finds partial copies SimHash misses.
+
+    A page that adds a header and a footer to an article moves its SimHash by more bits than
+    the band tables search, but still shares most long sentences with the original. Keys
+    shared by many pages (boilerplate) stop counting once their posting list is full.
+    """
+
+    def __init__(self, max_postings: int = 64):
+        self.max_postings = max_postings
+        self._postings: dict[int, list[int]] = {}
+        self._keys: dict[int, frozenset[int]] = {}
+
+    def add(self, page_id: int, keys: Iterable[int]) -> None:
+        mine = frozenset(keys)
+        self._keys[page_id] = mine
+        for key in mine:
+            posting = self._postings.setdefault(key, [])
+            if len(posting) <= self.max_postings:
+                posting.append(page_id)
+
+    def keys(self, page_id: int) -> frozenset[int]:
+        return self._keys.get(page_id, frozenset())
+
+    def query(self, keys: Iterable[int], limit: int) -> list[int]:
+        """Pages sharing the most keys, most first; keys in too many pages are ignored."""
+        shared: dict[int, int] = {}
+        for key in set(keys):
+            posting = self._postings.get(key)
+            if posting is None or len(posting) > self.max_postings:
+                continue
+            for page_id in posting:
+                shared[page_id] = shared.get(page_id, 0) + 1
+        ranked = sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))
+        return [page_id for page_id, _n in ranked[:limit]]
+
+
 class Channel(Generic[T]):
     """One way of being alike: a SimHash index over a fingerprint, and a confirming measure."""
 
@@ -85,6 +123,7 @@ class Channel(Generic[T]):
         load: Callable[[list[int]], dict[int, T]],
         measure: Callable[[T, T], tuple[float, str | None]],
         accepts: Callable[[T], bool] = lambda _obj: True,
+        keys: Callable[[T], Iterable[int]] | None = None,
         k: int,
         candidates: int,
         count: Callable[[str, int], None],
@@ -101,6 +140,8 @@ class Channel(Generic[T]):
         self.cache: ObjectCache[T] = ObjectCache(load)
         self.order: list[int] = []  # keys in insertion order, for the catch-up check
         self._count = count
+        self.keys = keys
+        self.shared = SharedKeys() if keys is not None else None
 
     def warm(self) -> int:
         n = 0
@@ -108,14 +149,26 @@ class Channel(Generic[T]):
             self.memory.add(page_id, fp)
             self.order.append(page_id)
             n += 1
+        if self.shared is not None and self.keys is not None:
+            for start in range(0, len(self.order), 1000):
+                chunk = self.order[start : start + 1000]
+                for page_id, obj in self.cache.get_many(chunk).items():
+                    self.shared.add(page_id, self.keys(obj))
         return n
 
-    def candidates(self, fp: int) -> tuple[list[int], int]:
-        """Nearest stored pages within k, and the watermark for the catch-up check."""
+    def candidates(self, fp: int, obj: T | None = None) -> tuple[list[int], int]:
+        """Nearest stored pages (SimHash within k, then shared keys), and the watermark."""
         watermark = len(self.order)
-        found = self.memory.query(fp, k=self.k, limit=self.max_candidates)
+        found = [key for key, _fp, _d in self.memory.query(fp, k=self.k, limit=self.max_candidates)]
+        if self.shared is not None and self.keys is not None and obj is not None:
+            known = set(found)
+            found += [
+                key
+                for key in self.shared.query(self.keys(obj), self.max_candidates)
+                if key not in known
+            ]
         self._count("visdup/candidates", len(found))
-        return [key for key, _fp, _d in found], watermark
+        return found, watermark
 
     def confirm(self, obj: T, ids: list[int]) -> Match | None:
         """The best match at or above the channel's threshold, nearest candidates first."""
@@ -134,15 +187,18 @@ class Channel(Generic[T]):
                     break
         return best
 
-    def late(self, conn: Connection, fp: int, seen: list[int], watermark: int) -> list[int]:
+    def late(self, conn: Connection, fp: int, obj: T, seen: list[int], watermark: int) -> list[int]:
         """Near pages stored after the candidates were taken (here or by other processes)."""
         known = set(seen)
+        mine = frozenset(self.keys(obj)) if self.keys is not None else frozenset()
         late = [
             key
             for key in self.order[watermark:]
             if key not in known
-            and (kfp := self.memory.fingerprint(key)) is not None
-            and hamming(kfp, fp) <= self.k
+            and (
+                ((kfp := self.memory.fingerprint(key)) is not None and hamming(kfp, fp) <= self.k)
+                or (self.shared is not None and mine & self.shared.keys(key))
+            )
         ]
         if self.store.is_postgres:
             known.update(late)
@@ -157,6 +213,8 @@ class Channel(Generic[T]):
         self.memory.add(page_id, fp)
         self.order.append(page_id)
         self.cache.put(page_id, obj)
+        if self.shared is not None and self.keys is not None:
+            self.shared.add(page_id, self.keys(obj))
 
 
 @dataclass
@@ -204,7 +262,7 @@ class Labeller:
         if channel is None or fp is None or obj is None or not channel.accepts(obj):
             return Pending()  # this page takes no part in the channel, and is not indexed in it
         pending = Pending(fp=fp, obj=obj)
-        pending.seen, pending.watermark = channel.candidates(fp)
+        pending.seen, pending.watermark = channel.candidates(fp, obj)
         pending.match = channel.confirm(obj, pending.seen)
         return pending
 
@@ -228,7 +286,9 @@ class Labeller:
                     continue
                 match = pending.match
                 if not (name == "structure" and exact is not None):
-                    late = channel.late(conn, pending.fp, pending.seen or [], pending.watermark)
+                    late = channel.late(
+                        conn, pending.fp, pending.obj, pending.seen or [], pending.watermark
+                    )
                     late_match = channel.confirm(pending.obj, late)
                     if late_match and (match is None or late_match.similarity > match.similarity):
                         match = late_match
@@ -272,15 +332,18 @@ class Labeller:
             if content is not None:
                 self._set_content(conn, record, content)
             return
-        if structure is not None:  # a near-duplicate points at its group's original
-            record.duplicate_of = self._root(conn, "structure", structure.page_id, "duplicate_of")
+        if structure is not None:
             record.similarity = round(structure.similarity, 6)
+        if structure is not None and structure.kind == STRUCTURAL:
+            # a structural near-duplicate points at its group's original
+            record.duplicate_of = self._root(conn, "structure", structure.page_id, "duplicate_of")
             record.kind = STRUCTURAL
         if content is not None:
             self._set_content(conn, record, content)
         if "content" not in self.channels:
             # structure alone: a structural match is all there is to say
-            record.verdict = DUPLICATE if structure is not None else NOVEL
+            near = structure is not None and structure.kind == STRUCTURAL
+            record.verdict = DUPLICATE if near else SAME_TEMPLATE if structure else NOVEL
         elif content is not None:
             record.verdict = DUPLICATE if same_layout is not None else MOVED
         elif structure is not None:
@@ -307,3 +370,76 @@ class Labeller:
                 return page_id
             seen.add(parent)
             page_id = parent
+
+
+def build_labeller(
+    store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
+) -> Labeller:
+    """The structural channel always; the content channel unless VISDUP_CONTENT_ENABLED is off."""
+    from visdup.distance import similarity
+    from visdup.term import Term
+
+    k = int(get("VISDUP_HAMMING_K"))
+    n = int(get("VISDUP_CANDIDATES"))
+    theta = float(get("VISDUP_SIMILARITY_THRESHOLD"))
+    template_theta = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
+    max_nodes = int(get("VISDUP_MAX_TERM_NODES"))
+
+    def measure_terms(a: Term, b: Term) -> tuple[float, str | None]:
+        count("visdup/ted_calls", 1)
+        sim = similarity(a, b, at_least=template_theta, max_nodes=max_nodes)
+        if sim >= theta:
+            return sim, STRUCTURAL
+        return sim, (TEMPLATE if sim >= template_theta else None)
+
+    def load_terms(ids: list[int]) -> dict[int, Term]:
+        return {i: Term.parse(t) for i, t in store.values("term", ids).items() if t}
+
+    channels: dict[str, Channel[Any]] = {
+        "structure": Channel(
+            "structure",
+            store,
+            fingerprint_column="simhash",
+            load=load_terms,
+            measure=measure_terms,
+            accepts=lambda t: t.nodes <= max_nodes,
+            k=k,
+            candidates=n,
+            count=count,
+        )
+    }
+    if flag(get("VISDUP_CONTENT_ENABLED")):
+        from visdup.textprint import ContentPrint, compare
+
+        content_theta = float(get("VISDUP_CONTENT_THRESHOLD"))
+        min_sentences = int(get("VISDUP_CONTENT_MIN_SENTENCES"))
+
+        def measure_content(a: ContentPrint, b: ContentPrint) -> tuple[float, str | None]:
+            m = compare(a, b)
+            if m.kind == "mirror":
+                return 1.0, "mirror"
+            score = max(m.score, m.containment)
+            return score, ("partial" if m.kind and score >= content_theta else None)
+
+        def load_prints(ids: list[int]) -> dict[int, ContentPrint]:
+            return {
+                i: ContentPrint.from_json(t)
+                for i, t in store.values("content_print", ids).items()
+                if t
+            }
+
+        channels["content"] = Channel(
+            "content",
+            store,
+            fingerprint_column="content_simhash",
+            load=load_prints,
+            measure=measure_content,
+            accepts=lambda cp: len(cp.sentences) >= min_sentences,
+            keys=lambda cp: cp.sentences,
+            k=k,
+            candidates=n,
+            count=count,
+        )
+    policy = str(get("VISDUP_DUPLICATE_POLICY"))
+    nofollow = frozenset({"duplicate", "moved"}) if "nofollow" in policy else frozenset()
+    return Labeller(store, channels, nofollow_verdicts=nofollow)

@@ -7,7 +7,6 @@ reactor thread. Items other than :class:`visdup.items.Page` pass through untouch
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -15,13 +14,11 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
+from visdup.analysis import analyse_content, analyse_structure, new_record
 from visdup.context import CrawlContext, check_enabled
-from visdup.errors import InputError
-from visdup.fingerprint import term_simhash
 from visdup.items import Page
 from visdup.parse import Document, decode, from_tree, parse_html, screen
-from visdup.store import PageRecord, pack_body
-from visdup.term import document_term
+from visdup.store import PageRecord
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -77,40 +74,26 @@ class TermPipeline:
         return item
 
     def _compute(self, item: Page) -> PageRecord:
-        record = PageRecord(
-            url=item.url,
+        record = new_record(
+            item.url,
+            item.body,
+            keep_body=self.ctx.store_body,
             final_url=item.final_url,
             status=item.status,
             depth=item.depth,
             referer=item.referer,
             content_type=item.content_type,
+            encoding=None,
             links=list(item.links),
-            body_hash=hashlib.sha1(item.body).hexdigest() if item.body else None,
-            body=pack_body(item.body) if self.ctx.store_body and item.body else None,
         )
         doc = _document(item)
         record.encoding = doc.encoding or item.encoding
-        record.replacement_ratio = round(doc.replacement_ratio, 6)
-        if doc.root is not None and self.ctx.denoise_term:
-            from visdup.denoise import remove_invisible
-
-            remove_invisible(doc.root)
-        try:
-            _raw, term = document_term(doc, self.ctx.visual_classes)
-        except InputError as exc:
-            record.problem = str(exc)
-            return record
-        except Exception as exc:
-            logger.exception("visdup: cannot build the term of %s", item.url)
-            record.problem = f"term failed: {exc}"
-            return record
-        record.truncated = doc.truncated
-        record.term = str(term)
-        record.term_size = term.size
-        record.term_nodes = term.nodes
-        record.simhash = term_simhash(term)
-        _state(item)["term"] = term
-        _state(item)["document"] = doc
+        term = analyse_structure(
+            doc, record, classes=self.ctx.visual_classes, denoise=self.ctx.denoise_term
+        )
+        if term is not None:
+            _state(item)["term"] = term
+            _state(item)["document"] = doc
         return record
 
 
@@ -139,20 +122,7 @@ class ContentPipeline:
         return item
 
     def _compute(self, doc: Document, record: PageRecord, state: dict[str, Any]) -> None:
-        from visdup.denoise import main_content
-        from visdup.textprint import content_print
-
-        try:
-            content = main_content(doc.root)
-            cp = content_print(content.blocks)
-        except Exception:
-            logger.exception("visdup: cannot extract the main content of %s", record.url)
-            return
-        record.title = content.title
-        state["content"] = cp
-        if not cp.empty:
-            record.content_print = cp.to_json()
-            record.content_simhash = cp.simhash
+        state["content"] = analyse_content(doc, record)
 
 
 class LabelPipeline:

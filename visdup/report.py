@@ -24,11 +24,15 @@ def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
         "cluster_id",
     )
     url_of = {r.id: r.url for r in rows}
-    groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    parent: dict[int, int] = {}
+    members: dict[int, dict[str, Any]] = {}
     for r in rows:
         original, member = _membership(r)
         if original is not None:
-            groups[original].append(member)
+            parent[r.id], members[r.id] = original, member
+    groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for page_id, member in members.items():
+        groups[_root(parent, page_id)].append(member)
     report: dict[str, Any] = {
         "pages": len(rows),
         "groups": [
@@ -46,6 +50,15 @@ def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
     if templates:
         report["templates"] = templates
     return report
+
+
+def _root(parent: dict[int, int], page_id: int) -> int:
+    """A copy of a copy belongs to the first page's group (an exact copy of a moved article)."""
+    seen = {page_id}
+    while page_id in parent and parent[page_id] not in seen:
+        page_id = parent[page_id]
+        seen.add(page_id)
+    return page_id
 
 
 def _membership(r: Any) -> tuple[int | None, dict[str, Any]]:

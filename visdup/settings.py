@@ -57,6 +57,11 @@ VISDUP_RESUME = True
 #: Similarity (cmp, §1.7) at or above which a page is a structural near-duplicate.
 VISDUP_SIMILARITY_THRESHOLD = 0.95
 
+#: Similarity at or above which two pages share a template (the verdict "same_template", and
+#: the test that tells a duplicate from moved content). Lower than the near-duplicate
+#: threshold: one template holds articles of very different lengths.
+VISDUP_TEMPLATE_THRESHOLD = 0.80
+
 #: Keep each page's body (compressed) in the store so clusters can be re-extracted offline.
 VISDUP_STORE_BODY = True
 
@@ -73,3 +78,10 @@ SCRAPY_DEFAULTS = {
 
 def defaults() -> dict[str, object]:
     return {name: value for name, value in globals().items() if name.startswith("VISDUP_")}
+
+
+def flag(value: object) -> bool:
+    """A boolean from a setting given as bool, int or text ("1", "true", "yes", "on")."""
+    if isinstance(value, str):
+        return value.strip().lower() in {"1", "true", "yes", "on"}
+    return bool(value)

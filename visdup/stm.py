@@ -17,7 +17,7 @@ import logging
 import os
 import re
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 logger = logging.getLogger(__name__)
@@ -509,10 +509,3 @@ def stm_upper_bound(paths_a: dict[int, int], paths_b: dict[int, int]) -> int:
         if other:
             total += count if count < other else other
     return total
-
-
-def iter_children(sizes: Sequence[int], i: int) -> Iterable[int]:
-    j, end = i + 1, i + sizes[i]
-    while j < end:
-        yield j
-        j += sizes[j]

@@ -37,12 +37,19 @@ def crawl_settings(args: argparse.Namespace) -> dict[str, object]:
     }
     if args.db:
         settings["VISDUP_DATABASE_URL"] = args.db
-    for item in args.set:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise InputError(f"-s takes NAME=VALUE, not {item!r}")
-        settings[name.strip()] = value
+    settings.update(parse_overrides(args.set))
     return settings
+
+
+def parse_overrides(items: list[str]) -> dict[str, str]:
+    """``-s NAME=VALUE`` options as a dict (values stay text; settings convert them)."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(f"-s takes NAME=VALUE, not {item!r}")
+        out[name.strip()] = value
+    return out
 
 
 def run(args: argparse.Namespace) -> int:

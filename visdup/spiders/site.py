@@ -64,7 +64,7 @@ class SiteSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[Any]:
         for url in self.start_urls:
-            yield scrapy.Request(url, callback=self.parse, dont_filter=True)
+            yield scrapy.Request(url, callback=self.parse)
         for url, depth in self._resume_frontier():
             yield scrapy.Request(url, callback=self.parse, meta={"depth": depth})
 

@@ -1,0 +1,93 @@
+"""One verdict per page from both channels: duplicate, same template, moved content, novel."""
+
+from __future__ import annotations
+
+import json
+
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from tests.conftest import FIXTURES
+from tests.crawling import crawl
+from visdup.cli import main
+from visdup.demo.server import serve
+from visdup.offline import label_files
+from visdup.report import build_report
+from visdup.store import Store
+
+BASIC = FIXTURES / "sites" / "basic"
+CONTENT = FIXTURES / "content"
+
+
+def _rows(db: str, base: str) -> dict[str, object]:
+    return {r.url.replace(base, ""): r for r in Store.from_url(db).rows()}
+
+
+@deferred_f_from_coro_f
+async def test_same_template_pages_are_not_duplicates_and_a_mirror_is(tmp_path):
+    expected = json.loads((BASIC / "EXPECTED.json").read_text())
+    db = f"sqlite:///{tmp_path / 'v.sqlite3'}"
+    with serve(BASIC) as server:
+        await crawl(db, server.url_for("/"))
+        rows = _rows(db, server.url)
+    for a, b in expected["exact"]:
+        first, second = sorted([rows[a], rows[b]], key=lambda r: r.id)
+        assert second.kind == "exact" and second.duplicate_of == first.id
+        assert second.verdict == "duplicate"
+    for a, b in expected["mirrors"]:
+        first, second = sorted([rows[a], rows[b]], key=lambda r: r.id)
+        assert second.content_duplicate_of == first.id
+        assert second.verdict == "moved", "same content in another template"
+    copies = {p for pair in expected["exact"] + expected["mirrors"] for p in pair[1:]}
+    for name, paths in expected["templates"].items():
+        for path in paths:
+            row = rows[path]
+            if path in copies or any(path == pair[0] for pair in expected["exact"]):
+                continue
+            assert row.verdict in {"novel", "same_template"}, (name, path, row.verdict)
+    assert sum(r.verdict == "same_template" for r in rows.values()) >= 6
+    report = build_report(Store.from_url(db))
+    kinds = {m["kind"] for g in report["groups"] for m in g["members"]}
+    assert kinds == {"exact", "content"}
+    assert set(report["verdicts"]) >= {"duplicate", "moved", "same_template", "novel"}
+
+
+@deferred_f_from_coro_f
+async def test_drop_policy_never_drops_for_structure_alone(tmp_path):
+    db = f"sqlite:///{tmp_path / 'v.sqlite3'}"
+    with serve(BASIC) as server:
+        crawler = await crawl(db, server.url_for("/"), settings={"VISDUP_DUPLICATE_POLICY": "drop"})
+        rows = _rows(db, server.url)
+    stats = crawler.stats.get_stats()
+    acted = [r for r in rows.values() if r.verdict in {"duplicate", "moved"}]
+    assert stats.get("item_dropped_count", 0) == len(acted) == 3
+    assert stats.get("item_scraped_count", 0) == len(rows) - 3
+
+
+def test_offline_dups_on_content_fixtures(capsys):
+    assert main(["dups", "--json", str(CONTENT)]) == 0
+    groups = json.loads(capsys.readouterr().out)["groups"]
+    by_original = {g["original"].rsplit("/", 1)[-1]: g["members"] for g in groups}
+    members = {m["path"].rsplit("/", 1)[-1]: m for ms in by_original.values() for m in ms}
+    # the same article in another site's template, and with one changed sentence
+    assert {"article_x_site1_changed.html", "article_x_site2.html"} <= set(members) | set(
+        by_original
+    )
+    assert all(m["kind"] == "content" for m in members.values())
+    # another article, the boilerplate-only page and the CJK article join no group
+    grouped = set(members) | set(by_original)
+    assert not grouped & {"article_y_site1.html", "boilerplate_only.html", "cjk_article.html"}
+
+
+def test_offline_labels_match_verdict_semantics(tmp_path):
+    pages = [(p.name, p.read_bytes()) for p in sorted(CONTENT.glob("article_*.html"))]
+    store, tmp = label_files(pages)
+    try:
+        rows = {r.url: r for r in store.rows()}
+    finally:
+        store.close()
+        if tmp:
+            tmp.unlink()
+    assert rows["article_x_site1.html"].verdict == "novel"
+    assert rows["article_x_site1_changed.html"].verdict == "duplicate"
+    assert rows["article_x_site2.html"].verdict == "moved"
+    assert rows["article_y_site1.html"].verdict == "same_template"
