@@ -1,15 +1,20 @@
 """Compiled kernels are optional: without a C compiler the pure-Python fallbacks serve."""
 
+from pathlib import Path
+
 from setuptools import Extension, setup
 
 
-def _lxml_includes() -> list[str]:
-    """lxml's bundled libxml2 headers, which visdup._term reads the parsed tree through."""
+def _libxml2_includes() -> list[str]:
+    """lxml's bundled libxml2 headers (visdup._term reads the parsed tree through them)."""
     try:
         import lxml
     except ImportError:
         return []
-    return list(lxml.get_include())
+    dirs = list(lxml.get_include())
+    if not any((Path(d) / "libxml" / "tree.h").is_file() for d in dirs):
+        dirs.append("/usr/include/libxml2")  # lxml built against the system's libxml2
+    return dirs
 
 
 setup(
@@ -17,7 +22,7 @@ setup(
         Extension("visdup._ted", ["visdup/_ted.c"], optional=True),
         Extension("visdup._stm", ["visdup/_stm.c"], optional=True),
         Extension(
-            "visdup._term", ["visdup/_term.c"], include_dirs=_lxml_includes(), optional=True
+            "visdup._term", ["visdup/_term.c"], include_dirs=_libxml2_includes(), optional=True
         ),
     ]
 )

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._data import debian_docs  # noqa: E402
-from visdup.demo.server import serve  # noqa: E402
+from bench._data import debian_docs
+from visdup.demo.server import serve
 
 CRAWL = """
 import json, sys, time

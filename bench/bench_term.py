@@ -15,9 +15,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._data import debian_docs, html_files  # noqa: E402
-from visdup.parse import parse_html  # noqa: E402
-from visdup.term import compress, translate  # noqa: E402
+from bench._data import debian_docs, html_files
+from visdup.parse import parse_html
+from visdup.term import compress, translate
 
 
 def best_of(fn, repeat: int = 3) -> float:
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0)
     args = ap.parse_args()
     files = html_files(debian_docs("python"), args.limit or None)
-    ratios, t_parse, t_trans, t_comp = [], [], [], []
+    ratios, t_parse, t_trans, t_comp, py_ratios = [], [], [], [], []
     before, after = [], []
     for path in files:
         data = path.read_bytes()
@@ -46,6 +46,10 @@ def main() -> None:
         trans = best_of(lambda doc=doc: translate(doc.root))
         comp = best_of(lambda raw=raw: compress(raw))
         ratios.append((trans + comp) / parse)
+        py = best_of(lambda doc=doc: translate_python(doc.root), 1) + best_of(
+            lambda raw=raw: compress_python(raw), 1
+        )
+        py_ratios.append(py / parse)
         t_parse.append(parse)
         t_trans.append(trans)
         t_comp.append(comp)
@@ -53,7 +57,7 @@ def main() -> None:
         after.append(compress(raw).nodes)
     n = len(ratios)
     q = statistics.quantiles(ratios, n=10)
-    print(f"pages: {n} (Python 3.11 manual)")
+    print(f"pages: {n} (Python 3.11 manual), kernel: {KERNEL}")
     print(
         f"median ms/page: parse {statistics.median(t_parse) * 1e3:.2f}  "
         f"translate {statistics.median(t_trans) * 1e3:.2f}  "
@@ -62,6 +66,10 @@ def main() -> None:
     print(
         f"(translate + compress) / parse: median {statistics.median(ratios):.2f}  "
         f"p10 {q[0]:.2f}  p90 {q[-1]:.2f}  (goal: median <= 1.0)"
+    )
+    print(
+        f"pure-Python reference:         median {statistics.median(py_ratios):.2f}  "
+        f"(speed-up of the kernel: {statistics.median(py_ratios) / statistics.median(ratios):.0f}x)"
     )
     print(
         f"nodes before compression: median {statistics.median(before):.0f}  "

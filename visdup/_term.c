@@ -28,6 +28,10 @@
 #include <libxml/tree.h>
 #include <libxml/xmlversion.h>
 
+#ifdef PYPY_VERSION
+#error "visdup._term reads CPython object layouts; PyPy uses the Python fallback"
+#endif
+
 enum { GRP = 0, ROW = 1, COL = 2, TEXT = 3, NEVER = -1 };
 
 /* The leading fields of lxml's `struct LxmlElement` (lxml/etree.h). */
@@ -762,7 +766,7 @@ PyDoc_STRVAR(translate_doc,
 "depth the deepest element level the walk saw.");
 
 static PyObject *
-term_translate(PyObject *self, PyObject *args)
+term_translate(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *root_obj, *classes, *replaced;
     if (!PyArg_ParseTuple(args, "OO!O:translate", &root_obj, &PyDict_Type, &classes,
@@ -810,7 +814,7 @@ term_translate(PyObject *self, PyObject *args)
 /* ------------------------------------------------------------------ compress */
 
 #ifdef __SIZEOF_INT128__
-typedef __int128 wide_t;
+__extension__ typedef __int128 wide_t;
 #else
 typedef int64_t wide_t;
 #endif
@@ -1294,7 +1298,7 @@ PyDoc_STRVAR(compress_doc,
 "OverflowError when join's ancestor products outgrow the machine integers.");
 
 static PyObject *
-term_compress(PyObject *self, PyObject *args)
+term_compress(PyObject *Py_UNUSED(self), PyObject *args)
 {
     PyObject *labels, *marks, *sizes;
     if (!PyArg_ParseTuple(args, "OOO:compress", &labels, &marks, &sizes)) {

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
 
 PIPELINES = {
     "visdup.pipelines.TermPipeline": 200,
+    "visdup.pipelines.ClusterPipeline": 220,
     "visdup.pipelines.ContentPipeline": 250,
     "visdup.pipelines.LabelPipeline": 300,
 }

@@ -266,6 +266,8 @@ class OnlineClusterer:
         self._reps: dict[int, list[tuple[str, FlatTree, dict[int, int], int]]] = {}
         self._sizes: dict[int, int] = {}
         self.stm_calls = 0
+        #: Whether the last assign opened a cluster or took a new representative.
+        self.changed = False
 
     @property
     def clusters(self) -> dict[int, int]:
@@ -316,12 +318,14 @@ class OnlineClusterer:
         cid, _ = self.nearest(tree)
         n = min(len(tree.labels), self.max_nodes)
         entry = (key, tree, label_paths(tree, self.max_nodes), n)
+        self.changed = True
         if cid is None:
             cid = self._next_id
             self._next_id += 1
             self._reps[cid] = [entry]
             self._sizes[cid] = 1
             return cid
+        self.changed = False
         self._sizes[cid] += 1
         reps = self._reps[cid]
         if len(reps) < self.representatives:
@@ -329,7 +333,47 @@ class OnlineClusterer:
             spread = min(self._distance(tree, n, rep) for rep in reps)
             if spread > self.threshold / 3:
                 reps.append(entry)
+                self.changed = True
         return cid
+
+    def cluster_state(self, cluster_id: int) -> dict[str, Any]:
+        """One cluster's size and representatives, JSON-able: stored per cluster by a crawl."""
+        return {
+            "id": cluster_id,
+            "size": self._sizes[cluster_id],
+            "representatives": [
+                {"key": key, "tree": _tree_dict(tree)} for key, tree, _, _ in self._reps[cluster_id]
+            ],
+        }
+
+    def load_cluster(self, item: dict[str, Any]) -> None:
+        """Add or replace one cluster from :meth:`cluster_state` (another process made it)."""
+        cid = int(item["id"])
+        reps = []
+        for rep in item["representatives"]:
+            tree = FlatTree.from_dict(rep["tree"])
+            reps.append(
+                (
+                    rep["key"],
+                    tree,
+                    label_paths(tree, self.max_nodes),
+                    min(tree.nodes, self.max_nodes),
+                )
+            )
+        self._reps[cid] = reps
+        self._sizes[cid] = int(item["size"])
+        self._next_id = max(self._next_id, cid + 1)
+
+    def representative_count(self, cluster_id: int) -> int:
+        return len(self._reps.get(cluster_id, ()))
+
+    @property
+    def next_id(self) -> int:
+        return self._next_id
+
+    def reserve(self, cluster_id: int) -> None:
+        """Never hand out ``cluster_id``: it is taken elsewhere (a batch re-clustering)."""
+        self._next_id = max(self._next_id, cluster_id + 1)
 
     def to_state(self) -> dict[str, Any]:
         return {
@@ -361,20 +405,7 @@ class OnlineClusterer:
         )
         self._next_id = int(state["next_id"])
         for item in state["clusters"]:
-            cid = int(item["id"])
-            reps = []
-            for rep in item["representatives"]:
-                tree = FlatTree.from_dict(rep["tree"])
-                reps.append(
-                    (
-                        rep["key"],
-                        tree,
-                        label_paths(tree, self.max_nodes),
-                        min(tree.nodes, self.max_nodes),
-                    )
-                )
-            self._reps[cid] = reps
-            self._sizes[cid] = int(item["size"])
+            self.load_cluster(item)
         return self
 
 

@@ -9,6 +9,14 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 
+class Record(dict):
+    """One row of the dataset a template yields: ``url``, ``cluster``, ``fits``, then fields.
+
+    Feed exports write these when told to (``FEEDS = {"data.jsonl": {"format": "jsonlines",
+    "item_classes": ["visdup.items.Record"]}}``) while the crawl runs.
+    """
+
+
 @dataclass
 class Page:
     """One HTML response; the pipelines add what they learn (``page_id`` .. ``verdict``)."""

@@ -8,6 +8,8 @@ reactor thread. Items other than :class:`visdup.items.Page` pass through untouch
 from __future__ import annotations
 
 import logging
+import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
@@ -15,9 +17,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from visdup.analysis import analyse_content, analyse_structure, new_record
-from visdup.context import CrawlContext, check_enabled
-from visdup.items import Page
+from visdup.assign import Assignment, CrawlClusters
+from visdup.context import CrawlContext, check_enabled, setting
+from visdup.items import Page, Record
 from visdup.parse import Document, decode, from_tree, parse_html, screen
+from visdup.settings import flag
+from visdup.stm import dom_tree
 from visdup.store import PageRecord
 
 if TYPE_CHECKING:
@@ -123,6 +128,73 @@ class ContentPipeline:
 
     def _compute(self, doc: Document, record: PageRecord, state: dict[str, Any]) -> None:
         state["content"] = analyse_content(doc, record)
+
+
+class ClusterPipeline:
+    """Page → its template cluster (online, CURE-style); records once the template exists."""
+
+    def __init__(self, crawler: Crawler):
+        check_enabled(crawler)
+        if not flag(setting(crawler, "VISDUP_CLUSTER_ENABLED")):
+            raise NotConfigured("VISDUP_CLUSTER_ENABLED is False")
+        self.crawler = crawler
+        self.ctx = CrawlContext.of(crawler)
+        self.emit = flag(setting(crawler, "VISDUP_EXTRACT_ITEMS"))
+        self.clusters: CrawlClusters | None = None
+        self._open_lock = threading.Lock()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ClusterPipeline:
+        return cls(crawler)
+
+    def _clusters(self) -> CrawlClusters:
+        with self._open_lock:
+            if self.clusters is None:
+                self.ctx.open()
+                assert self.ctx.store is not None
+                get = partial(setting, self.crawler)
+                self.clusters = CrawlClusters(
+                    self.ctx.store,
+                    threshold=1.0 - float(get("VISDUP_CLUSTER_THRESHOLD")),
+                    representatives=int(get("VISDUP_CLUSTER_REPRESENTATIVES")),
+                    template_min_pages=int(get("VISDUP_TEMPLATE_MIN_PAGES")),
+                    template_max_pages=int(get("VISDUP_TEMPLATE_MAX_PAGES")),
+                    min_fit=float(get("VISDUP_EXTRACT_MIN_FIT")),
+                    extract=self.emit,
+                )
+            return self.clusters
+
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, Page):
+            return item
+        state = _state(item)
+        doc: Document | None = state.get("document")
+        record: PageRecord | None = state.get("record")
+        if doc is None or doc.root is None or record is None:
+            return item
+        assignment = await maybe_deferred_to_future(deferToThread(self._assign, doc, record))
+        if assignment is None:
+            return item
+        record.cluster_id = item.cluster = assignment.cluster
+        if assignment.new_cluster:
+            self.ctx.inc("visdup/clusters")
+        scraper = self.crawler.engine.scraper if self.crawler.engine else None
+        for row in assignment.records:
+            self.ctx.inc("visdup/records")
+            if scraper is not None:
+                await scraper.start_itemproc_async(Record(row), response=None)
+        return item
+
+    def _assign(self, doc: Document, record: PageRecord) -> Assignment | None:
+        try:
+            tree = dom_tree(doc.root, denoise=True)
+            if not tree.nodes:
+                return None
+            return self._clusters().assign(record.url, tree)
+        except Exception:
+            logger.exception("visdup: cannot cluster %s", record.url)
+            self.ctx.inc("visdup/errors")
+            return None
 
 
 class LabelPipeline:

@@ -13,8 +13,16 @@ VISDUP_CANDIDATES = 8
 #: dropped (0: no cap). Keeps endless calendars and faceted listings from eating a crawl.
 VISDUP_CLUSTER_CAP = 0
 
-#: Similarity (1 - distance) at or above which two pages belong to one template cluster.
-VISDUP_CLUSTER_THRESHOLD = 0.80
+#: Sort every page into a template cluster while the crawl runs (seed 003).
+VISDUP_CLUSTER_ENABLED = True
+
+#: Representatives kept per cluster: a page is compared with at most this many per cluster,
+#: however large the cluster grows.
+VISDUP_CLUSTER_REPRESENTATIVES = 4
+
+#: Simple Tree Matching similarity (1 - distance) at or above which a page joins a cluster.
+#: Measured on a real documentation site: 0.6 keeps templates apart without splitting them.
+VISDUP_CLUSTER_THRESHOLD = 0.60
 
 #: Find each page's main content and compare it too (seeds 001/002): without it a verdict rests
 #: on structure alone, and every page of one template looks like a duplicate.
@@ -30,6 +38,13 @@ VISDUP_CONTENT_THRESHOLD = 0.80
 
 #: Compute the visual term on the de-noised tree (invisible and fixed nodes removed).
 VISDUP_DENOISE_TERM = False
+
+#: Share of a template's required nodes a page must map to fit it (and yield a record).
+VISDUP_EXTRACT_MIN_FIT = 0.95
+
+#: Send each extracted record through the item pipelines as a visdup.items.Record, so feed
+#: exports write the dataset while the crawl runs.
+VISDUP_EXTRACT_ITEMS = False
 
 #: SQLAlchemy URL of the store: SQLite by default, ``postgresql+psycopg://...`` for several
 #: processes writing at once.
@@ -64,6 +79,12 @@ VISDUP_TEMPLATE_THRESHOLD = 0.80
 
 #: Keep each page's body (compressed) in the store so clusters can be re-extracted offline.
 VISDUP_STORE_BODY = True
+
+#: Pages a cluster needs before its template is built and records flow.
+VISDUP_TEMPLATE_MIN_PAGES = 5
+
+#: Pages a template is generalised against (a sample spread over the cluster).
+VISDUP_TEMPLATE_MAX_PAGES = 40
 
 #: Overrides of the HTML tag → visual class table, e.g. ``{"section": "row", "aside": None}``.
 VISDUP_VISUAL_CLASSES: dict[str, str | None] = {}

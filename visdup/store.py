@@ -132,10 +132,11 @@ clusters = Table(
     "visdup_clusters",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("representative", Integer, ForeignKey("visdup_pages.id")),
+    Column("representative", Text),
     Column("size", Integer, nullable=False, default=0),
     Column("state", Text),
     Column("template", Text),
+    Column("version", Integer, nullable=False, default=0, index=True),
     Column("updated_at", DateTime(timezone=True)),
 )
 
@@ -448,6 +449,7 @@ class Store:
                         size=item["size"],
                         state=json.dumps(item.get("state")) if item.get("state") else None,
                         template=json.dumps(item.get("template")) if item.get("template") else None,
+                        version=0,
                         updated_at=now(),
                     )
                 )
@@ -459,17 +461,41 @@ class Store:
                         .values(cluster_id=item["id"])
                     )
 
-    def upsert_cluster(
-        self, conn: Connection, cluster_id: int, representative: int | None, size: int, state: Any
+    def clusters_version(self, conn: Connection) -> int:
+        return int(
+            conn.execute(select(func.coalesce(func.max(clusters.c.version), 0))).scalar_one()
+        )
+
+    def changed_clusters(self, conn: Connection, since: int) -> list[Any]:
+        """Clusters written after version ``since`` (by this process or another one)."""
+        return list(
+            conn.execute(select(clusters).where(clusters.c.version > since).order_by(clusters.c.id))
+        )
+
+    def put_cluster(
+        self,
+        conn: Connection,
+        cluster_id: int,
+        *,
+        version: int,
+        representative: str | None = None,
+        size: int | None = None,
+        state: Any = None,
+        template: Any = None,
     ) -> None:
-        values = {
-            "representative": representative,
-            "size": size,
-            "state": json.dumps(state) if state is not None else None,
-            "updated_at": now(),
-        }
+        """Insert or update one cluster row; only the given values change."""
+        values: dict[str, Any] = {"version": version, "updated_at": now()}
+        if representative is not None:
+            values["representative"] = representative
+        if size is not None:
+            values["size"] = size
+        if state is not None:
+            values["state"] = json.dumps(state)
+        if template is not None:
+            values["template"] = json.dumps(template)
         done = conn.execute(update(clusters).where(clusters.c.id == cluster_id).values(**values))
         if done.rowcount == 0:
+            values.setdefault("size", 0)
             conn.execute(insert(clusters).values(id=cluster_id, **values))
 
     def cluster_rows(self) -> list[Any]:

@@ -11,6 +11,7 @@ and the distance kernels then never recurse, which matters for trees thousands o
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -63,6 +64,28 @@ REPLACED = frozenset(
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
+if os.environ.get("VISDUP_PURE_PYTHON") == "1":
+    _kernel = None
+else:
+    try:
+        from visdup import _term as _kernel
+    except ImportError:  # built without a compiler, or an lxml whose tree layout differs
+        _kernel = None
+
+#: Which implementation builds terms: "c" (visdup._term) or "python".
+KERNEL = "c" if _kernel is not None else "python"
+
+_NAMES = (GRP, ROW, COL, TEXT)
+_CODE: dict[str | None, int] = {GRP: 0, ROW: 1, COL: 2, TEXT: 3, None: -1}
+
+
+def _class_codes(table: Mapping[str, str | None]) -> dict[str, int]:
+    return {tag: _CODE[cls] for tag, cls in table.items()}
+
+
+_DEFAULT_CODES = _class_codes(VISUAL_CLASSES)
 
 
 class TermSyntaxError(InputError, ValueError):
@@ -413,6 +436,13 @@ def compress_python(term: Term) -> Term:
 
 def compress(term: Term) -> Term:
     """The irreducible term: hrz and vrt applied until nothing changes (§1.6)."""
+    if _kernel is not None:
+        try:
+            labels = bytes(map(_CODE.__getitem__, term.labels))
+            labels, marks, sizes = _kernel.compress(labels, term.marks, term.sizes)
+        except (KeyError, OverflowError):  # labels outside the four classes, huge marks
+            return compress_python(term)
+        return Term([_NAMES[c] for c in labels], marks, sizes)
     return compress_python(term)
 
 
@@ -481,6 +511,11 @@ def translate(
     root: lxml.etree._Element, classes: Mapping[str, str | None] | None = None
 ) -> Translation:
     """HTML tree → marked term with every mark 1 (§1.1), one text leaf per run of inline content."""
+    if _kernel is not None:
+        table = _classes(classes)
+        codes = _DEFAULT_CODES if table is VISUAL_CLASSES else _class_codes(table)
+        labels, sizes, depth = _kernel.translate(root, codes, REPLACED)
+        return Translation(Term([_NAMES[c] for c in labels], [1] * len(labels), sizes), depth)
     return translate_python(root, classes)
 
 
