@@ -89,7 +89,8 @@ def main() -> None:
                 )
         best = {m: max(x["pages_per_s"] for x in v) for m, v in results.items()}
         print(
-            f"pages/s on/off: {best['on']:.1f} / {best['off']:.1f} = {best['on'] / best['off']:.2f} (goal >= 0.9)"
+            f"pages/s on/off: {best['on']:.1f} / {best['off']:.1f} = "
+            f"{best['on'] / best['off']:.2f} (goal >= 0.9)"
         )
 
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import debian_docs, html_files
 from visdup.parse import parse_html
-from visdup.term import compress, translate
+from visdup.term import KERNEL, compress, compress_python, translate, translate_python
 
 
 def best_of(fn, repeat: int = 3) -> float:
