@@ -185,7 +185,7 @@ def main() -> None:
     parser.add_argument("--k", default="3,6", help="comma-separated k values")
     parser.add_argument("--backends", default="memory,scan,sqlite,postgres")
     parser.add_argument("--data", default="spread,templated")
-    parser.add_argument("--queries", type=int, default=2000)
+    parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument(
         "--layout",
         default=None,

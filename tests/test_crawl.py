@@ -13,7 +13,6 @@ from visdup.demo.server import serve
 from visdup.report import build_report
 from visdup.store import Store
 
-
 PROSE = [
     "Cycling to work in winter takes some preparation, but it is far from impossible.",
     "Good lights matter more than anything else when the days are short and the roads wet.",

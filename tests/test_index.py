@@ -325,10 +325,19 @@ def test_sql_caller_transaction_rolls_back(sqlite_engine):
     assert len(index) == 0
 
 
-def test_sql_bulk_add_new_keys(make_index):
-    if make_index.backend not in ("sqlite", "postgres"):
-        pytest.skip("SQL only")
-    index = make_index(3)
+@pytest.fixture(params=["sqlite", "postgres"])
+def sql_index(request, tmp_path):
+    if request.param == "sqlite":
+        engine = create_engine(f"sqlite:///{tmp_path / 'bulk.sqlite3'}")
+        yield SqlIndex(engine, "structure", 3)
+        engine.dispose()
+    else:
+        engine = request.getfixturevalue("pg_engine")
+        yield SqlIndex(engine, "structure", 3, schema=request.getfixturevalue("pg_schema"))
+
+
+def test_sql_bulk_add_new_keys(sql_index):
+    index = sql_index
     rnd = random.Random(5)
     items = [(key, rnd.getrandbits(64)) for key in range(12000)]
     assert index.add_many(items, new_keys=True) == 12000
@@ -338,6 +347,21 @@ def test_sql_bulk_add_new_keys(make_index):
     assert index.add_many([(key, fp ^ 1)]) == 1  # an upsert: the key moves
     assert index.fingerprint(key) == fp ^ 1
     assert len(index) == 12000
+
+
+def test_sql_candidate_cap(sql_index):
+    base = 0x5555AAAA5555AAAA
+    rnd = random.Random(8)
+    capped = SqlIndex(
+        sql_index.engine, "capped", 3, max_candidates=20, schema=sql_index.table.schema
+    )
+    items = [(key, flip(base, rnd.randint(0, 2), rnd)) for key in range(400)]
+    capped.add_many(items)
+    sql_index.add_many(items)
+    got = capped.query(base)
+    assert 0 < len({fp for _, fp, _ in got}) <= 20
+    assert [d for _, _, d in got] == sorted(d for _, _, d in got)
+    assert len({fp for _, fp, _ in sql_index.query(base)}) > 20
 
 
 def test_sql_persists_across_instances(tmp_path):

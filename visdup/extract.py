@@ -104,10 +104,12 @@ class Dataset:
 
     templates: list[Template]
     records: list[dict[str, Any]]
+    #: What names a row: "url" for crawled pages, "path" for page files.
+    key: str = "url"
 
     @property
     def columns(self) -> list[str]:
-        cols = ["url", "cluster", "fits"]
+        cols = [self.key, "cluster", "fits"]
         seen = set(cols)
         for template in self.templates:
             for name in template.field_names:

@@ -461,6 +461,29 @@ class Store:
                         .values(cluster_id=item["id"])
                     )
 
+    def save_templates(
+        self, templates: list[dict[str, Any]], records: list[dict[str, Any]]
+    ) -> None:
+        """Store an extraction's clusters: their templates, sizes and the pages' cluster ids."""
+        members: dict[Any, list[str]] = {}
+        for record in records:
+            if record.get("cluster") is not None:
+                members.setdefault(record["cluster"], []).append(record["url"])
+        ids = {url: page_id for page_id, url in self.rows("id", "url")}
+        self.save_clusters(
+            [
+                {
+                    "id": t["cluster"],
+                    "size": len(members.get(t["cluster"], [])),
+                    "representative": t.get("representative"),
+                    "template": t,
+                    "members": [ids[u] for u in members.get(t["cluster"], []) if u in ids],
+                }
+                for t in templates
+                if t.get("cluster") is not None
+            ]
+        )
+
     def clusters_version(self, conn: Connection) -> int:
         return int(
             conn.execute(select(func.coalesce(func.max(clusters.c.version), 0))).scalar_one()

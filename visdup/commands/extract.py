@@ -9,13 +9,13 @@ from pathlib import Path
 from visdup.cluster import DEFAULT_THRESHOLD
 from visdup.errors import InputError
 from visdup.extract import DEFAULT_MIN_FIT, extract_pages, write_dataset
-from visdup.files import iter_pages
+from visdup.files import add_source_arguments, open_source
 
 HELP = "cluster page files, infer a template per cluster and write its fields (.jsonl or .csv)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help=".html/.htm files (.gz too), dirs")
+    add_source_arguments(parser)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file, .jsonl or .csv")
     parser.add_argument(
         "--threshold",
@@ -44,15 +44,21 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--threshold must be between 0 and 1, not {args.threshold}")
     if not 0.0 <= args.min_fit <= 1.0:
         raise InputError(f"--min-fit must be between 0 and 1, not {args.min_fit}")
-    pages = list(iter_pages(args.paths))
-    if not pages:
-        raise InputError("no .html or .htm files found")
+    pages, store = open_source(args)
     dataset = extract_pages(
         pages,
         threshold=args.threshold,
         min_cluster_size=max(1, args.min_cluster_size),
         min_fit=args.min_fit,
     )
+    if store is None:  # page files: rows name a path, not a URL
+        dataset.key = "path"
+        for record in dataset.records:
+            record["path"] = record.pop("url")
+            record.update({k: record.pop(k) for k in list(record) if k != "path"})
+    else:
+        store.save_templates([t.to_dict() for t in dataset.templates], dataset.records)
+        store.close()
     try:
         count = write_dataset(dataset, args.out)
     except OSError as exc:
