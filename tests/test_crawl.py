@@ -281,3 +281,50 @@ def test_sqlite_file_is_intact_after_a_kill(tmp_path):
             "SELECT count(*), count(DISTINCT url) FROM visdup_pages"
         ).fetchone()
     assert total == distinct == 301
+
+
+@pytest.mark.postgres
+def test_two_processes_share_one_postgresql_store(tmp_path, pg_url):
+    """Two crawls at once into one database: every URL once, every copy linked to one original."""
+    import subprocess
+    import sys
+
+    from visdup.store import Store
+
+    Store.from_url(pg_url).close()  # schema first, so the two processes do not race on it
+    pages = {"index.html": listing("Home", [(f"/p{i}.html", str(i)) for i in range(40)])}
+    for i in range(40):
+        pages[f"p{i}.html"] = article("Same story", PROSE, []).replace("Footer text", f"F{i}")
+    root = write_site(tmp_path / "site", pages)
+    with serve(root) as server:
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "visdup",
+                    "crawl",
+                    server.url_for("/index.html"),
+                    "--db",
+                    pg_url,
+                    "-s",
+                    "LOG_LEVEL=WARNING",
+                    "-s",
+                    "CONCURRENT_REQUESTS=8",
+                ],
+                cwd=tmp_path,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(2)
+        ]
+        for proc in procs:
+            _out, err = proc.communicate(timeout=240)
+            assert proc.returncode == 0, err.decode()[-2000:]
+    store = Store.from_url(pg_url)
+    rows = [r for r in store.rows() if "/p" in r.url]
+    assert len(rows) == 40 == len({r.url for r in rows})
+    originals = [r for r in rows if r.content_duplicate_of is None]
+    assert len(originals) == 1, [(r.url, r.content_duplicate_of, r.verdict) for r in rows]
+    assert {r.content_duplicate_of for r in rows} - {None} == {originals[0].id}
+    store.close()

@@ -84,10 +84,12 @@ class SqlIndex:
         self._check_layout()
         self._band_query = self._make_band_query()
         t = self.table
+        # ORDER BY key + 0, not key: without statistics SQLite walks the primary key to honour
+        # ORDER BY key ... LIMIT and reads the whole channel (8x slower at 100k rows).
         self._exact_query = (
             select(t.c.key)
             .where(t.c.channel == bindparam("channel"), t.c.fp == bindparam("fp"))
-            .order_by(t.c.key)
+            .order_by(t.c.key + 0)
             .limit(bindparam("limit"))
         )
         self._keys_query = (
@@ -95,7 +97,7 @@ class SqlIndex:
             .where(
                 t.c.channel == bindparam("channel"), t.c.fp.in_(bindparam("fps", expanding=True))
             )
-            .order_by(t.c.key)
+            .order_by(t.c.key + 0)
             .limit(bindparam("limit"))
         )
 
