@@ -40,10 +40,8 @@ def analyse_structure(
     """Fill the record's structural fields; None (and ``record.problem``) for an unusable page."""
     record.encoding = record.encoding or doc.encoding
     record.replacement_ratio = round(doc.replacement_ratio, 6)
-    if doc.root is not None and denoise:
-        from visdup.denoise import remove_invisible
-
-        remove_invisible(doc.root)
+    if denoise:
+        clean(doc)
     try:
         _raw, term = document_term(doc, classes)
     except InputError as exc:
@@ -61,6 +59,17 @@ def analyse_structure(
     return term
 
 
+def clean(doc: Document) -> None:
+    """Remove what a reader never sees, once per page, keeping the title it had."""
+    if doc.denoised or doc.root is None:
+        return
+    from visdup.denoise import page_title, remove_invisible
+
+    doc.title = page_title(doc.root)
+    remove_invisible(doc.root)
+    doc.denoised = True
+
+
 def analyse_content(doc: Document, record: PageRecord) -> ContentPrint | None:
     """Main content (seed 001) and its layered fingerprint (seed 002); modifies the tree."""
     from visdup.denoise import main_content
@@ -69,7 +78,8 @@ def analyse_content(doc: Document, record: PageRecord) -> ContentPrint | None:
     if doc.root is None:
         return None
     try:
-        content = main_content(doc.root)
+        clean(doc)
+        content = main_content(doc.root, cleaned=True, title=doc.title)
         cp = content_print(content.blocks)
     except Exception:
         logger.exception("visdup: cannot extract the main content of %s", record.url)

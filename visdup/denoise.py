@@ -636,19 +636,20 @@ class MainContent:
     blocks: list[tuple[str, int, str]]
 
 
-def _title(root: Any) -> str | None:
+def page_title(root: Any) -> str | None:
+    """The page's title: an <h1> the <title> contains, else og:title, <title>, the first <h1>."""
     og = root.xpath("//meta[@property='og:title' or @name='og:title']/@content")
     h1s = [_SPACE.sub(" ", h.text_content()).strip() for h in root.iter("h1")]
     h1s = [h for h in h1s if h]
     titles = root.xpath("//title")
-    page_title = _SPACE.sub(" ", titles[0].text_content()).strip() if titles else ""
+    text = _SPACE.sub(" ", titles[0].text_content()).strip() if titles else ""
     for h in h1s:
-        if page_title and h.lower() in page_title.lower():
+        if text and h.lower() in text.lower():
             return h
     if og and og[0].strip():
         return _SPACE.sub(" ", og[0]).strip()
-    if page_title:
-        return page_title
+    if text:
+        return text
     return h1s[0] if h1s else None
 
 
@@ -772,12 +773,17 @@ def _tidy(blocks: list[tuple[str, int, str]], title: str | None) -> list[tuple[s
     return blocks
 
 
-def main_content(root: Any) -> MainContent:
-    """Find the article in a parsed page; the tree is modified in place (noise removed)."""
+def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) -> MainContent:
+    """Find the article in a parsed page; the tree is modified in place (noise removed).
+
+    ``cleaned``: :func:`remove_invisible` already ran on this tree (then pass the ``title``
+    read before, since the <head> is gone).
+    """
     if root is None:
         return MainContent(None, None, "", [])
-    title = _title(root)
-    remove_invisible(root)
+    if not cleaned:
+        title = page_title(root)
+        remove_invisible(root)
     bodies = root.xpath("//body")
     body = bodies[0] if bodies else root
     blocks = _blocks(body)

@@ -36,6 +36,10 @@ class Document:
     replacement_ratio: float = 0.0
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Set once invisible and floating nodes are removed (the tree was changed in place).
+    denoised: bool = False
+    #: The title, read before denoising removed the <head>.
+    title: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -16,7 +16,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from visdup.analysis import analyse_content, analyse_structure, new_record
+from visdup.analysis import analyse_content, analyse_structure, clean, new_record
 from visdup.assign import Assignment, CrawlClusters
 from visdup.context import CrawlContext, check_enabled, setting
 from visdup.items import Page, Record
@@ -187,7 +187,8 @@ class ClusterPipeline:
 
     def _assign(self, doc: Document, record: PageRecord) -> Assignment | None:
         try:
-            tree = dom_tree(doc.root, denoise=True)
+            clean(doc)
+            tree = dom_tree(doc.root, denoise=False)
             if not tree.nodes:
                 return None
             return self._clusters().assign(record.url, tree)
