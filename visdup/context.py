@@ -43,18 +43,17 @@ class CrawlContext:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.stats = crawler.stats
-        s = crawler.settings
-        self.database_url: str = setting(crawler, "VISDUP_DATABASE_URL")
-        self.policy: str = setting(crawler, "VISDUP_DUPLICATE_POLICY")
+        self.database_url = str(setting(crawler, "VISDUP_DATABASE_URL"))
+        self.policy = str(setting(crawler, "VISDUP_DUPLICATE_POLICY"))
         if self.policy not in {"label", "drop", "nofollow", "drop_nofollow"}:
             raise ValueError(
                 "VISDUP_DUPLICATE_POLICY must be label, drop, nofollow or drop_nofollow, "
                 f"not {self.policy!r}"
             )
-        self.cluster_cap = s.getint("VISDUP_CLUSTER_CAP", setting(crawler, "VISDUP_CLUSTER_CAP"))
-        self.store_body = s.getbool("VISDUP_STORE_BODY", setting(crawler, "VISDUP_STORE_BODY"))
-        self.visual_classes = s.getdict("VISDUP_VISUAL_CLASSES") or None
-        self.denoise_term = s.getbool("VISDUP_DENOISE_TERM", False)
+        self.cluster_cap = int(setting(crawler, "VISDUP_CLUSTER_CAP"))
+        self.store_body = flag(setting(crawler, "VISDUP_STORE_BODY"))
+        self.visual_classes = crawler.settings.getdict("VISDUP_VISUAL_CLASSES") or None
+        self.denoise_term = flag(setting(crawler, "VISDUP_DENOISE_TERM"))
         self.content_enabled = flag(setting(crawler, "VISDUP_CONTENT_ENABLED"))
         self.store: Store | None = None
         self.labeller: Labeller | None = None

@@ -1,7 +1,8 @@
 """Every visdup setting with its default, alphabetised, one comment each.
 
-Read them through the crawler's settings (``crawler.settings.getint("VISDUP_...")``); the
-add-on installs these defaults at the lowest priority, so a project or ``-s`` overrides them.
+The add-on installs them at add-on priority, so a project's settings or ``-s`` override them;
+components read them through ``visdup.context.setting``, which falls back to these defaults
+when a component is used without the add-on.
 """
 
 from __future__ import annotations
@@ -36,19 +37,12 @@ VISDUP_CONTENT_MIN_SENTENCES = 3
 #: content; identical document fingerprints always do.
 VISDUP_CONTENT_THRESHOLD = 0.80
 
-#: Compute the visual term on the de-noised tree (invisible and fixed nodes removed).
-VISDUP_DENOISE_TERM = False
-
-#: Share of a template's required nodes a page must map to fit it (and yield a record).
-VISDUP_EXTRACT_MIN_FIT = 0.95
-
-#: Send each extracted record through the item pipelines as a visdup.items.Record, so feed
-#: exports write the dataset while the crawl runs.
-VISDUP_EXTRACT_ITEMS = False
-
 #: SQLAlchemy URL of the store: SQLite by default, ``postgresql+psycopg://...`` for several
 #: processes writing at once.
 VISDUP_DATABASE_URL = "sqlite:///visdup.sqlite3"
+
+#: Compute the visual term on the de-noised tree (invisible and fixed nodes removed).
+VISDUP_DENOISE_TERM = False
 
 #: What happens to duplicates: "label" (store the label, keep everything), "drop" (DropItem),
 #: "nofollow" (store, and do not follow the links found on duplicate pages), "drop_nofollow".
@@ -56,6 +50,13 @@ VISDUP_DUPLICATE_POLICY = "label"
 
 #: Master switch: every visdup component raises NotConfigured when this is False.
 VISDUP_ENABLED = True
+
+#: Send each extracted record through the item pipelines as a visdup.items.Record, so feed
+#: exports write the dataset while the crawl runs.
+VISDUP_EXTRACT_ITEMS = False
+
+#: Share of a template's required nodes a page must map to fit it (and yield a record).
+VISDUP_EXTRACT_MIN_FIT = 0.95
 
 #: Hamming radius of the SimHash prefilter (measured on same-template pages; see README).
 VISDUP_HAMMING_K = 8
@@ -72,19 +73,19 @@ VISDUP_RESUME = True
 #: Similarity (cmp, §1.7) at or above which a page is a structural near-duplicate.
 VISDUP_SIMILARITY_THRESHOLD = 0.95
 
-#: Similarity at or above which two pages share a template (the verdict "same_template", and
-#: the test that tells a duplicate from moved content). Lower than the near-duplicate
-#: threshold: one template holds articles of very different lengths.
-VISDUP_TEMPLATE_THRESHOLD = 0.80
-
 #: Keep each page's body (compressed) in the store so clusters can be re-extracted offline.
 VISDUP_STORE_BODY = True
+
+#: Pages a template is generalised against (a sample spread over the cluster).
+VISDUP_TEMPLATE_MAX_PAGES = 40
 
 #: Pages a cluster needs before its template is built and records flow.
 VISDUP_TEMPLATE_MIN_PAGES = 5
 
-#: Pages a template is generalised against (a sample spread over the cluster).
-VISDUP_TEMPLATE_MAX_PAGES = 40
+#: Similarity at or above which two pages share a template (the verdict "same_template", and
+#: the test that tells a duplicate from moved content). Lower than the near-duplicate
+#: threshold: one template holds articles of very different lengths.
+VISDUP_TEMPLATE_THRESHOLD = 0.80
 
 #: Overrides of the HTML tag → visual class table, e.g. ``{"section": "row", "aside": None}``.
 VISDUP_VISUAL_CLASSES: dict[str, str | None] = {}
