@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
@@ -59,16 +59,33 @@ def _document(item: Page) -> Document:
     return parse_html(item.body, content_type=item.content_type, url=item.final_url)
 
 
-class TermPipeline:
-    """Page → irreducible term, its text form and its 64-bit structural SimHash."""
+class _PagePipeline:
+    """What every visdup pipeline shares: the switch, the crawl's context, the parsed page."""
 
     def __init__(self, crawler: Crawler):
         check_enabled(crawler)
+        self.crawler = crawler
         self.ctx = CrawlContext.of(crawler)
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> TermPipeline:
+    def from_crawler(cls, crawler: Crawler) -> Self:
         return cls(crawler)
+
+    @staticmethod
+    def _parsed(item: Any) -> tuple[Document, PageRecord, dict[str, Any]] | None:
+        """The page's parsed document and record, if the term step could read it."""
+        if not isinstance(item, Page):
+            return None
+        state = _state(item)
+        doc: Document | None = state.get("document")
+        record: PageRecord | None = state.get("record")
+        if doc is None or doc.root is None or record is None:
+            return None
+        return doc, record, state
+
+
+class TermPipeline(_PagePipeline):
+    """Page → irreducible term, its text form and its 64-bit structural SimHash."""
 
     async def process_item(self, item: Any) -> Any:
         if not isinstance(item, Page):
@@ -102,27 +119,19 @@ class TermPipeline:
         return record
 
 
-class ContentPipeline:
+class ContentPipeline(_PagePipeline):
     """Page → main content (seed 001) → layered content fingerprint (seed 002)."""
 
     def __init__(self, crawler: Crawler):
-        check_enabled(crawler)
-        self.ctx = CrawlContext.of(crawler)
+        super().__init__(crawler)
         if not self.ctx.content_enabled:
             raise NotConfigured("VISDUP_CONTENT_ENABLED is False")
 
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> ContentPipeline:
-        return cls(crawler)
-
     async def process_item(self, item: Any) -> Any:
-        if not isinstance(item, Page):
+        parsed = self._parsed(item)
+        if parsed is None:
             return item
-        state = _state(item)
-        doc: Document | None = state.get("document")
-        record: PageRecord | None = state.get("record")
-        if doc is None or doc.root is None or record is None:
-            return item
+        doc, record, state = parsed
         await maybe_deferred_to_future(deferToThread(self._compute, doc, record, state))
         return item
 
@@ -130,22 +139,16 @@ class ContentPipeline:
         state["content"] = analyse_content(doc, record)
 
 
-class ClusterPipeline:
+class ClusterPipeline(_PagePipeline):
     """Page → its template cluster (online, CURE-style); records once the template exists."""
 
     def __init__(self, crawler: Crawler):
-        check_enabled(crawler)
+        super().__init__(crawler)
         if not flag(setting(crawler, "VISDUP_CLUSTER_ENABLED")):
             raise NotConfigured("VISDUP_CLUSTER_ENABLED is False")
-        self.crawler = crawler
-        self.ctx = CrawlContext.of(crawler)
         self.emit = flag(setting(crawler, "VISDUP_EXTRACT_ITEMS"))
         self.clusters: CrawlClusters | None = None
         self._open_lock = threading.Lock()
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> ClusterPipeline:
-        return cls(crawler)
 
     def _clusters(self) -> CrawlClusters:
         with self._open_lock:
@@ -165,13 +168,10 @@ class ClusterPipeline:
             return self.clusters
 
     async def process_item(self, item: Any) -> Any:
-        if not isinstance(item, Page):
+        parsed = self._parsed(item)
+        if parsed is None:
             return item
-        state = _state(item)
-        doc: Document | None = state.get("document")
-        record: PageRecord | None = state.get("record")
-        if doc is None or doc.root is None or record is None:
-            return item
+        doc, record, _ = parsed
         assignment = await maybe_deferred_to_future(deferToThread(self._assign, doc, record))
         if assignment is None:
             return item
@@ -198,17 +198,12 @@ class ClusterPipeline:
             return None
 
 
-class LabelPipeline:
+class LabelPipeline(_PagePipeline):
     """Candidates → TED confirmation → label → one transaction in the store."""
 
     def __init__(self, crawler: Crawler):
-        check_enabled(crawler)
-        self.ctx = CrawlContext.of(crawler)
+        super().__init__(crawler)
         self.term_pipeline: TermPipeline | None = None
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> LabelPipeline:
-        return cls(crawler)
 
     async def process_item(self, item: Any) -> Any:
         if not isinstance(item, Page):

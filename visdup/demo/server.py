@@ -11,7 +11,6 @@ Run `python -m visdup.demo.server [DIR] [--port N]` to serve a directory until i
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import gzip
@@ -579,32 +578,10 @@ def serve(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from visdup.demo import SITE_ROOT
+    """``python -m visdup.demo.server [DIR] [--port N] [--hostile]``: same as ``visdup serve``."""
+    from visdup.cli import main as cli_main
 
-    parser = argparse.ArgumentParser(
-        prog="python -m visdup.demo.server",
-        description="Serve a directory (the demo site by default) until interrupted.",
-    )
-    parser.add_argument("root", nargs="?", type=Path, default=SITE_ROOT, metavar="DIR")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    parser.add_argument("--hostile", action="store_true", help="add the /hostile/ routes")
-    args = parser.parse_args(argv)
-    if not args.root.is_dir():
-        parser.error(f"not a directory: {args.root}")
-    try:
-        handle = serve(args.root, args.host, args.port, hostile=args.hostile)
-    except OSError as exc:
-        parser.error(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}")
-    print(f"Serving {args.root} at {handle.url}/ (Ctrl-C to stop)", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        handle.close()
-    return 0
+    return cli_main(["serve", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

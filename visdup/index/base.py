@@ -138,9 +138,9 @@ class BandLayout:
 def layout_for(k: int) -> BandLayout:
     """The default layout guaranteed to find every fingerprint within ``k`` (0 <= k <= 10).
 
-    Single blocks (k + 1 tables) while a block keeps 16 bits, pairs of blocks beyond: keys stay
-    near 16-21 bits, so a lookup among a million spread fingerprints meets a handful of
-    candidates per table. Chosen from bench/bench_index.py.
+    Single blocks (k + 1 tables) while a block keeps 16 bits (k <= 3), pairs of blocks beyond,
+    which keep keys at 11-21 bits. Measured with bench/bench_index.py at k=6 on 100k spread
+    fingerprints in memory: 7 single 9-bit blocks 373 us per lookup, pairs of 8 blocks 31 us.
     """
     if not 0 <= k <= MAX_K:
         raise ValueError(

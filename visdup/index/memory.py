@@ -43,7 +43,7 @@ class MemoryIndex:
         self._keys_of: dict[int, dict[int, None]] = {}
         # A bucket holding one fingerprint stores the int itself (most do), more an array of
         # uint64: sets cost four to ten times the memory, and lists, which the garbage collector
-        # walks, made inserts 5x slower at 100k. A fingerprint enters a bucket only once.
+        # walks, made inserts about 2x slower at 100k. A fingerprint enters a bucket only once.
         self._buckets: dict[int, int | array[int]] = {}
         self._scan: _Scan | None = _Scan() if method == "scan" else None
 
