@@ -124,6 +124,7 @@ class Channel(Generic[T]):
         measure: Callable[[T, T], tuple[float, str | None]],
         accepts: Callable[[T], bool] = lambda _obj: True,
         keys: Callable[[T], Iterable[int]] | None = None,
+        good_enough: float = 1.0,
         k: int,
         candidates: int,
         count: Callable[[str, int], None],
@@ -141,6 +142,7 @@ class Channel(Generic[T]):
         self.order: list[int] = []  # keys in insertion order, for the catch-up check
         self._count = count
         self.keys = keys
+        self.good_enough = good_enough
         self.shared = SharedKeys() if keys is not None else None
 
     def warm(self) -> int:
@@ -183,7 +185,7 @@ class Channel(Generic[T]):
             score, kind = self.measure(obj, other)
             if kind is not None and (best is None or score > best.similarity):
                 best = Match(page_id, score, kind)
-                if score >= 1.0:
+                if score >= self.good_enough:  # nearest first: a closer page is unlikely
                     break
         return best
 
@@ -403,6 +405,7 @@ def build_labeller(
             load=load_terms,
             measure=measure_terms,
             accepts=lambda t: t.nodes <= max_nodes,
+            good_enough=theta,
             k=k,
             candidates=n,
             count=count,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from array import array
-from typing import Any
+from collections.abc import Iterable
 
 from visdup.index.base import BandLayout, check_fp, layout_for
 
@@ -79,7 +79,7 @@ class MemoryIndex:
             else:
                 bucket.append(fp)
 
-    def add_many(self, items: Any) -> None:
+    def add_many(self, items: Iterable[tuple[int, int]]) -> None:
         """Add ``(key, fp)`` pairs."""
         for key, fp in items:
             self.add(key, fp)
