@@ -7,12 +7,15 @@ context per crawler, so each component also works alone and the add-on merely wi
 from __future__ import annotations
 
 import logging
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
+from twisted.internet.threads import deferToThread
 
 from visdup.label import Labeller, build_labeller
 from visdup.settings import defaults, flag
@@ -55,6 +58,7 @@ class CrawlContext:
         self.visual_classes = crawler.settings.getdict("VISDUP_VISUAL_CLASSES") or None
         self.denoise_term = flag(setting(crawler, "VISDUP_DENOISE_TERM"))
         self.content_enabled = flag(setting(crawler, "VISDUP_CONTENT_ENABLED"))
+        self._open_lock = threading.Lock()
         self.store: Store | None = None
         self.labeller: Labeller | None = None
         self.run_id: int | None = None
@@ -74,9 +78,12 @@ class CrawlContext:
         return ctx
 
     def open(self) -> None:
-        """Open the store and warm the indexes; idempotent (several components call it)."""
-        if self.store is not None:
-            return
+        """Open the store and warm the indexes; idempotent and thread-safe (components race)."""
+        with self._open_lock:
+            if self.labeller is None:
+                self._open()
+
+    def _open(self) -> None:
         self.store = Store.from_url(self.database_url)
         self.labeller = build_labeller(
             self.store, lambda name: setting(self.crawler, name), count=self.inc
@@ -92,12 +99,19 @@ class CrawlContext:
         )
 
     def inc(self, key: str, n: int = 1) -> None:
-        self.stats.inc_value(key, n)
+        """Count a stat from any thread: Scrapy's stats collector belongs to the reactor."""
+        if threading.current_thread() is threading.main_thread():
+            self.stats.inc_value(key, n)
+        else:
+            from twisted.internet import reactor
 
-    def spider_opened(self, spider: Any) -> None:
-        self.open()
+            reactor.callFromThread(self.stats.inc_value, key, n)
 
-    def spider_closed(self, spider: Any, reason: str) -> None:
+    async def spider_opened(self, spider: Any) -> None:
+        # Opening the store and warming the indexes reads the database: not on the reactor.
+        await maybe_deferred_to_future(deferToThread(self.open))
+
+    async def spider_closed(self, spider: Any, reason: str) -> None:
         for d in self.verdicts.values():
             if not d.called:
                 d.callback(None)
@@ -105,8 +119,6 @@ class CrawlContext:
         if self.store is None:
             return
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
-        if self.run_id is not None:
-            self.store.finish_run(self.run_id, reason, stats)
         logger.info(
             "visdup: %d pages, %d duplicates (%d exact), %d candidates, %d TED calls, %d errors",
             stats.get("visdup/pages", 0),
@@ -116,6 +128,12 @@ class CrawlContext:
             stats.get("visdup/ted_calls", 0),
             stats.get("visdup/errors", 0),
         )
+        await maybe_deferred_to_future(deferToThread(self._close, reason, stats))
+
+    def _close(self, reason: str, stats: dict[str, Any]) -> None:
+        assert self.store is not None
+        if self.run_id is not None:
+            self.store.finish_run(self.run_id, reason, stats)
         self.store.close()
 
     # ---------------------------------------------------------------- verdicts

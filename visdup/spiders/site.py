@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import LinkExtractor
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThread
 
 from visdup.items import Page
 
@@ -65,7 +67,8 @@ class SiteSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[Any]:
         for url in self.start_urls:
             yield scrapy.Request(url, callback=self.parse)
-        for url, depth in self._resume_frontier():
+        frontier = await maybe_deferred_to_future(deferToThread(self._resume_frontier))
+        for url, depth in frontier:
             yield scrapy.Request(url, callback=self.parse, meta={"depth": depth})
 
     def _resume_frontier(self) -> list[tuple[str, int]]:
