@@ -29,6 +29,7 @@ from sqlalchemy import Connection, select
 
 from visdup.fingerprint import hamming
 from visdup.index import MemoryIndex, SqlIndex
+from visdup.index.sql import advisory_lock
 from visdup.settings import flag
 from visdup.store import PageRecord, Store, pages
 
@@ -126,6 +127,7 @@ class Channel(Generic[T]):
         keys: Callable[[T], Iterable[int]] | None = None,
         good_enough: float = 1.0,
         k: int,
+        max_lookup: int | None = None,
         candidates: int,
         count: Callable[[str, int], None],
     ):
@@ -136,8 +138,8 @@ class Channel(Generic[T]):
         self.max_candidates = candidates
         self.measure = measure
         self.accepts = accepts
-        self.memory = MemoryIndex(k=k)
-        self.sql = SqlIndex(store.engine, name, k=k)
+        self.memory = MemoryIndex(k=k, max_candidates=max_lookup)
+        self.sql = SqlIndex(store.engine, name, k=k, max_candidates=max_lookup)
         self.cache: ObjectCache[T] = ObjectCache(load)
         self.order: list[int] = []  # keys in insertion order, for the catch-up check
         self._count = count
@@ -274,8 +276,16 @@ class Labeller:
         """Step 3: catch up, decide, insert; returns the new page id (None: URL already stored)."""
         with self._lock, self.store.engine.begin() as conn:
             structure = prepared.get("structure", Pending())
-            if structure.fp is not None and "structure" in self.channels:
-                self.channels["structure"].sql.lock(conn, structure.fp)
+            # one sorted sweep over every channel's band keys: no two writers deadlock
+            advisory_lock(
+                conn,
+                [
+                    key
+                    for name, pending in prepared.items()
+                    if name in self.channels and pending.fp is not None
+                    for key in self.channels[name].sql.lock_keys(pending.fp)
+                ],
+            )
             exact = None
             if record.body_hash and record.problem is None:
                 twin = self.store.page_by_body_hash(conn, record.body_hash)
@@ -382,6 +392,7 @@ def build_labeller(
     from visdup.term import Term
 
     k = int(get("VISDUP_HAMMING_K"))
+    max_lookup = int(get("VISDUP_INDEX_MAX_CANDIDATES")) or None
     n = int(get("VISDUP_CANDIDATES"))
     theta = float(get("VISDUP_SIMILARITY_THRESHOLD"))
     template_theta = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
@@ -407,6 +418,7 @@ def build_labeller(
             accepts=lambda t: t.nodes <= max_nodes,
             good_enough=theta,
             k=k,
+            max_lookup=max_lookup,
             candidates=n,
             count=count,
         )
@@ -440,6 +452,7 @@ def build_labeller(
             accepts=lambda cp: len(cp.sentences) >= min_sentences,
             keys=lambda cp: cp.sentences,
             k=k,
+            max_lookup=max_lookup,
             candidates=n,
             count=count,
         )

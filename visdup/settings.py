@@ -58,8 +58,14 @@ VISDUP_EXTRACT_ITEMS = False
 #: Share of a template's required nodes a page must map to fit it (and yield a record).
 VISDUP_EXTRACT_MIN_FIT = 0.95
 
-#: Hamming radius of the SimHash prefilter (measured on same-template pages; see README).
-VISDUP_HAMMING_K = 8
+#: Hamming radius of the SimHash prefilter. Measured on a real documentation site, 95 % of
+#: pages have a same-template page within 6 bits and no page of another generator within 8;
+#: each extra bit adds band tables (k=6: 28, k=8: 45), memory and lookup time.
+VISDUP_HAMMING_K = 6
+
+#: Most distinct stored fingerprints an index lookup compares; past it, the nearest of those
+#: compared are returned (a template with thousands of near-identical pages stays cheap).
+VISDUP_INDEX_MAX_CANDIDATES = 2000
 
 #: Terms with more nodes than this are stored but not compared (the distance is quadratic).
 VISDUP_MAX_TERM_NODES = 5000

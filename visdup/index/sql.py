@@ -47,6 +47,21 @@ _IN_CHUNK = 500
 _ANALYZE_AFTER = 10_000
 
 
+def advisory_lock(conn: Connection, keys: Iterable[int]) -> None:
+    """PostgreSQL transaction-level advisory locks on ``keys``, taken in sorted order.
+
+    Every writer takes its keys in one ascending sweep, so two writers can never wait for
+    each other in a cycle. A no-op on other databases (SQLite has one writer at a time).
+    """
+    if conn.dialect.name != "postgresql":
+        return
+    # unnest without ORDER BY yields the array in order, so the locks are taken in order.
+    conn.execute(
+        text("SELECT pg_advisory_xact_lock(x) FROM unnest(CAST(:keys AS BIGINT[])) AS x"),
+        {"keys": sorted(set(keys))},
+    )
+
+
 class SqlIndex:
     """Banded SimHash index over a SQLAlchemy engine (tested on SQLite and PostgreSQL).
 
@@ -192,15 +207,12 @@ class SqlIndex:
         first to commit and then its lookup sees the first row. Sorted order cannot deadlock.
         A no-op on other databases (SQLite has one writer at a time anyway).
         """
-        if conn.dialect.name != "postgresql":
-            return
+        advisory_lock(conn, self.lock_keys(fp))
+
+    def lock_keys(self, fp: int) -> list[int]:
+        """The advisory lock keys of ``fp`` in this channel (for one lock over several channels)."""
         salt = self._lock_salt
-        keys = sorted({key ^ salt for key in self.layout.keys(check_fp(fp))})
-        # unnest without ORDER BY yields the array in order, so the locks are taken in order.
-        conn.execute(
-            text("SELECT pg_advisory_xact_lock(x) FROM unnest(CAST(:keys AS BIGINT[])) AS x"),
-            {"keys": keys},
-        )
+        return [key ^ salt for key in self.layout.keys(check_fp(fp))]
 
     # -- writing -----------------------------------------------------------------------------
 
