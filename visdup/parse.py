@@ -7,21 +7,16 @@ so the parse result carries it instead of pretending the page was read whole.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 
 import lxml.etree
 import lxml.html
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding
 
-logger = logging.getLogger(__name__)
-
 #: Share of control characters above which a body is taken for binary junk.
 BINARY_CONTROL_SHARE = 0.10
 #: libxml2's depth limit with huge_tree: deeper elements are dropped.
 HUGE_DEPTH_LIMIT = 2048
-#: Depth limit without huge_tree (parsel and Scrapy may parse that way).
-DEFAULT_DEPTH_LIMIT = 256
 
 _CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13}
 
@@ -137,29 +132,13 @@ def parse_html(
     )
     if truncated:
         doc.notes.append("parser limit reached: deep or huge content was dropped")
-        logger.info(
-            "Truncated parse of %s: nesting or text beyond the parser's limits", url or "page"
-        )
     return doc
 
 
-def from_tree(
-    root: lxml.etree._Element, *, encoding: str | None = None, depth_limit: int = HUGE_DEPTH_LIMIT
-) -> Document:
-    """Wrap a tree someone else parsed (a Scrapy response's selector), so a crawl parses once."""
-    depth = max_depth(root)
-    doc = Document(root, encoding=encoding, truncated=depth >= depth_limit - 1)
-    if doc.truncated:
-        doc.notes.append("parser limit reached: deep content was dropped")
-    return doc
+def from_tree(root: lxml.etree._Element, *, encoding: str | None = None) -> Document:
+    """Wrap a tree someone else parsed (a Scrapy response's selector), so a crawl parses once.
 
-
-def max_depth(root: lxml.etree._Element) -> int:
-    depth = best = 0
-    for event, _ in lxml.etree.iterwalk(root, events=("start", "end")):
-        if event == "start":
-            depth += 1
-            best = max(best, depth)
-        else:
-            depth -= 1
-    return best
+    Whether the parser dropped deep content shows in the term's walk (``document_term``
+    marks the Document), so no extra walk is made here.
+    """
+    return Document(root, encoding=encoding)

@@ -54,9 +54,12 @@ def _document(item: Page) -> Document:
             enc in {"utf-8", "utf8", "ascii", "us-ascii"}
             or decode(item.body[:65536], item.content_type)[0] == enc
         ):
-            doc = from_tree(item.tree, encoding=item.encoding)
-            return doc
-    return parse_html(item.body, content_type=item.content_type, url=item.final_url)
+            return from_tree(item.tree, encoding=item.encoding)
+    doc = parse_html(item.body, content_type=item.content_type, url=item.final_url)
+    declared = (item.encoding or "").lower().replace("_", "-")
+    if item.tree is not None and doc.encoding and declared and doc.encoding != declared:
+        doc.notes.append(f"charset declared as {declared}, the body is {doc.encoding}")
+    return doc
 
 
 class _PagePipeline:
@@ -113,6 +116,10 @@ class TermPipeline(_PagePipeline):
         term = analyse_structure(
             doc, record, classes=self.ctx.visual_classes, denoise=self.ctx.denoise_term
         )
+        for note in doc.notes:  # read, but not as declared or not whole
+            kind = "charset" if note.startswith("charset") else "truncated"
+            self.ctx.inc(f"visdup/notes/{kind}")
+            logger.warning("visdup: %s: %s", item.url, note)
         if term is not None:
             _state(item)["term"] = term
             _state(item)["document"] = doc
