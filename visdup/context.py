@@ -69,6 +69,9 @@ class CrawlContext:
             self.stats.set_value(f"visdup/{name}", 0)
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        # a page dropped or failed before the label pipeline gives no verdict: release its links
+        crawler.signals.connect(self.item_gone, signal=signals.item_dropped)
+        crawler.signals.connect(self.item_gone, signal=signals.item_error)
 
     @classmethod
     def of(cls, crawler: Crawler) -> CrawlContext:
@@ -135,6 +138,11 @@ class CrawlContext:
         if self.run_id is not None:
             self.store.finish_run(self.run_id, reason, stats)
         self.store.close()
+
+    def item_gone(self, item: Any, **kwargs: Any) -> None:
+        url = getattr(item, "url", None)
+        if isinstance(url, str) and url in self.verdicts:
+            self.give_verdict(url, getattr(item, "verdict", None))
 
     # ---------------------------------------------------------------- verdicts
     def expect_verdict(self, url: str) -> Deferred[str | None]:

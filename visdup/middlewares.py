@@ -66,8 +66,14 @@ class NoFollowDuplicatesMiddleware:
         if pending.called:
             return pending.result if not isinstance(pending.result, BaseException) else None
         waiter: defer.Deferred[str | None] = defer.Deferred()
-        pending.addBoth(lambda v: (waiter.callback(v) if not waiter.called else None, v)[1])
-        timeout = reactor.callLater(self.wait, lambda: waiter.called or waiter.callback(None))
+
+        def settle(value: str | None) -> str | None:
+            if not waiter.called:
+                waiter.callback(value)
+            return value
+
+        pending.addBoth(settle)
+        timeout = reactor.callLater(self.wait, settle, None)
         result = await maybe_deferred_to_future(waiter)
         if timeout.active():
             timeout.cancel()
