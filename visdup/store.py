@@ -151,7 +151,7 @@ def now() -> datetime:
 
 
 def pack_body(body: bytes | None) -> bytes | None:
-    return None if body is None else zlib.compress(body, 6)
+    return None if body is None else zlib.compress(body, 1)  # crawl time matters more than bytes
 
 
 def unpack_body(blob: bytes | None) -> bytes | None:
