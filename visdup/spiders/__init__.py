@@ -1,1 +1,3 @@
 """Spiders that ship with visdup."""
+
+from __future__ import annotations
