@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -242,6 +243,82 @@ def medoid(trees: Sequence[Tree], max_nodes: int = DEFAULT_MAX_NODES) -> int:
     return min(range(n), key=lambda c: (sum(pages.exact(c, o) for o in range(n)), c))
 
 
+#: Below this many representatives the online clusterer scans them all: cheaper than the index.
+_SCAN_BELOW = 24
+
+
+class _PathIndex:
+    """Representatives by the occurrences of their label paths, for an exact first filter.
+
+    A page's path histogram is a multiset of tokens (path, k-th occurrence); the STM upper
+    bound of two pages is the size of the tokens they share. A representative within reach
+    of a page of n nodes must share at least t = (1 - thr)·n/(1 + thr) of them (size
+    filter and bound together), so by pigeonhole it shares one of any n - t + 1 tokens of the
+    page: the page probes only its rarest ones. The result is a superset of the
+    representatives the bound admits, which then go through the same bound: nothing is lost.
+    """
+
+    def __init__(self) -> None:
+        self.postings: dict[tuple[int, int], set[int]] = {}
+        self.owner: dict[int, tuple[int, int]] = {}
+        self._slot_of: dict[tuple[int, int], int] = {}
+        self._next = 0
+
+    def add(self, cid: int, r: int, paths: dict[int, int]) -> None:
+        slot = self._next
+        self._next += 1
+        self.owner[slot] = (cid, r)
+        self._slot_of[(cid, r)] = slot
+        postings = self.postings
+        for h, count in paths.items():
+            for k in range(count):
+                got = postings.get((h, k))
+                if got is None:
+                    postings[(h, k)] = {slot}
+                else:
+                    got.add(slot)
+
+    def remove(self, cid: int, r: int, paths: dict[int, int]) -> None:
+        slot = self._slot_of.pop((cid, r), None)
+        if slot is None:
+            return
+        del self.owner[slot]
+        postings = self.postings
+        for h, count in paths.items():
+            for k in range(count):
+                got = postings.get((h, k))
+                if got is not None:
+                    got.discard(slot)
+                    if not got:
+                        del postings[(h, k)]
+
+    def candidates(self, paths: dict[int, int], n: int, threshold: float) -> list[int] | None:
+        """Sorted slots that may be within reach; None when a full scan is as good."""
+        if len(self.owner) < _SCAN_BELOW or n == 0 or threshold >= 1.0:
+            return None
+        # One less than the bound asks, so that rounding can never drop a representative.
+        need = math.ceil((1.0 - threshold) * n / (1.0 + threshold)) - 1
+        if need <= 0:
+            return None
+        probe = n - need + 1
+        postings = self.postings
+        empty: set[int] = set()
+        ranked: list[tuple[int, set[int]]] = []
+        for h, count in paths.items():
+            for k in range(count):
+                got = postings.get((h, k), empty)
+                ranked.append((len(got), got))
+        ranked.sort(key=_first)
+        found: set[int] = set()
+        for _, got in ranked[:probe]:
+            found |= got
+        return sorted(found)
+
+
+def _first(item: tuple[int, Any]) -> int:
+    return item[0]
+
+
 class OnlineClusterer:
     """Assigns pages one at a time to the nearest cluster, or opens a new one.
 
@@ -265,6 +342,7 @@ class OnlineClusterer:
         # cluster id -> list of (key, tree, paths, nodes); the first entry is the founder.
         self._reps: dict[int, list[tuple[str, FlatTree, dict[int, int], int]]] = {}
         self._sizes: dict[int, int] = {}
+        self._index = _PathIndex()
         self.stm_calls = 0
         #: Whether the last assign opened a cluster or took a new representative.
         self.changed = False
@@ -289,18 +367,17 @@ class OnlineClusterer:
         n = min(len(tree.labels), self.max_nodes)
         paths = label_paths(tree, self.max_nodes)
         candidates: list[tuple[float, int, int]] = []
-        for cid, reps in self._reps.items():
-            for r, rep in enumerate(reps):
-                total = n + rep[3]
-                if total == 0:
-                    lb = 0.0
-                else:
-                    small = min(n, rep[3])
-                    if 2.0 * small / total < 1.0 - self.threshold:
-                        continue
-                    lb = 1.0 - 2.0 * stm_upper_bound(paths, rep[2]) / total
-                if lb <= self.threshold:
-                    candidates.append((lb, cid, r))
+        for cid, r, rep in self._within_reach(paths, n):
+            total = n + rep[3]
+            if total == 0:
+                lb = 0.0
+            else:
+                small = min(n, rep[3])
+                if 2.0 * small / total < 1.0 - self.threshold:
+                    continue
+                lb = 1.0 - 2.0 * stm_upper_bound(paths, rep[2]) / total
+            if lb <= self.threshold:
+                candidates.append((lb, cid, r))
         candidates.sort()
         best: tuple[float, int] | None = None
         for lb, cid, r in candidates:
@@ -313,6 +390,20 @@ class OnlineClusterer:
             return None, 1.0
         return best[1], best[0]
 
+    def _within_reach(
+        self, paths: dict[int, int], n: int
+    ) -> Iterator[tuple[int, int, tuple[Any, ...]]]:
+        """Representatives the path bound could admit: all of them, or the index's superset."""
+        slots = self._index.candidates(paths, n, self.threshold)
+        if slots is None:
+            for cid, reps in self._reps.items():
+                for r, rep in enumerate(reps):
+                    yield cid, r, rep
+            return
+        for slot in slots:
+            cid, r = self._index.owner[slot]
+            yield cid, r, self._reps[cid][r]
+
     def assign(self, key: str, tree: FlatTree) -> int:
         """The id of the cluster ``tree`` joins (a new id when no cluster is close enough)."""
         cid, _ = self.nearest(tree)
@@ -324,6 +415,7 @@ class OnlineClusterer:
             self._next_id += 1
             self._reps[cid] = [entry]
             self._sizes[cid] = 1
+            self._index.add(cid, 0, entry[2])
             return cid
         self.changed = False
         self._sizes[cid] += 1
@@ -333,6 +425,7 @@ class OnlineClusterer:
             spread = min(self._distance(tree, n, rep) for rep in reps)
             if spread > self.threshold / 3:
                 reps.append(entry)
+                self._index.add(cid, len(reps) - 1, entry[2])
                 self.changed = True
         return cid
 
@@ -360,7 +453,11 @@ class OnlineClusterer:
                     min(tree.nodes, self.max_nodes),
                 )
             )
+        for r, old in enumerate(self._reps.get(cid, ())):
+            self._index.remove(cid, r, old[2])
         self._reps[cid] = reps
+        for r, rep in enumerate(reps):
+            self._index.add(cid, r, rep[2])
         self._sizes[cid] = int(item["size"])
         self._next_id = max(self._next_id, cid + 1)
 

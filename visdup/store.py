@@ -403,6 +403,10 @@ class Store:
             ):
                 yield row[0], to_unsigned(row[1])
 
+    def stored_urls(self) -> set[str]:
+        with self.engine.connect() as conn:
+            return set(conn.execute(select(pages.c.url)).scalars())
+
     def unfetched_links(self, limit: int = 100_000) -> list[tuple[str, int]]:
         """Links found by earlier runs that no run stored yet: the frontier a crash left behind."""
         with self.engine.connect() as conn:

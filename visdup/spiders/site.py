@@ -55,6 +55,8 @@ class SiteSpider(scrapy.Spider):
         hosts = {urlsplit(u).hostname for u in self.start_urls}
         self.allowed_domains = [] if self.any_domain else sorted(h for h in hosts if h)
         self.max_pages = int(max_pages) if max_pages else 0
+        #: URLs stored by earlier runs (VISDUP_RESUME): not fetched again.
+        self.stored: set[str] = set()
         self.link_extractor = LinkExtractor(unique=True)
 
     @classmethod
@@ -65,14 +67,19 @@ class SiteSpider(scrapy.Spider):
         return spider
 
     async def start(self) -> AsyncIterator[Any]:
-        for url in self.start_urls:
-            yield scrapy.Request(url, callback=self.parse)
         frontier = await maybe_deferred_to_future(deferToThread(self._resume_frontier))
+        for url in self.start_urls:
+            if url not in self.stored:
+                yield scrapy.Request(url, callback=self.parse)
         for url, depth in frontier:
             yield scrapy.Request(url, callback=self.parse, meta={"depth": depth})
 
     def _resume_frontier(self) -> list[tuple[str, int]]:
-        """Links an interrupted earlier crawl found but never fetched."""
+        """Resume what earlier runs left: skip the pages they stored, fetch the links they found.
+
+        Writing each page with its links in one transaction makes the stored links a frontier
+        that survives ``kill -9`` (Scrapy's JOBDIR does not: its request queue is buffered).
+        """
         settings = self.crawler.settings
         if not settings.getbool("VISDUP_ENABLED", True) or not settings.getbool(
             "VISDUP_RESUME", True
@@ -84,13 +91,14 @@ class SiteSpider(scrapy.Spider):
         ctx.open()
         if ctx.store is None:
             return []
-        frontier = [
-            (u, d)
-            for u, d in ctx.store.unfetched_links()
-            if self.any_domain or urlsplit(u).hostname in self.allowed_domains
-        ]
-        if frontier:
-            logger.info("visdup: resuming %d links stored by an earlier run", len(frontier))
+        self.stored = ctx.store.stored_urls()
+        frontier = [(u, d) for u, d in ctx.store.unfetched_links() if self._in_scope(u)]
+        if self.stored:
+            logger.info(
+                "visdup: resuming: %d pages stored by earlier runs, %d links left to fetch",
+                len(self.stored),
+                len(frontier),
+            )
             self.crawler.stats.set_value("visdup/resumed_links", len(frontier))
         return frontier
 
@@ -116,7 +124,7 @@ class SiteSpider(scrapy.Spider):
             links = [
                 link.url
                 for link in self.link_extractor.extract_links(response)
-                if self._in_scope(link.url)
+                if self._in_scope(link.url) and link.url not in self.stored
             ]
         except Exception as exc:
             logger.warning("Cannot extract links from %s: %s", response.url, exc)
