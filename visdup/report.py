@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from visdup.store import Store
+from visdup.urlpatterns import url_patterns
 
 
 def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
@@ -46,7 +47,7 @@ def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
     problems = Counter((r.problem or "").split(":")[0] for r in rows if r.problem)
     if problems:
         report["problems"] = dict(sorted(problems.items()))
-    templates = _templates(store, rows, url_of, sample)
+    templates = _templates(store, rows, sample)
     if templates:
         report["templates"] = templates
     return report
@@ -78,9 +79,7 @@ def _membership(r: Any) -> tuple[int | None, dict[str, Any]]:
     return None, {}
 
 
-def _templates(
-    store: Store, rows: list[Any], url_of: dict[int, str], sample: int
-) -> list[dict[str, Any]]:
+def _templates(store: Store, rows: list[Any], sample: int) -> list[dict[str, Any]]:
     members: dict[int, list[str]] = defaultdict(list)
     for r in rows:
         if r.cluster_id is not None:
@@ -88,7 +87,6 @@ def _templates(
     if not members:
         return []
     reps = {c.id: c.representative for c in store.cluster_rows()}
-    from visdup.urlpatterns import url_patterns
 
     out = []
     for cid, urls in sorted(members.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -96,7 +94,7 @@ def _templates(
             {
                 "id": cid,
                 "size": len(urls),
-                "representative": url_of.get(reps.get(cid) or -1, urls[0]),
+                "representative": reps.get(cid) or urls[0],
                 "sample": urls[:sample],
                 "url_patterns": url_patterns(urls),
             }
