@@ -8,7 +8,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from visdup.errors import InputError
-from visdup.term import Term, TermSyntaxError, compress, equivalent, join, page_term, translate
+from visdup.term import (
+    Term,
+    TermSyntaxError,
+    compress,
+    compress_python,
+    equivalent,
+    join,
+    page_term,
+    translate,
+)
 
 # ---------------------------------------------------------------- the naive oracle (§1.3-1.6)
 # Nested tuples (label, mark, (children...)), recursive: only for small random terms.
@@ -206,6 +215,12 @@ def test_one_pass_agrees_with_naive_fixpoint(n):
     assert nested(compress(flat(n))) == naive_compress(n)
 
 
+@given(terms(marks=True))
+@settings(max_examples=1000, deadline=None)
+def test_python_reference_agrees_with_naive_fixpoint(n):
+    assert nested(compress_python(flat(n))) == naive_compress(n)
+
+
 @given(templated_terms())
 @settings(max_examples=1000, deadline=None)
 def test_one_pass_agrees_on_repetitive_terms(n):
@@ -288,12 +303,19 @@ def test_unusable_pages_raise_input_error(body, problem):
 
 def test_very_deep_page_is_marked_truncated_not_crashing():
     from visdup.parse import parse_html
-    from visdup.term import document_term
+    from visdup.term import document_term, translate_python
 
     depth = 100_000
     html = b"<html><body>" + b"<div>" * depth + b"deep" + b"</div>" * depth + b"</body></html>"
     doc = parse_html(html)
-    _raw, term = document_term(doc)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(200)  # nothing below may recurse over the tree's depth
+    try:
+        raw, term = document_term(doc)
+        python_raw = translate_python(doc.root).term
+        python_term = compress_python(python_raw)
+    finally:
+        sys.setrecursionlimit(old)
     assert doc.truncated
-    assert term.nodes < 10
-    assert sys.getrecursionlimit() < depth  # nothing above needed deep recursion
+    assert raw.nodes > 2000 and term.nodes < 10
+    assert python_raw == raw and python_term == term

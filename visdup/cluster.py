@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -245,6 +246,8 @@ def medoid(trees: Sequence[Tree], max_nodes: int = DEFAULT_MAX_NODES) -> int:
 
 #: Below this many representatives the online clusterer scans them all: cheaper than the index.
 _SCAN_BELOW = 24
+#: Tokens held by at most this many representatives (plus one per 8 held) are always probed.
+_PROBE_POSTINGS = 64
 
 
 class _PathIndex:
@@ -309,10 +312,17 @@ class _PathIndex:
                 got = postings.get((h, k), empty)
                 ranked.append((len(got), got))
         ranked.sort(key=_first)
-        found: set[int] = set()
-        for _, got in ranked[:probe]:
-            found |= got
-        return sorted(found)
+        # Probing more tokens than needed tightens the filter: a representative within reach
+        # then shares at least ``probed - (n - need)`` of them. Cheap (rare) tokens only.
+        limit = max(ranked[probe - 1][0], _PROBE_POSTINGS + len(self.owner) // 8)
+        probed = probe
+        while probed < len(ranked) and ranked[probed][0] <= limit:
+            probed += 1
+        counts: Counter[int] = Counter()
+        for _, got in ranked[:probed]:
+            counts.update(got)
+        required = probed - (n - need)
+        return sorted(slot for slot, c in counts.items() if c >= required)
 
 
 def _first(item: tuple[int, Any]) -> int:

@@ -504,14 +504,32 @@ def _attr_words(el: Any) -> list[str]:
     return words
 
 
+#: class_factor by (tag, class, id, role, itemprop): pages of a site repeat the same few.
+_FACTORS: dict[tuple[Any, ...], float] = {}
+_FACTORS_MAX = 50_000
+
+
 def class_factor(el: Any) -> float:
     """The m of seed 001: what the page's author called this node.
 
     The classes of <html> and <body> describe the whole page (``class="print"`` on a
     printer-friendly version), never a part of it, so they weigh nothing.
     """
-    if el.tag in ("html", "body"):
+    tag = el.tag
+    if tag in ("html", "body"):
         return 1.0
+    get = el.get
+    key = (tag, get("class"), get("id"), get("role"), get("itemprop"))
+    factor = _FACTORS.get(key)
+    if factor is None:
+        factor = _class_factor(el)
+        if len(_FACTORS) >= _FACTORS_MAX:
+            _FACTORS.clear()
+        _FACTORS[key] = factor
+    return factor
+
+
+def _class_factor(el: Any) -> float:
     words = _attr_words(el)
     factor = 1.0
     if el.tag in NOISE_TAGS:
@@ -541,63 +559,77 @@ class _Block:
         return _SPACE.sub(" ", "".join(self.parts)).strip()
 
 
-def _blocks(root: Any) -> list[_Block]:
+def _blocks(root: Any, order: list[tuple[Any, Any]] | None = None) -> list[_Block]:
     """Split a subtree into paragraphs at block elements, iteratively.
 
     A paragraph belongs to the deepest element that holds all of its text, so that text
     flowing through inline wrappers (a <span> around a whole article) counts for them.
+    ``order``, when given, receives (element, parent) in preorder: the weights reuse this
+    walk instead of walking the tree again.
     """
     blocks: list[_Block] = []
     open_els: list[Any] = []
-    current = _Block(root, "paragraph", 0)
+    # The paragraph being read: its text parts, counts, kind and heading level.
+    parts: list[str] = []
+    chars = links = 0
+    kind, level = "paragraph", 0
     low = 0  # shallowest stack depth reached since the current paragraph began
     link_depth = 0
     heading: list[int] = []
-
-    def flush() -> None:
-        nonlocal current, low
-        if current.chars:
-            current.owner = open_els[low - 1] if low else root
-            blocks.append(current)
-        low = len(open_els)
-        kind = "heading" if heading else "paragraph"
-        current = _Block(root, kind, heading[-1] if heading else 0)
-
-    def add(text: str | None) -> None:
-        if not text:
-            return
-        n = _char_count(text)
-        if not n:
-            current.parts.append(" ")
-            return
-        current.parts.append(text)
-        current.chars += n
-        if link_depth:
-            current.link_chars += n
+    block_tags, headings = BLOCK_TAGS, HEADINGS
+    record = order.append if order is not None else None
 
     for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
-        tag = el.tag if isinstance(el.tag, str) else ""
+        tag = el.tag
+        if tag.__class__ is not str:
+            tag = ""
         if event == "start":
+            if record is not None and tag:
+                record((el, open_els[-1] if open_els else None))
             open_els.append(el)
-            if tag in BLOCK_TAGS:
-                if tag in HEADINGS:
-                    heading.append(HEADINGS[tag])
-                flush()
+            if tag in block_tags:
+                if tag in headings:
+                    heading.append(headings[tag])
+                if chars:
+                    owner = open_els[low - 1] if low else root
+                    blocks.append(_Block(owner, kind, level, parts, links, chars))
+                low = len(open_els)
+                kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
+                parts = []
+                chars = links = 0
             if tag == "a":
                 link_depth += 1
-            add(el.text)
+            text = el.text
         else:
             if tag == "a":
                 link_depth -= 1
-            if tag in BLOCK_TAGS:
-                if tag in HEADINGS:
+            if tag in block_tags:
+                if tag in headings:
                     heading.pop()
-                flush()
+                if chars:
+                    owner = open_els[low - 1] if low else root
+                    blocks.append(_Block(owner, kind, level, parts, links, chars))
+                low = len(open_els)
+                kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
+                parts = []
+                chars = links = 0
             open_els.pop()
-            low = min(low, len(open_els))
-            if el is not root:
-                add(el.tail)
-    flush()
+            if len(open_els) < low:
+                low = len(open_els)
+            if el is root:
+                continue
+            text = el.tail
+        if text:
+            if text.isspace():
+                parts.append(" ")
+                continue
+            n = _char_count(text)
+            parts.append(text)
+            chars += n
+            if link_depth:
+                links += n
+    if chars:
+        blocks.append(_Block(open_els[low - 1] if low else root, kind, level, parts, links, chars))
     return blocks
 
 
