@@ -439,7 +439,10 @@ def remove_invisible(root: Any) -> int:
         return 0
     never: set[Any] = set()
     sheets: list[str] = []
-    for el in root.iter():
+    # Held until the end: the later walks then reuse these element proxies rather than
+    # building new ones through lxml.html's Python class lookup.
+    everything = list(root.iter())
+    for el in everything:
         tag = el.tag
         if not isinstance(tag, str):
             never.add(el)  # comments and processing instructions
@@ -460,7 +463,7 @@ def remove_invisible(root: Any) -> int:
     if sheets:
         _apply_sheets(root, sheets, cascade)
     for el in root.iter():
-        style = el.get("style") if isinstance(el.tag, str) else None
+        style = el.get("style") if el.tag.__class__ is str else None
         if style:
             cascade.add(el, _declarations(style), (1, 0, 0, 0, 0))
     hidden: list[Any] = []
@@ -705,12 +708,13 @@ class _Weights:
         return self.links.get(el, 0) / max(1, self.chars.get(el, 0))
 
 
-def _scores(root: Any, blocks: list[_Block]) -> _Weights:
+def _scores(order: list[tuple[Any, Any]], blocks: list[_Block]) -> _Weights:
     """S(Q), the net prose a node holds, and its good prose, summed bottom-up.
 
     A subtree whose class/id says furniture (comments, related links) passes up only a
     fraction of its prose, so that a parent holding article and comments scores below the
-    article alone.
+    article alone. ``order`` is the (element, parent) preorder of the walk that made the
+    blocks.
     """
     w = _Weights()
     net, good, chars, links = w.net, w.good, w.chars, w.links
@@ -722,16 +726,14 @@ def _scores(root: Any, blocks: list[_Block]) -> _Weights:
         links[owner] = links.get(owner, 0) + block.link_chars
         if value > 0:
             good[owner] = good.get(owner, 0.0) + block.chars - block.link_chars
-    elements = [el for el in root.iter() if isinstance(el.tag, str)]
-    for el in reversed(elements):
-        if el is root:
-            break
+    factor_of = w.factor
+    for i in range(len(order) - 1, 0, -1):
+        el, parent = order[i]
         n = chars.get(el, 0)
         if not n:
             continue
-        parent = el.getparent()
         s, g = net.get(el, 0.0), good.get(el, 0.0)
-        factor = min(1.0, w.factor(el))
+        factor = min(1.0, factor_of(el))
         net[parent] = net.get(parent, 0.0) + (s * factor if s > 0 else s)
         good[parent] = good.get(parent, 0.0) + g * factor
         chars[parent] = chars.get(parent, 0) + n
@@ -739,26 +741,27 @@ def _scores(root: Any, blocks: list[_Block]) -> _Weights:
     return w
 
 
-def _choose(root: Any, w: _Weights) -> Any:
+def _choose(order: list[tuple[Any, Any]], w: _Weights) -> Any:
     """The node with the highest weight H, deeper nodes winning ties.
 
     H = S(Q) · m(Q) · the furniture discounts of Q's ancestors: one comment inside a
     comment list does not win over the article however long it is.
     """
+    root = order[0][0]
     best, best_score = root, float("-inf")
     path: dict[Any, float] = {root: 1.0}
     depth: dict[Any, int] = {root: 0}
-    for el in root.iter():
-        if not isinstance(el.tag, str):
-            continue
+    net, factor_of = w.net, w.factor
+    for el, parent in order:
         if el is not root:
-            parent = el.getparent()
-            path[el] = min(path[parent], w.factor(parent)) if parent is not root else 1.0
-            depth[el] = depth[parent] + 1
-        score = w.net.get(el, 0.0)
+            p = path[el] = min(path[parent], factor_of(parent)) if parent is not root else 1.0
+            d = depth[el] = depth[parent] + 1
+        else:
+            p, d = 1.0, 0
+        score = net.get(el, 0.0)
         if score <= 0:
             continue
-        weighted = score * w.factor(el) * path[el] * (1 + DEPTH_BONUS * min(depth[el], 20))
+        weighted = score * factor_of(el) * p * (1 + DEPTH_BONUS * (d if d < 20 else 20))
         if weighted >= best_score:
             best, best_score = el, weighted
     return best
@@ -818,11 +821,14 @@ def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) 
         remove_invisible(root)
     bodies = root.xpath("//body")
     body = bodies[0] if bodies else root
-    blocks = _blocks(body)
+    # The walk's element list also keeps every element's Python proxy alive, so the later
+    # passes reuse them instead of building new ones through lxml.html's class lookup.
+    order: list[tuple[Any, Any]] = []
+    blocks = _blocks(body, order)
     if not blocks:
         return MainContent(title, body, "", [])
-    weights = _scores(body, blocks)
-    node = _choose(body, weights)
+    weights = _scores(order, blocks)
+    node = _choose(order, weights)
     _prune(node, weights)
     kept = _tidy(_join_blocks(_blocks(node)), title)
     text = "\n\n".join(t for _, _, t in kept)

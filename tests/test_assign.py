@@ -1,0 +1,66 @@
+"""A crawl's template clusters persist in the store and are shared between processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import FIXTURES
+from visdup.assign import CrawlClusters
+from visdup.files import iter_pages
+from visdup.stm import page_tree
+from visdup.store import Store
+
+SITE = FIXTURES / "sites" / "templates"
+
+
+def _trees():
+    pages = {}
+    for path, body in iter_pages([str(SITE)]):
+        tree = page_tree(body, url=path)
+        if tree.nodes:
+            pages[path.split("templates/", 1)[1]] = tree
+    return pages
+
+
+def _assign_all(url: str, order: list[str], split: bool) -> dict[str, int]:
+    """Assign the pages, alternating between two clusterers when ``split`` (two processes)."""
+    trees = _trees()
+    store_a, store_b = Store.from_url(url), Store.from_url(url)
+    a = CrawlClusters(store_a, threshold=0.4, representatives=4, template_min_pages=3)
+    b = CrawlClusters(store_b, threshold=0.4, representatives=4, template_min_pages=3)
+    out = {}
+    for i, name in enumerate(order):
+        clusters = b if split and i % 2 else a
+        out[name] = clusters.assign(name, trees[name]).cluster
+    store_a.close()
+    store_b.close()
+    return out
+
+
+def _check(assigned: dict[str, int]) -> None:
+    events = {
+        c for p, c in assigned.items() if p.startswith("events/") and p != "events/index.html"
+    }
+    people = {
+        c for p, c in assigned.items() if p.startswith("people/") and p != "people/index.html"
+    }
+    assert len(events) == 1 and len(people) == 1 and events != people
+
+
+def test_clusters_survive_a_restart(tmp_path):
+    url = f"sqlite:///{tmp_path / 'c.sqlite3'}"
+    names = sorted(_trees())
+    first = _assign_all(url, names, split=False)
+    _check(first)
+    # a new process on the same store puts the same pages in the same clusters
+    store = Store.from_url(url)
+    again = CrawlClusters(store, threshold=0.4, representatives=4)
+    trees = _trees()
+    assert {n: again.assign(n, trees[n]).cluster for n in names} == first
+    templates = [row for row in store.cluster_rows() if row.template]
+    assert templates, "clusters with enough pages got a template"
+
+
+@pytest.mark.postgres
+def test_two_processes_share_clusters_on_postgresql(pg_url):
+    _check(_assign_all(pg_url, sorted(_trees()), split=True))
