@@ -10,6 +10,7 @@ import hashlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin
 
 from visdup.errors import InputError
 from visdup.fingerprint import term_simhash
@@ -30,6 +31,17 @@ def new_record(url: str, body: bytes, *, keep_body: bool = True, **fields: objec
     return record
 
 
+def canonical_url(doc: Document, base: str) -> str | None:
+    """The page's ``<link rel="canonical">``, absolute: what the site says the original is."""
+    if doc.root is None:
+        return None
+    for link in doc.root.iter("link"):
+        href = (link.get("href") or "").strip()
+        if href and "canonical" in (link.get("rel") or "").lower().split():
+            return urljoin(base, href)
+    return None
+
+
 def analyse_structure(
     doc: Document,
     record: PageRecord,
@@ -40,6 +52,7 @@ def analyse_structure(
     """Fill the record's structural fields; None (and ``record.problem``) for an unusable page."""
     record.encoding = record.encoding or doc.encoding
     record.replacement_ratio = round(doc.replacement_ratio, 6)
+    record.canonical = canonical_url(doc, record.final_url or record.url)  # before <head> goes
     if denoise:
         clean(doc)
     try:

@@ -562,13 +562,19 @@ class _Block:
         return _SPACE.sub(" ", "".join(self.parts)).strip()
 
 
-def _blocks(root: Any, order: list[tuple[Any, Any]] | None = None) -> list[_Block]:
+def _blocks(
+    root: Any,
+    order: list[tuple[Any, Any]] | None = None,
+    spans: dict[Any, list[int]] | None = None,
+) -> list[_Block]:
     """Split a subtree into paragraphs at block elements, iteratively.
 
     A paragraph belongs to the deepest element that holds all of its text, so that text
     flowing through inline wrappers (a <span> around a whole article) counts for them.
     ``order``, when given, receives (element, parent) in preorder: the weights reuse this
-    walk instead of walking the tree again.
+    walk instead of walking the tree again. ``spans`` receives, per block element, the
+    [first, end) range of its paragraphs and whether no heading encloses it: those are the
+    paragraphs a walk of that element alone would give.
     """
     blocks: list[_Block] = []
     open_els: list[Any] = []
@@ -600,6 +606,9 @@ def _blocks(root: Any, order: list[tuple[Any, Any]] | None = None) -> list[_Bloc
                 kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
                 parts = []
                 chars = links = 0
+                if spans is not None:
+                    enclosed = len(heading) > (1 if tag in headings else 0)
+                    spans[el] = [len(blocks), -1, 0 if enclosed else 1]
             if tag == "a":
                 link_depth += 1
             text = el.text
@@ -616,6 +625,8 @@ def _blocks(root: Any, order: list[tuple[Any, Any]] | None = None) -> list[_Bloc
                 kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
                 parts = []
                 chars = links = 0
+                if spans is not None:
+                    spans[el][1] = len(blocks)
             open_els.pop()
             if len(open_els) < low:
                 low = len(open_els)
@@ -767,8 +778,9 @@ def _choose(order: list[tuple[Any, Any]], w: _Weights) -> Any:
     return best
 
 
-def _prune(node: Any, w: _Weights) -> None:
-    """Top-down: drop branches whose weight is far below the content they sit in."""
+def _prune(node: Any, w: _Weights) -> int:
+    """Top-down: drop branches whose weight is far below the content they sit in; count them."""
+    removed = 0
     total = max(w.good.get(node, 0), 1)
     stack = [node]
     while stack:
@@ -782,8 +794,10 @@ def _prune(node: Any, w: _Weights) -> None:
             link_list = s < 0 and g < 0.1 * total and w.link_density(child) > PRUNE_LINK_DENSITY
             if child.tag in PRUNE_TAGS or furniture or link_list:
                 _remove(child)
+                removed += 1
             else:
                 stack.append(child)
+    return removed
 
 
 def _join_blocks(blocks: Iterable[_Block]) -> list[tuple[str, int, str]]:
@@ -824,13 +838,18 @@ def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) 
     # The walk's element list also keeps every element's Python proxy alive, so the later
     # passes reuse them instead of building new ones through lxml.html's class lookup.
     order: list[tuple[Any, Any]] = []
-    blocks = _blocks(body, order)
+    spans: dict[Any, list[int]] = {}
+    blocks = _blocks(body, order, spans)
     if not blocks:
         return MainContent(title, body, "", [])
     weights = _scores(order, blocks)
     node = _choose(order, weights)
-    _prune(node, weights)
-    kept = _tidy(_join_blocks(_blocks(node)), title)
+    span = spans.get(node)
+    if _prune(node, weights) or span is None or not span[2]:
+        inside = _blocks(node)
+    else:  # nothing left the content: its paragraphs are those the first walk found
+        inside = blocks[span[0] : span[1]]
+    kept = _tidy(_join_blocks(inside), title)
     text = "\n\n".join(t for _, _, t in kept)
     return MainContent(title, node, text, kept)
 

@@ -23,6 +23,7 @@ def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
         "verdict",
         "problem",
         "cluster_id",
+        "canonical",
     )
     url_of = {r.id: r.url for r in rows}
     parent: dict[int, int] = {}
@@ -30,16 +31,36 @@ def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
     for r in rows:
         original, member = _membership(r)
         if original is not None:
+            member["canonical"] = r.canonical
             parent[r.id], members[r.id] = original, member
     groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for page_id, member in members.items():
         groups[_root(parent, page_id)].append(member)
+    canonical_of = {r.id: r.canonical for r in rows}
+    group_canonical: dict[int, str | None] = {}
+    undeclared = 0
+    for original, group in groups.items():
+        # SEO: do the group's pages agree, through rel=canonical, on one page of the group?
+        urls = {url_of.get(original)} | {m["url"] for m in group}
+        votes = Counter(
+            c for c in [canonical_of.get(original), *(m["canonical"] for m in group)] if c in urls
+        )
+        target = votes.most_common(1)[0][0] if votes else None
+        group_canonical[original] = target
+        for m in group:
+            m["declared"] = target is not None and m["canonical"] == target
+            undeclared += not m["declared"]
     report: dict[str, Any] = {
         "pages": len(rows),
         "groups": [
-            {"original": url_of.get(orig, str(orig)), "members": members}
+            {
+                "original": url_of.get(orig, str(orig)),
+                "canonical": group_canonical[orig],
+                "members": members,
+            }
             for orig, members in sorted(groups.items())
         ],
+        "undeclared": undeclared,
     }
     verdicts = Counter(r.verdict for r in rows if r.verdict)
     if verdicts:
@@ -108,6 +129,10 @@ def render_json(report: dict[str, Any]) -> str:
 
 def render_text(report: dict[str, Any]) -> str:
     lines = [f"{report['pages']} pages, {len(report['groups'])} duplicate groups"]
+    if report.get("groups"):
+        lines.append(
+            f"{report['undeclared']} copies name no page of their group as canonical (marked *)"
+        )
     if report.get("verdicts"):
         lines.append("verdicts: " + ", ".join(f"{k} {v}" for k, v in report["verdicts"].items()))
     if report.get("problems"):
@@ -115,9 +140,12 @@ def render_text(report: dict[str, Any]) -> str:
     for group in report["groups"]:
         lines.append("")
         lines.append(f"original  {group['original']}")
+        if group.get("canonical") and group["canonical"] != group["original"]:
+            lines.append(f"canonical {group['canonical']}")
         for m in group["members"]:
             sim = f"{m['similarity']:.3f}" if m["similarity"] is not None else "  -  "
-            lines.append(f"  {m['kind']:<10} {sim}  {m['url']}")
+            mark = " " if m.get("declared") else "*"
+            lines.append(f"  {m['kind']:<10} {sim} {mark} {m['url']}")
     if report.get("templates"):
         lines.append("")
         lines.append(f"{len(report['templates'])} templates")

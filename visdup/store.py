@@ -97,6 +97,7 @@ pages = Table(
     Column("kind", String(20)),
     # content channel (seeds 001, 002)
     Column("title", Text),
+    Column("canonical", Text),
     Column("content_print", Text),
     Column("content_simhash", BigInteger),
     Column("content_duplicate_of", Integer, ForeignKey("visdup_pages.id"), index=True),
@@ -182,6 +183,7 @@ class PageRecord:
     similarity: float | None = None
     kind: str | None = None
     title: str | None = None
+    canonical: str | None = None
     content_print: str | None = None
     content_simhash: int | None = None
     content_duplicate_of: int | None = None
