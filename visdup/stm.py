@@ -409,48 +409,60 @@ def dom_tree(
     hints: list[str] = []
     parent: list[int] = []
     truncated = False
-
-    def add(label: str, txt: str | None, hint: str, up: int) -> bool:
-        nonlocal truncated
-        if len(labels) >= max_nodes:
-            truncated = True
-            return False
-        labels.append(label)
-        texts.append(txt)
-        hints.append(hint)
-        parent.append(up)
-        return True
-
-    def add_text(raw: str | None, up: int) -> None:
-        if text and raw:
-            t = normalize_text(raw)
-            if t:
-                add(TEXT, t, "", up)
-
-    # Explicit stack of (element, parent index, phase); phase 1 emits the tail after children.
+    skip = _SKIP_TAGS
+    # Explicit stack of elements and pending tail texts, each with its parent's index; a
+    # tail is pushed under its element so that it comes out after the element's subtree.
     stack: list[tuple[Any, int]] = [(root, -1)]
-    while stack and not truncated:
-        el, up = stack.pop()
-        if isinstance(el, str):  # a pending tail text
-            add_text(el, up)
+    pop, push = stack.pop, stack.append
+    while stack:
+        el, up = pop()
+        if isinstance(el, str):  # a pending tail text (never empty)
+            if text and not el.isspace():
+                if len(labels) >= max_nodes:
+                    truncated = True
+                    break
+                labels.append(TEXT)
+                texts.append(" ".join(el.split()))  # = normalize_text, without the regex
+                hints.append("")
+                parent.append(up)
             continue
         tag = el.tag
-        if not isinstance(tag, str) or tag.lower() in _SKIP_TAGS:
+        if not isinstance(tag, str):
             continue
         tag = tag.lower()
+        if tag in skip:
+            continue
+        if len(labels) >= max_nodes:
+            truncated = True
+            break
+        get = el.get
+        ident = (get("id") or "").strip()
+        cls_attr = get("class") or ""
         label = tag
         if classes:
-            cls = ".".join(sorted((el.get("class") or "").split()))
+            cls = ".".join(sorted(cls_attr.split()))
             if cls:
                 label = f"{tag}.{cls}"
-        if not add(label, None, _hint(el), up):
-            break
+        cls = ".".join(cls_attr.split())
+        labels.append(label)
+        texts.append(None)
+        hints.append(tag + (f"#{ident}" if ident else "") + (f".{cls}" if cls else ""))
+        parent.append(up)
         me = len(labels) - 1
-        add_text(el.text, me)
+        raw = el.text
+        if text and raw and not raw.isspace():
+            if len(labels) >= max_nodes:
+                truncated = True
+                break
+            labels.append(TEXT)
+            texts.append(" ".join(raw.split()))
+            hints.append("")
+            parent.append(me)
         for child in reversed(el):
-            if child.tail:
-                stack.append((child.tail, me))
-            stack.append((child, me))
+            tail = child.tail
+            if tail:
+                push((tail, me))
+            push((child, me))
     # Subtree sizes from parent links: children always follow their parent in preorder.
     n = len(labels)
     sizes = [1] * n

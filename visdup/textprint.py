@@ -19,6 +19,11 @@ from typing import Any
 
 from visdup.fingerprint import hamming, simhash64
 
+try:  # numpy comes with the simhash package; without it the plain SimHash serves
+    import numpy as np
+except ImportError:  # pragma: no cover
+    np = None
+
 #: Long sentences kept per paragraph.
 LONG_SENTENCES = 2
 #: Sentences shorter than this (normalised characters) carry no identity ("Read more.").
@@ -157,6 +162,25 @@ def _shingles(sentences: Iterable[str]) -> Counter[str]:
     return counts
 
 
+def _shingle_simhash(shingles: Counter[str]) -> int:
+    """``simhash64`` of the shingles weighted by their counts (capped at 255), vectorised.
+
+    Shingles rarely repeat across pages, so the per-feature work of the general SimHash is
+    paid in full for each: here the hashes are summed per bit by numpy in one product.
+    """
+    items = [(s, c if c < 255 else 255) for s, c in shingles.items()]
+    if np is None or len(items) < 16:
+        return simhash64(items)
+    digests = b"".join(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest() for s, _ in items)
+    # Row k: the 64 bits of shingle k's big-endian hash, most significant first.
+    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8), axis=1)
+    weights = np.fromiter((c for _, c in items), dtype=np.int64, count=len(items))
+    ones = weights @ bits.astype(np.int64)
+    # Bit i is set when the weight of features having it outweighs that of the others.
+    mask = 2 * ones > int(weights.sum())
+    return int.from_bytes(np.packbits(mask).tobytes(), "big")
+
+
 @dataclass(frozen=True)
 class ContentPrint:
     """A page's storable content fingerprint: exact layers plus a SimHash for the index."""
@@ -206,7 +230,7 @@ def content_print(blocks: Iterable[tuple[str, int, str]]) -> ContentPrint:
     paragraphs = [n for n in nodes if n.kind == "paragraph"]
     sentences = [s for p in paragraphs for s in p.sentences]
     shingles = _shingles(sentences)
-    simhash = simhash64((s, min(c, 255)) for s, c in shingles.items()) if shingles else 0
+    simhash = _shingle_simhash(shingles) if shingles else 0
     return ContentPrint(
         document=tree.fingerprint if sentences else 0,
         simhash=simhash,
