@@ -96,14 +96,14 @@ class CrawlClusters:
                 state=self.clusterer.cluster_state(cid) if changed else None,
             )
             result = Assignment(cid, new)
-            if self.extract:
-                result.records = self._records(conn, cid, url, tree)
+            result.records = self._records(conn, cid, url, tree)
         return result
 
     def _records(self, conn: Any, cid: int, url: str, tree: FlatTree) -> list[dict[str, Any]]:
+        """Templates are always built (the report lists them); records only when asked for."""
         template = self.templates.get(cid)
         if template is not None:
-            return [self._record(template, url, tree)]
+            return [self._record(template, url, tree)] if self.extract else []
         sample = self.samples.setdefault(cid, [])
         sample.append((url, tree))
         if len(sample) < self.template_min_pages:
@@ -124,7 +124,7 @@ class CrawlClusters:
         self.version += 1
         self.store.put_cluster(conn, cid, version=self.version, template=template.to_dict())
         logger.info("visdup: template of cluster %d built from %d pages", cid, len(sample))
-        return [self._record(template, u, t) for u, t in sample]
+        return [self._record(template, u, t) for u, t in sample] if self.extract else []
 
     def _record(self, template: Template, url: str, tree: FlatTree) -> dict[str, Any]:
         return extract_record(template, url, tree, min_fit=self.min_fit)
