@@ -463,14 +463,498 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ DOM flat trees
+ *
+ * dom_walk is visdup.stm.dom_tree's walk done over libxml2's nodes directly, so that no
+ * Python proxy (and no lxml.html class lookup) is made per element. It reads the node
+ * behind an lxml element through the leading fields of lxml's element object and of
+ * libxml2's xmlNode/xmlAttr structs, declared here (their order has not changed in
+ * libxml2's history); no libxml2 function is called. A probe at import checks that layout
+ * on a small tree: when it differs, dom_walk is not offered and Python does the walk.
+ * Whatever the C walk cannot reproduce exactly (namespaced elements, attribute values
+ * that are not plain text, undecodable text) makes it return None: Python walks instead.
+ * The GIL is held throughout: the tree belongs to lxml objects.
+ */
+
+enum {
+    N_ELEMENT = 1,
+    N_TEXT = 3,
+    N_CDATA = 4,
+    N_ENTITY_REF = 5,
+    N_PI = 7,
+    N_COMMENT = 8,
+    N_XINCLUDE_START = 19,
+    N_XINCLUDE_END = 20
+};
+
+typedef struct vd_attr vd_attr;
+typedef struct vd_node vd_node;
+
+struct vd_node { /* the leading fields of libxml2's struct _xmlNode */
+    void *_private;
+    int type;
+    const unsigned char *name;
+    vd_node *children;
+    vd_node *last;
+    vd_node *parent;
+    vd_node *next;
+    vd_node *prev;
+    void *doc;
+    void *ns;
+    unsigned char *content;
+    vd_attr *properties;
+};
+
+struct vd_attr { /* the leading fields of libxml2's struct _xmlAttr */
+    void *_private;
+    int type;
+    const unsigned char *name;
+    vd_node *children;
+    vd_node *last;
+    vd_node *parent;
+    vd_attr *next;
+    vd_attr *prev;
+    void *doc;
+    void *ns;
+};
+
+typedef struct { /* the leading fields of lxml's struct LxmlElement (lxml/etree.h) */
+    PyObject_HEAD
+    PyObject *doc;
+    vd_node *c_node;
+} ElementHead;
+
+static PyTypeObject *element_type = NULL; /* lxml.etree._Element, set when the probe passed */
+
+typedef struct {
+    PyObject *labels, *texts, *hints, *parents;
+    PyObject *skip, *text_label, *tags;
+    Py_ssize_t max_nodes;
+    int classes, with_text, truncated, fallback;
+} Walk;
+
+/* lxml's _textNodeOrSkip. */
+static vd_node *
+text_node_or_skip(vd_node *c)
+{
+    while (c != NULL) {
+        if (c->type == N_TEXT || c->type == N_CDATA) return c;
+        if (c->type != N_XINCLUDE_START && c->type != N_XINCLUDE_END) return NULL;
+        c = c->next;
+    }
+    return NULL;
+}
+
+static int
+ascii_space(unsigned char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+/* Adds the normalised text of the text run starting at `first` (an element's .text when
+ * first = children, a tail when first = next). 0 done, 1 stop (node cap), -1 error. */
+static int
+add_text(Walk *w, vd_node *first, Py_ssize_t up)
+{
+    vd_node *t = text_node_or_skip(first);
+    if (t == NULL || !w->with_text) return 0;
+    /* Quick exit for the common whitespace-only runs (no Python object made). */
+    int ink = 0;
+    size_t total = 0;
+    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
+        const unsigned char *s = c->content;
+        if (s == NULL) continue;
+        for (; *s; s++, total++)
+            if (!ascii_space(*s)) ink = 1;
+    }
+    if (!ink) return 0;
+    char *buf = (char *)malloc(total + 1);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t pos = 0;
+    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
+        if (c->content == NULL) continue;
+        size_t n = strlen((const char *)c->content);
+        memcpy(buf + pos, c->content, n);
+        pos += n;
+    }
+    PyObject *raw = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)pos, NULL);
+    free(buf);
+    if (raw == NULL) {
+        PyErr_Clear();
+        w->fallback = 1;
+        return 1;
+    }
+    PyObject *parts = PyUnicode_Split(raw, NULL, -1);
+    Py_DECREF(raw);
+    if (parts == NULL) return -1;
+    if (PyList_GET_SIZE(parts) == 0) { /* Unicode whitespace only */
+        Py_DECREF(parts);
+        return 0;
+    }
+    if (PyList_GET_SIZE(w->labels) >= w->max_nodes) {
+        Py_DECREF(parts);
+        w->truncated = 1;
+        return 1;
+    }
+    PyObject *space = PyUnicode_FromString(" ");
+    PyObject *norm = space ? PyUnicode_Join(space, parts) : NULL;
+    Py_XDECREF(space);
+    Py_DECREF(parts);
+    if (norm == NULL) return -1;
+    PyObject *upo = PyLong_FromSsize_t(up);
+    int rc = upo == NULL || PyList_Append(w->labels, w->text_label) < 0 ||
+             PyList_Append(w->texts, norm) < 0 || PyList_Append(w->hints, Py_None) < 0 ||
+             PyList_Append(w->parents, upo) < 0;
+    Py_DECREF(norm);
+    Py_XDECREF(upo);
+    return rc ? -1 : 0;
+}
+
+/* The value of the element's attribute `name` (no namespace), as lxml's get() gives it:
+ * a new reference, Py_None (new reference) when absent, NULL with w->fallback or an error. */
+static PyObject *
+attr_value(Walk *w, vd_node *el, const char *name)
+{
+    for (vd_attr *a = el->properties; a != NULL; a = a->next) {
+        if (a->ns != NULL || a->name == NULL || strcmp((const char *)a->name, name) != 0)
+            continue;
+        vd_node *c = a->children;
+        if (c == NULL) return PyUnicode_FromString("");
+        if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+            w->fallback = 1;
+            return NULL;
+        }
+        PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
+                                           (Py_ssize_t)strlen((const char *)c->content), NULL);
+        if (v == NULL) {
+            PyErr_Clear();
+            w->fallback = 1;
+        }
+        return v;
+    }
+    Py_RETURN_NONE;
+}
+
+/* The lower-cased tag of an element, cached per name; NULL with w->fallback or an error. */
+static PyObject *
+lower_tag(Walk *w, vd_node *el)
+{
+    if (el->ns != NULL || el->name == NULL) {
+        w->fallback = 1;
+        return NULL;
+    }
+    PyObject *key = PyBytes_FromString((const char *)el->name);
+    if (key == NULL) return NULL;
+    PyObject *tag = PyDict_GetItemWithError(w->tags, key);
+    if (tag != NULL) {
+        Py_DECREF(key);
+        Py_INCREF(tag);
+        return tag;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *raw = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), NULL);
+    if (raw == NULL) {
+        PyErr_Clear();
+        Py_DECREF(key);
+        w->fallback = 1;
+        return NULL;
+    }
+    tag = PyObject_CallMethod(raw, "lower", NULL);
+    Py_DECREF(raw);
+    if (tag == NULL || PyDict_SetItem(w->tags, key, tag) < 0) {
+        Py_DECREF(key);
+        Py_XDECREF(tag);
+        return NULL;
+    }
+    Py_DECREF(key);
+    return tag;
+}
+
+/* `".".join(value.split())` (sorted first when `sort`), or NULL on error. */
+static PyObject *
+dotted(PyObject *value, int sort)
+{
+    PyObject *parts = PyUnicode_Split(value, NULL, -1);
+    if (parts == NULL) return NULL;
+    if (sort && PyList_Sort(parts) < 0) {
+        Py_DECREF(parts);
+        return NULL;
+    }
+    PyObject *dot = PyUnicode_FromString(".");
+    PyObject *out = dot ? PyUnicode_Join(dot, parts) : NULL;
+    Py_XDECREF(dot);
+    Py_DECREF(parts);
+    return out;
+}
+
+/* Adds an element node. Returns its index, -2 when it is not walked (skipped tag),
+ * -3 to stop (node cap or fallback), -1 on error. */
+static Py_ssize_t
+add_element(Walk *w, vd_node *el, Py_ssize_t up)
+{
+    PyObject *tag = lower_tag(w, el);
+    if (tag == NULL) return PyErr_Occurred() ? -1 : -3;
+    int skip = PySet_Contains(w->skip, tag);
+    if (skip != 0) {
+        Py_DECREF(tag);
+        return skip < 0 ? -1 : -2;
+    }
+    if (PyList_GET_SIZE(w->labels) >= w->max_nodes) {
+        Py_DECREF(tag);
+        w->truncated = 1;
+        return -3;
+    }
+    PyObject *ident = NULL, *cls_attr = NULL, *label = NULL, *hint = NULL, *upo = NULL;
+    PyObject *cls = NULL, *id_raw = attr_value(w, el, "id");
+    Py_ssize_t result = -1;
+    if (id_raw == NULL) goto out;
+    if (id_raw == Py_None) {
+        ident = PyUnicode_FromString("");
+    } else {
+        ident = PyObject_CallMethod(id_raw, "strip", NULL);
+    }
+    if (ident == NULL) goto out;
+    cls_attr = attr_value(w, el, "class");
+    if (cls_attr == NULL) goto out;
+    if (cls_attr == Py_None) {
+        Py_DECREF(cls_attr);
+        cls_attr = PyUnicode_FromString("");
+        if (cls_attr == NULL) goto out;
+    }
+    label = tag;
+    Py_INCREF(label);
+    if (w->classes) {
+        PyObject *sorted_cls = dotted(cls_attr, 1);
+        if (sorted_cls == NULL) goto out;
+        if (PyUnicode_GET_LENGTH(sorted_cls) > 0) {
+            Py_SETREF(label, PyUnicode_FromFormat("%U.%U", tag, sorted_cls));
+        }
+        Py_DECREF(sorted_cls);
+        if (label == NULL) goto out;
+    }
+    cls = dotted(cls_attr, 0);
+    if (cls == NULL) goto out;
+    if (PyUnicode_GET_LENGTH(ident) == 0 && PyUnicode_GET_LENGTH(cls) == 0) {
+        hint = tag;
+        Py_INCREF(hint);
+    } else if (PyUnicode_GET_LENGTH(cls) == 0) {
+        hint = PyUnicode_FromFormat("%U#%U", tag, ident);
+    } else if (PyUnicode_GET_LENGTH(ident) == 0) {
+        hint = PyUnicode_FromFormat("%U.%U", tag, cls);
+    } else {
+        hint = PyUnicode_FromFormat("%U#%U.%U", tag, ident, cls);
+    }
+    upo = PyLong_FromSsize_t(up);
+    if (hint == NULL || upo == NULL) goto out;
+    result = PyList_GET_SIZE(w->labels);
+    if (PyList_Append(w->labels, label) < 0 || PyList_Append(w->texts, Py_None) < 0 ||
+        PyList_Append(w->hints, hint) < 0 || PyList_Append(w->parents, upo) < 0) {
+        result = -1;
+    }
+out:
+    if (result == -1 && !PyErr_Occurred() && w->fallback) result = -3;
+    Py_XDECREF(tag);
+    Py_XDECREF(id_raw);
+    Py_XDECREF(ident);
+    Py_XDECREF(cls_attr);
+    Py_XDECREF(label);
+    Py_XDECREF(cls);
+    Py_XDECREF(hint);
+    Py_XDECREF(upo);
+    return result;
+}
+
+/* The children lxml iterates: elements, comments, entity references, PIs. */
+static vd_node *
+lxml_child(vd_node *c)
+{
+    while (c != NULL && c->type != N_ELEMENT && c->type != N_COMMENT &&
+           c->type != N_ENTITY_REF && c->type != N_PI)
+        c = c->next;
+    return c;
+}
+
+typedef struct {
+    vd_node *node, *child;
+    Py_ssize_t index;
+} DomFrame;
+
+static PyObject *
+dom_walk(PyObject *self, PyObject *args)
+{
+    PyObject *root_obj, *skip, *text_label;
+    Py_ssize_t max_nodes;
+    int classes, with_text;
+    if (!PyArg_ParseTuple(args, "OO!Uppn", &root_obj, &PySet_Type, &skip, &text_label, &classes,
+                          &with_text, &max_nodes))
+        return NULL;
+    if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
+    vd_node *root = ((ElementHead *)root_obj)->c_node;
+    if (root == NULL) Py_RETURN_NONE;
+    Walk w = {PyList_New(0), PyList_New(0), PyList_New(0), PyList_New(0), skip, text_label,
+              PyDict_New(), max_nodes, classes, with_text, 0, 0};
+    PyObject *result = NULL;
+    DomFrame *stack = NULL;
+    Py_ssize_t sp = 0, cap = 64;
+    if (!w.labels || !w.texts || !w.hints || !w.parents || !w.tags) goto done;
+    stack = (DomFrame *)malloc(sizeof(DomFrame) * (size_t)cap);
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (root->type == N_ELEMENT) {
+        Py_ssize_t idx = add_element(&w, root, -1);
+        if (idx == -1) goto done;
+        if (idx >= 0) {
+            int rc = add_text(&w, root->children, idx);
+            if (rc < 0) goto done;
+            if (rc == 0) {
+                stack[0].node = root;
+                stack[0].child = lxml_child(root->children);
+                stack[0].index = idx;
+                sp = 1;
+            }
+        }
+    }
+    while (sp > 0 && !w.truncated && !w.fallback) {
+        DomFrame *f = &stack[sp - 1];
+        vd_node *c = f->child;
+        if (c == NULL) { /* subtree done: its tail follows, under its parent */
+            sp--;
+            if (sp > 0) {
+                int rc = add_text(&w, f->node->next, stack[sp - 1].index);
+                if (rc < 0) goto done;
+            }
+            continue;
+        }
+        f->child = lxml_child(c->next);
+        Py_ssize_t idx = -2;
+        if (c->type == N_ELEMENT) {
+            idx = add_element(&w, c, f->index);
+            if (idx == -1) goto done;
+            if (idx == -3) break;
+        }
+        if (idx == -2) { /* not walked: only its tail counts */
+            if (add_text(&w, c->next, f->index) < 0) goto done;
+            continue;
+        }
+        int rc = add_text(&w, c->children, idx);
+        if (rc < 0) goto done;
+        if (rc > 0) break;
+        if (sp == cap) {
+            cap *= 2;
+            DomFrame *grown = (DomFrame *)realloc(stack, sizeof(DomFrame) * (size_t)cap);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            stack = grown;
+        }
+        stack[sp].node = c;
+        stack[sp].child = lxml_child(c->children);
+        stack[sp].index = idx;
+        sp++;
+    }
+    if (w.fallback) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        result = Py_BuildValue("(OOOOO)", w.labels, w.texts, w.hints, w.parents,
+                               w.truncated ? Py_True : Py_False);
+    }
+done:
+    free(stack);
+    Py_XDECREF(w.labels);
+    Py_XDECREF(w.texts);
+    Py_XDECREF(w.hints);
+    Py_XDECREF(w.parents);
+    Py_XDECREF(w.tags);
+    return result;
+}
+
+/* Checks on a small tree that lxml's element and libxml2's node layouts are as declared. */
+static int
+probe_layout(void)
+{
+    PyObject *etree = PyImport_ImportModule("lxml.etree");
+    PyObject *cls = NULL, *root = NULL, *sub = NULL, *attrs = NULL, *text = NULL, *tail = NULL;
+    int ok = 0;
+    if (etree == NULL) goto out;
+    cls = PyObject_GetAttrString(etree, "_Element");
+    if (cls == NULL || !PyType_Check(cls) ||
+        ((PyTypeObject *)cls)->tp_basicsize < (Py_ssize_t)sizeof(ElementHead))
+        goto out;
+    root = PyObject_CallMethod(etree, "Element", "s", "visdup-probe");
+    attrs = Py_BuildValue("{ss}", "class", "x");
+    if (root == NULL || attrs == NULL) goto out;
+    sub = PyObject_CallMethod(etree, "SubElement", "OsO", root, "b", attrs);
+    text = PyUnicode_FromString("t");
+    tail = PyUnicode_FromString("u");
+    if (sub == NULL || text == NULL || tail == NULL ||
+        PyObject_SetAttrString(sub, "text", text) < 0 ||
+        PyObject_SetAttrString(sub, "tail", tail) < 0)
+        goto out;
+    if (!PyObject_TypeCheck(root, (PyTypeObject *)cls) ||
+        !PyObject_TypeCheck(sub, (PyTypeObject *)cls))
+        goto out;
+    vd_node *r = ((ElementHead *)root)->c_node, *s = ((ElementHead *)sub)->c_node;
+    ok = r != NULL && s != NULL && r->type == N_ELEMENT && r->name != NULL &&
+         strcmp((const char *)r->name, "visdup-probe") == 0 && r->children == s &&
+         r->last == s && s->parent == r && s->type == N_ELEMENT && s->ns == NULL &&
+         s->properties != NULL && s->properties->name != NULL &&
+         strcmp((const char *)s->properties->name, "class") == 0 &&
+         s->properties->ns == NULL && s->properties->next == NULL &&
+         s->properties->children != NULL && s->properties->children->type == N_TEXT &&
+         s->properties->children->content != NULL &&
+         strcmp((const char *)s->properties->children->content, "x") == 0 &&
+         s->children != NULL && s->children->type == N_TEXT &&
+         strcmp((const char *)s->children->content, "t") == 0 && s->next != NULL &&
+         s->next->type == N_TEXT && strcmp((const char *)s->next->content, "u") == 0 &&
+         s->next->prev == s;
+out:
+    if (PyErr_Occurred()) PyErr_Clear();
+    if (ok) {
+        Py_INCREF(cls);
+        element_type = (PyTypeObject *)cls;
+    }
+    Py_XDECREF(etree);
+    Py_XDECREF(cls);
+    Py_XDECREF(root);
+    Py_XDECREF(sub);
+    Py_XDECREF(attrs);
+    Py_XDECREF(text);
+    Py_XDECREF(tail);
+    return ok;
+}
+
 static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
+    {"dom_walk", dom_walk, METH_VARARGS,
+     "dom_walk(root, skip_tags, text_label, classes, text, max_nodes)\n"
+     "(labels, texts, hints, parents, truncated) of visdup.stm.dom_tree, or None when the\n"
+     "Python walk must do it."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_stm",
                                     "Compiled Simple Tree Matching kernel.", -1, methods,
                                     NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__stm(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC
+PyInit__stm(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddIntConstant(m, "DOM_WALK", probe_layout()) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

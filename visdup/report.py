@@ -107,7 +107,9 @@ def _templates(store: Store, rows: list[Any], sample: int) -> list[dict[str, Any
             members[r.cluster_id].append(r.url)
     if not members:
         return []
-    reps = {c.id: c.representative for c in store.cluster_rows()}
+    stored = store.cluster_rows()
+    reps = {c.id: c.representative for c in stored}
+    fields = {c.id: _field_names(c.template) for c in stored}
 
     out = []
     for cid, urls in sorted(members.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -118,9 +120,16 @@ def _templates(store: Store, rows: list[Any], sample: int) -> list[dict[str, Any
                 "representative": reps.get(cid) or urls[0],
                 "sample": urls[:sample],
                 "url_patterns": url_patterns(urls),
+                "fields": fields.get(cid, []),
             }
         )
     return out
+
+
+def _field_names(template: str | None) -> list[str]:
+    if not template:
+        return []
+    return [f["name"] for f in json.loads(template).get("fields", [])]
 
 
 def render_json(report: dict[str, Any]) -> str:
@@ -153,4 +162,7 @@ def render_text(report: dict[str, Any]) -> str:
             lines.append(f"  #{t['id']:<4} {t['size']:>5} pages  {t['representative']}")
             for pattern in t["url_patterns"][:3]:
                 lines.append(f"        {pattern}")
+            if t.get("fields"):
+                more = f" (+{len(t['fields']) - 8})" if len(t["fields"]) > 8 else ""
+                lines.append(f"        fields: {', '.join(t['fields'][:8])}{more}")
     return "\n".join(lines)
