@@ -528,7 +528,7 @@ static PyTypeObject *element_type = NULL; /* lxml.etree._Element, set when the p
 
 typedef struct {
     PyObject *labels, *texts, *hints, *parents;
-    PyObject *skip, *text_label, *tags;
+    PyObject *skip, *text_label, *tags, *empty;
     Py_ssize_t max_nodes;
     int classes, with_text, truncated, fallback;
 } Walk;
@@ -606,7 +606,7 @@ add_text(Walk *w, vd_node *first, Py_ssize_t up)
     if (norm == NULL) return -1;
     PyObject *upo = PyLong_FromSsize_t(up);
     int rc = upo == NULL || PyList_Append(w->labels, w->text_label) < 0 ||
-             PyList_Append(w->texts, norm) < 0 || PyList_Append(w->hints, Py_None) < 0 ||
+             PyList_Append(w->texts, norm) < 0 || PyList_Append(w->hints, w->empty) < 0 ||
              PyList_Append(w->parents, upo) < 0;
     Py_DECREF(norm);
     Py_XDECREF(upo);
@@ -798,11 +798,11 @@ dom_walk(PyObject *self, PyObject *args)
     vd_node *root = ((ElementHead *)root_obj)->c_node;
     if (root == NULL) Py_RETURN_NONE;
     Walk w = {PyList_New(0), PyList_New(0), PyList_New(0), PyList_New(0), skip, text_label,
-              PyDict_New(), max_nodes, classes, with_text, 0, 0};
+              PyDict_New(), PyUnicode_FromString(""), max_nodes, classes, with_text, 0, 0};
     PyObject *result = NULL;
     DomFrame *stack = NULL;
     Py_ssize_t sp = 0, cap = 64;
-    if (!w.labels || !w.texts || !w.hints || !w.parents || !w.tags) goto done;
+    if (!w.labels || !w.texts || !w.hints || !w.parents || !w.tags || !w.empty) goto done;
     stack = (DomFrame *)malloc(sizeof(DomFrame) * (size_t)cap);
     if (stack == NULL) {
         PyErr_NoMemory();
@@ -875,6 +875,7 @@ done:
     Py_XDECREF(w.hints);
     Py_XDECREF(w.parents);
     Py_XDECREF(w.tags);
+    Py_XDECREF(w.empty);
     return result;
 }
 
@@ -906,7 +907,7 @@ probe_layout(void)
     vd_node *r = ((ElementHead *)root)->c_node, *s = ((ElementHead *)sub)->c_node;
     ok = r != NULL && s != NULL && r->type == N_ELEMENT && r->name != NULL &&
          strcmp((const char *)r->name, "visdup-probe") == 0 && r->children == s &&
-         r->last == s && s->parent == r && s->type == N_ELEMENT && s->ns == NULL &&
+         s->parent == r && s->type == N_ELEMENT && s->ns == NULL &&
          s->properties != NULL && s->properties->name != NULL &&
          strcmp((const char *)s->properties->name, "class") == 0 &&
          s->properties->ns == NULL && s->properties->next == NULL &&

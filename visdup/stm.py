@@ -36,6 +36,7 @@ TEXT = "#text"
 _SKIP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "head", "link", "meta", "base", "iframe"}
 )
+_SKIP_SET = set(_SKIP_TAGS)  # the compiled walk takes a plain set
 _SPACE = re.compile(r"\s+")
 
 
@@ -404,6 +405,24 @@ def dom_tree(
             pass
         else:
             remove_invisible(root)
+    walked = None
+    if _kernel is not None and _kernel.DOM_WALK and use_compiled():
+        walked = _kernel.dom_walk(root, _SKIP_SET, TEXT, classes, text, max_nodes)
+    if walked is None:
+        walked = _dom_walk(root, classes=classes, text=text, max_nodes=max_nodes)
+    labels, texts, hints, parent, truncated = walked
+    # Subtree sizes from parent links: children always follow their parent in preorder.
+    n = len(labels)
+    sizes = [1] * n
+    for i in range(n - 1, 0, -1):
+        sizes[parent[i]] += sizes[i]
+    return FlatTree(labels, sizes, texts, hints, truncated=truncated)
+
+
+def _dom_walk(
+    root: Any, *, classes: bool, text: bool, max_nodes: int
+) -> tuple[list[str], list[str | None], list[str], list[int], bool]:
+    """dom_tree's walk in Python: (labels, texts, hints, parent indices, truncated)."""
     labels: list[str] = []
     texts: list[str | None] = []
     hints: list[str] = []
@@ -463,12 +482,7 @@ def dom_tree(
             if tail:
                 push((tail, me))
             push((child, me))
-    # Subtree sizes from parent links: children always follow their parent in preorder.
-    n = len(labels)
-    sizes = [1] * n
-    for i in range(n - 1, 0, -1):
-        sizes[parent[i]] += sizes[i]
-    return FlatTree(labels, sizes, texts, hints, truncated=truncated)
+    return labels, texts, hints, parent, truncated
 
 
 def page_tree(
