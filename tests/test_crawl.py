@@ -328,3 +328,19 @@ def test_two_processes_share_one_postgresql_store(tmp_path, pg_url):
     assert len(originals) == 1, [(r.url, r.content_duplicate_of, r.verdict) for r in rows]
     assert {r.content_duplicate_of for r in rows} - {None} == {originals[0].id}
     store.close()
+
+
+@deferred_f_from_coro_f
+async def test_cluster_cap_drops_pages_beyond_the_cap(tmp_path):
+    pages = {"index.html": listing("Home", [(f"/p{i}.html", str(i)) for i in range(12)])}
+    for i in range(12):
+        pages[f"p{i}.html"] = article("Same", PROSE, []).replace("Footer text", f"F{i}")
+    root = write_site(tmp_path / "site", pages)
+    with serve(root) as server:
+        crawler = await crawl(
+            _db(tmp_path), server.url_for("/index.html"), settings={"VISDUP_CLUSTER_CAP": 5}
+        )
+    stats = crawler.stats.get_stats()
+    # the first page is the original, four more join its group, the other seven are dropped
+    assert stats["visdup/capped"] == 7
+    assert stats["visdup/pages"] == 13, "capped pages are still labelled and stored"
