@@ -879,6 +879,662 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ paragraphs
+ *
+ * blocks_walk is the first walk of visdup.denoise._blocks over libxml2's nodes: the same
+ * events as lxml's iterwalk (elements only), the same paragraph breaks, the same
+ * character counts (Unicode whitespace as str.split sees it). Elements are numbered in
+ * preorder, as root.iter() yields them. None asks for the Python walk (entity references,
+ * namespaced elements, undecodable text).
+ */
+
+typedef struct {
+    const unsigned char *name;
+    int block, heading, link;
+    PyObject *tag; /* borrowed from the cache, or owned by the frame when not cached */
+    int owned;
+} TagFlags;
+
+typedef struct {
+    PyObject *blocks, *parents, *spans, *keys, *positions, *block_tags, *headings;
+    TagFlags cache[128];
+    int ncache;
+    char *buf;
+    size_t len, cap;
+    Py_ssize_t chars, links;
+    int fallback;
+} BlockWalk;
+
+static int
+tag_flags(BlockWalk *w, vd_node *el, TagFlags *out)
+{
+    for (int k = 0; k < w->ncache; k++) {
+        if (w->cache[k].name == el->name) {
+            *out = w->cache[k];
+            return 0;
+        }
+    }
+    PyObject *tag = PyUnicode_DecodeUTF8((const char *)el->name,
+                                         (Py_ssize_t)strlen((const char *)el->name), NULL);
+    if (tag == NULL) {
+        PyErr_Clear();
+        w->fallback = 1;
+        return 0;
+    }
+    TagFlags f = {el->name, 0, 0, 0, tag, 1};
+    f.block = PySet_Contains(w->block_tags, tag);
+    PyObject *level = PyDict_GetItemWithError(w->headings, tag);
+    if (f.block < 0 || (level == NULL && PyErr_Occurred())) {
+        Py_DECREF(tag);
+        return -1;
+    }
+    if (level != NULL) {
+        f.heading = (int)PyLong_AsLong(level);
+        if (f.heading == -1 && PyErr_Occurred()) {
+            Py_DECREF(tag);
+            return -1;
+        }
+    }
+    f.link = PyUnicode_CompareWithASCIIString(tag, "a") == 0;
+    if (w->ncache < 128) { /* the cache owns the tag now; callers borrow it */
+        f.owned = 0;
+        w->cache[w->ncache++] = f;
+    }
+    *out = f;
+    return 0;
+}
+
+/* lxml's get(name) on an element, for the weight keys: new reference (Py_None when absent),
+ * NULL with w->fallback set or an error. */
+static PyObject *
+block_attr(BlockWalk *w, vd_node *el, const char *name)
+{
+    for (vd_attr *a = el->properties; a != NULL; a = a->next) {
+        if (a->ns != NULL || a->name == NULL || strcmp((const char *)a->name, name) != 0)
+            continue;
+        vd_node *c = a->children;
+        if (c == NULL) return PyUnicode_FromString("");
+        if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+            w->fallback = 1;
+            return NULL;
+        }
+        PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
+                                           (Py_ssize_t)strlen((const char *)c->content), NULL);
+        if (v == NULL) {
+            PyErr_Clear();
+            w->fallback = 1;
+        }
+        return v;
+    }
+    Py_RETURN_NONE;
+}
+
+/* (tag, class, id, role, itemprop): what visdup.denoise.class_factor reads. */
+static PyObject *
+weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
+{
+    static const char *names[4] = {"class", "id", "role", "itemprop"};
+    PyObject *key = PyTuple_New(5);
+    if (key == NULL) return NULL;
+    Py_INCREF(tag);
+    PyTuple_SET_ITEM(key, 0, tag);
+    for (int k = 0; k < 4; k++) {
+        PyObject *v = block_attr(w, el, names[k]);
+        if (v == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, k + 1, v);
+    }
+    return key;
+}
+
+static int
+buf_append(BlockWalk *w, const char *s, size_t n)
+{
+    if (w->len + n + 1 > w->cap) {
+        size_t cap = w->cap ? w->cap : 256;
+        while (cap < w->len + n + 1) cap *= 2;
+        char *grown = (char *)realloc(w->buf, cap);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        w->buf = grown;
+        w->cap = cap;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    return 0;
+}
+
+/* Non-whitespace code points of a UTF-8 string; -1 when it is not valid UTF-8. */
+static Py_ssize_t
+ink_count(const unsigned char *s)
+{
+    Py_ssize_t count = 0;
+    while (*s) {
+        Py_UCS4 cp;
+        unsigned char c = *s;
+        int extra;
+        if (c < 0x80) {
+            cp = c;
+            extra = 0;
+        } else if ((c & 0xE0) == 0xC0) {
+            cp = c & 0x1F;
+            extra = 1;
+        } else if ((c & 0xF0) == 0xE0) {
+            cp = c & 0x0F;
+            extra = 2;
+        } else if ((c & 0xF8) == 0xF0) {
+            cp = c & 0x07;
+            extra = 3;
+        } else {
+            return -1;
+        }
+        s++;
+        for (int k = 0; k < extra; k++, s++) {
+            if ((*s & 0xC0) != 0x80) return -1;
+            cp = (cp << 6) | (*s & 0x3F);
+        }
+        if (!Py_UNICODE_ISSPACE(cp)) count++;
+    }
+    return count;
+}
+
+/* _blocks' add(): the text run starting at `first` joins the current paragraph. */
+static int
+block_text(BlockWalk *w, vd_node *first, int in_link)
+{
+    vd_node *t = text_node_or_skip(first);
+    size_t total = 0;
+    Py_ssize_t ink = 0;
+    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
+        if (c->content == NULL) continue;
+        Py_ssize_t n = ink_count(c->content);
+        if (n < 0) {
+            w->fallback = 1;
+            return 0;
+        }
+        ink += n;
+        total += strlen((const char *)c->content);
+    }
+    if (total == 0) return 0;
+    if (ink == 0) return buf_append(w, " ", 1);
+    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
+        if (c->content == NULL) continue;
+        if (buf_append(w, (const char *)c->content, strlen((const char *)c->content)) < 0)
+            return -1;
+    }
+    w->chars += ink;
+    if (in_link) w->links += ink;
+    return 0;
+}
+
+static int
+block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
+{
+    if (w->chars) {
+        PyObject *text = PyUnicode_DecodeUTF8(w->buf ? w->buf : "", (Py_ssize_t)w->len, NULL);
+        if (text == NULL) {
+            PyErr_Clear();
+            w->fallback = 1;
+            return 0;
+        }
+        PyObject *item = Py_BuildValue("(niiNnn)", owner, heading, level, text, w->links,
+                                       w->chars);
+        if (item == NULL || PyList_Append(w->blocks, item) < 0) {
+            Py_XDECREF(item);
+            return -1;
+        }
+        Py_DECREF(item);
+    }
+    w->len = 0;
+    w->chars = w->links = 0;
+    return 0;
+}
+
+typedef struct {
+    vd_node *node, *child;
+    Py_ssize_t index, child_pos;
+    TagFlags flags;
+    Py_ssize_t span; /* position in spans, -1 when not a block element */
+} BlockFrame;
+
+/* The next element from c on; *pos counts the children lxml indexes (el[i]) passed. */
+static vd_node *
+walk_child(vd_node *c, int *bad, Py_ssize_t *pos)
+{
+    while (c != NULL && c->type != N_ELEMENT) {
+        if (c->type == N_ENTITY_REF) *bad = 1;
+        if (c->type == N_COMMENT || c->type == N_PI) (*pos)++;
+        c = c->next;
+    }
+    return c;
+}
+
+static PyObject *
+blocks_walk(PyObject *self, PyObject *args)
+{
+    PyObject *root_obj, *block_tags, *headings;
+    if (!PyArg_ParseTuple(args, "OO!O!", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
+                          &headings))
+        return NULL;
+    if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
+    vd_node *root = ((ElementHead *)root_obj)->c_node;
+    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    BlockWalk w;
+    memset(&w, 0, sizeof(w));
+    w.blocks = PyList_New(0);
+    w.parents = PyList_New(0);
+    w.spans = PyList_New(0);
+    w.keys = PyList_New(0);
+    w.positions = PyList_New(0);
+    w.block_tags = block_tags;
+    w.headings = headings;
+    PyObject *result = NULL;
+    BlockFrame *stack = NULL;
+    int *hstack = NULL;
+    Py_ssize_t sp = 0, cap = 64, hsp = 0, hcap = 16, low = 0, count = 0, link = 0;
+    int kind = 0, level = 0, bad = 0;
+    if (!w.blocks || !w.parents || !w.spans || !w.keys || !w.positions) goto done;
+    stack = (BlockFrame *)malloc(sizeof(BlockFrame) * (size_t)cap);
+    hstack = (int *)malloc(sizeof(int) * (size_t)hcap);
+    if (stack == NULL || hstack == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    vd_node *next = root;
+    Py_ssize_t parent = -1, next_pos = 0;
+    for (;;) {
+        if (next != NULL) { /* start event */
+            vd_node *el = next;
+            BlockFrame f = {el, NULL, count++, 0, {NULL, 0, 0, 0, NULL, 0}, -1};
+            if (el->ns != NULL) w.fallback = 1;
+            if (w.fallback || tag_flags(&w, el, &f.flags) < 0) goto done_or_fallback;
+            if (w.fallback) goto done_or_fallback;
+            PyObject *key = weight_key(&w, el, f.flags.tag);
+            if (f.flags.owned) Py_DECREF(f.flags.tag);
+            f.flags.tag = NULL;
+            if (key == NULL) goto done_or_fallback;
+            int rc = PyList_Append(w.keys, key);
+            Py_DECREF(key);
+            if (rc < 0) goto done;
+            PyObject *po = PyLong_FromSsize_t(parent);
+            if (po == NULL || PyList_Append(w.parents, po) < 0) {
+                Py_XDECREF(po);
+                goto done;
+            }
+            Py_DECREF(po);
+            po = PyLong_FromSsize_t(next_pos);
+            if (po == NULL || PyList_Append(w.positions, po) < 0) {
+                Py_XDECREF(po);
+                goto done;
+            }
+            Py_DECREF(po);
+            if (sp == cap) {
+                cap *= 2;
+                BlockFrame *grown = (BlockFrame *)realloc(stack, sizeof(BlockFrame) * (size_t)cap);
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                stack = grown;
+            }
+            stack[sp++] = f;
+            BlockFrame *top = &stack[sp - 1];
+            if (f.flags.block) {
+                int enclosed = hsp > 0;
+                if (f.flags.heading) {
+                    if (hsp == hcap) {
+                        hcap *= 2;
+                        int *grown = (int *)realloc(hstack, sizeof(int) * (size_t)hcap);
+                        if (grown == NULL) {
+                            PyErr_NoMemory();
+                            goto done;
+                        }
+                        hstack = grown;
+                    }
+                    hstack[hsp++] = f.flags.heading;
+                }
+                if (block_flush(&w, low ? stack[low - 1].index : 0, kind, level) < 0) goto done;
+                low = sp;
+                kind = hsp > 0;
+                level = hsp > 0 ? hstack[hsp - 1] : 0;
+                top->span = PyList_GET_SIZE(w.spans);
+                PyObject *span = Py_BuildValue("[nnni]", f.index, PyList_GET_SIZE(w.blocks),
+                                               (Py_ssize_t)-1, enclosed ? 0 : 1);
+                if (span == NULL || PyList_Append(w.spans, span) < 0) {
+                    Py_XDECREF(span);
+                    goto done;
+                }
+                Py_DECREF(span);
+            }
+            if (f.flags.link) link++;
+            if (block_text(&w, el->children, link > 0) < 0) goto done;
+            top->child_pos = 0;
+            top->child = walk_child(el->children, &bad, &top->child_pos);
+            parent = f.index;
+            next = NULL;
+        }
+        if (w.fallback || bad) goto done_or_fallback;
+        BlockFrame *top = &stack[sp - 1];
+        if (top->child != NULL) { /* descend */
+            next = top->child;
+            next_pos = top->child_pos;
+            top->child_pos++;
+            top->child = walk_child(next->next, &bad, &top->child_pos);
+            parent = top->index;
+            continue;
+        }
+        /* end event */
+        BlockFrame f = *top;
+        if (f.flags.link) link--;
+        if (f.flags.block) {
+            if (f.flags.heading) hsp--;
+            if (block_flush(&w, low ? stack[low - 1].index : 0, kind, level) < 0) goto done;
+            low = sp;
+            kind = hsp > 0;
+            level = hsp > 0 ? hstack[hsp - 1] : 0;
+            PyObject *span = PyList_GET_ITEM(w.spans, f.span);
+            PyObject *end = PyLong_FromSsize_t(PyList_GET_SIZE(w.blocks));
+            if (end == NULL || PyList_SetItem(span, 2, end) < 0) goto done;
+        }
+        sp--;
+        if (sp < low) low = sp;
+        if (sp == 0) break;
+        if (block_text(&w, f.node->next, link > 0) < 0) goto done;
+        parent = stack[sp - 1].index;
+    }
+    if (block_flush(&w, low ? stack[low - 1].index : 0, kind, level) < 0) goto done;
+done_or_fallback:
+    if (PyErr_Occurred()) goto done;
+    if (w.fallback || bad) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        result = Py_BuildValue("(OOOOO)", w.blocks, w.parents, w.spans, w.keys, w.positions);
+    }
+done:
+    free(stack);
+    free(hstack);
+    free(w.buf);
+    for (int k = 0; k < w.ncache; k++) Py_XDECREF(w.cache[k].tag);
+    Py_XDECREF(w.blocks);
+    Py_XDECREF(w.parents);
+    Py_XDECREF(w.spans);
+    Py_XDECREF(w.keys);
+    Py_XDECREF(w.positions);
+    return result;
+}
+
+/* ------------------------------------------------------------------ invisible nodes
+ *
+ * invisible_scan is the first part of visdup.denoise.remove_invisible over libxml2's
+ * nodes: the never-rendered elements to remove (outermost only, in document order), the
+ * page's <style> texts with their media, and the inline styles of the elements that stay.
+ * Elements are named by their path of child positions from root, as lxml indexes children
+ * (el[i] counts elements, comments, entity references and PIs). None asks for Python.
+ */
+
+static PyObject *
+lowered_tag(PyObject *cache, vd_node *el, int *fallback)
+{
+    PyObject *key = PyBytes_FromString((const char *)el->name);
+    if (key == NULL) return NULL;
+    PyObject *tag = PyDict_GetItemWithError(cache, key);
+    if (tag != NULL) {
+        Py_DECREF(key);
+        Py_INCREF(tag);
+        return tag;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    PyObject *raw = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), NULL);
+    if (raw == NULL) {
+        PyErr_Clear();
+        Py_DECREF(key);
+        *fallback = 1;
+        return NULL;
+    }
+    tag = PyObject_CallMethod(raw, "lower", NULL);
+    Py_DECREF(raw);
+    if (tag == NULL || PyDict_SetItem(cache, key, tag) < 0) {
+        Py_DECREF(key);
+        Py_XDECREF(tag);
+        return NULL;
+    }
+    Py_DECREF(key);
+    return tag;
+}
+
+static vd_attr *
+find_attr(vd_node *el, const char *name)
+{
+    for (vd_attr *a = el->properties; a != NULL; a = a->next)
+        if (a->ns == NULL && a->name != NULL && strcmp((const char *)a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+/* An attribute's value as lxml gives it; NULL with *fallback set or an error. */
+static PyObject *
+attr_text(vd_attr *a, int *fallback)
+{
+    vd_node *c = a->children;
+    if (c == NULL) return PyUnicode_FromString("");
+    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+        *fallback = 1;
+        return NULL;
+    }
+    PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
+                                       (Py_ssize_t)strlen((const char *)c->content), NULL);
+    if (v == NULL) {
+        PyErr_Clear();
+        *fallback = 1;
+    }
+    return v;
+}
+
+/* An element's .text as a new str, Py_None when there is none or it is empty. */
+static PyObject *
+run_text(vd_node *first, int *fallback)
+{
+    vd_node *t = text_node_or_skip(first);
+    size_t total = 0;
+    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next))
+        if (c->content != NULL) total += strlen((const char *)c->content);
+    if (total == 0) Py_RETURN_NONE;
+    char *buf = (char *)malloc(total + 1);
+    if (buf == NULL) return PyErr_NoMemory();
+    size_t pos = 0;
+    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
+        if (c->content == NULL) continue;
+        size_t n = strlen((const char *)c->content);
+        memcpy(buf + pos, c->content, n);
+        pos += n;
+    }
+    PyObject *s = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)pos, NULL);
+    free(buf);
+    if (s == NULL) {
+        PyErr_Clear();
+        *fallback = 1;
+    }
+    return s;
+}
+
+static PyObject *
+path_tuple(const Py_ssize_t *apos, Py_ssize_t depth)
+{
+    PyObject *t = PyTuple_New(depth);
+    if (t == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < depth; k++) {
+        PyObject *n = PyLong_FromSsize_t(apos[k + 1]);
+        if (n == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, n);
+    }
+    return t;
+}
+
+static PyObject *
+invisible_scan(PyObject *self, PyObject *args)
+{
+    PyObject *root_obj, *never_tags;
+    if (!PyArg_ParseTuple(args, "OO!", &root_obj, &PySet_Type, &never_tags)) return NULL;
+    if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
+    vd_node *root = ((ElementHead *)root_obj)->c_node;
+    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    int fallback = 0;
+    PyObject *cache = PyDict_New();
+    PyObject *outer = PyList_New(0), *sheets = PyList_New(0), *styles = PyList_New(0);
+    PyObject *result = NULL;
+    /* stack[d]: the open element at depth d; apos[d]: its child position; cnt[d]: lxml
+     * children seen so far at depth d. */
+    vd_node **stack = NULL;
+    Py_ssize_t *apos = NULL, *cnt = NULL;
+    Py_ssize_t sp = 0, cap = 64, removed_at = -1;
+    if (!cache || !outer || !sheets || !styles) goto done;
+    stack = (vd_node **)malloc(sizeof(vd_node *) * (size_t)cap);
+    apos = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(cap + 1));
+    cnt = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(cap + 1));
+    if (stack == NULL || apos == NULL || cnt == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    cnt[0] = 0;
+    vd_node *cur = root;
+    while (cur != NULL) {
+        int type = cur->type;
+        if (type == N_ELEMENT || type == N_COMMENT || type == N_PI || type == N_ENTITY_REF) {
+            apos[sp] = cnt[sp]++;
+        }
+        if (type == N_ENTITY_REF || (type == N_ELEMENT && (cur->ns != NULL || !cur->name))) {
+            fallback = 1;
+            break;
+        }
+        if (type == N_ELEMENT) {
+            PyObject *tag = lowered_tag(cache, cur, &fallback);
+            if (tag == NULL) {
+                if (PyErr_Occurred()) goto done;
+                break;
+            }
+            int is_style = PyUnicode_CompareWithASCIIString(tag, "style") == 0;
+            int is_dialog = PyUnicode_CompareWithASCIIString(tag, "dialog") == 0;
+            int never = PySet_Contains(never_tags, tag);
+            Py_DECREF(tag);
+            if (never < 0) goto done;
+            never = never || find_attr(cur, "hidden") != NULL ||
+                    (is_dialog && find_attr(cur, "open") == NULL);
+            if (is_style) {
+                PyObject *text = run_text(cur->children, &fallback);
+                if (text == NULL) {
+                    if (PyErr_Occurred()) goto done;
+                    break;
+                }
+                if (text != Py_None) {
+                    vd_attr *a = find_attr(cur, "media");
+                    PyObject *media = a ? attr_text(a, &fallback) : (Py_INCREF(Py_None), Py_None);
+                    if (media == NULL) {
+                        Py_DECREF(text);
+                        if (PyErr_Occurred()) goto done;
+                        break;
+                    }
+                    PyObject *item = Py_BuildValue("(NN)", text, media);
+                    if (item == NULL || PyList_Append(sheets, item) < 0) {
+                        Py_XDECREF(item);
+                        goto done;
+                    }
+                    Py_DECREF(item);
+                } else {
+                    Py_DECREF(text);
+                }
+            }
+            if (removed_at < 0) {
+                vd_attr *a;
+                if (never && cur != root) {
+                    removed_at = sp;
+                    PyObject *path = path_tuple(apos, sp);
+                    if (path == NULL || PyList_Append(outer, path) < 0) {
+                        Py_XDECREF(path);
+                        goto done;
+                    }
+                    Py_DECREF(path);
+                } else if ((a = find_attr(cur, "style")) != NULL) {
+                    PyObject *style = attr_text(a, &fallback);
+                    if (style == NULL) {
+                        if (PyErr_Occurred()) goto done;
+                        break;
+                    }
+                    PyObject *path = path_tuple(apos, sp);
+                    PyObject *item = path ? Py_BuildValue("(NN)", path, style) : NULL;
+                    if (path == NULL) Py_DECREF(style);
+                    if (item == NULL || PyList_Append(styles, item) < 0) {
+                        Py_XDECREF(item);
+                        goto done;
+                    }
+                    Py_DECREF(item);
+                }
+            }
+            if (cur->children != NULL) { /* descend */
+                if (sp + 1 >= cap) {
+                    cap *= 2;
+                    vd_node **s2 = (vd_node **)realloc(stack, sizeof(vd_node *) * (size_t)cap);
+                    if (s2 != NULL) stack = s2;
+                    Py_ssize_t *a2 = (Py_ssize_t *)realloc(apos, sizeof(Py_ssize_t) * (size_t)(cap + 1));
+                    if (a2 != NULL) apos = a2;
+                    Py_ssize_t *c2 = (Py_ssize_t *)realloc(cnt, sizeof(Py_ssize_t) * (size_t)(cap + 1));
+                    if (c2 != NULL) cnt = c2;
+                    if (s2 == NULL || a2 == NULL || c2 == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                }
+                stack[sp++] = cur;
+                cnt[sp] = 0;
+                cur = cur->children;
+                continue;
+            }
+        }
+        /* the next node in preorder: a sibling, else an ancestor's sibling */
+        for (;;) {
+            if (cur == root) {
+                cur = NULL;
+                break;
+            }
+            if (cur->next != NULL) {
+                cur = cur->next;
+                break;
+            }
+            if (sp == 0) {
+                cur = NULL;
+                break;
+            }
+            cur = stack[--sp];
+        }
+        if (removed_at >= 0 && sp <= removed_at) removed_at = -1;
+    }
+    if (fallback) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        result = Py_BuildValue("(OOO)", outer, sheets, styles);
+    }
+done:
+    free(stack);
+    free(apos);
+    free(cnt);
+    Py_XDECREF(cache);
+    Py_XDECREF(outer);
+    Py_XDECREF(sheets);
+    Py_XDECREF(styles);
+    return result;
+}
+
 /* Checks on a small tree that lxml's element and libxml2's node layouts are as declared. */
 static int
 probe_layout(void)
@@ -938,6 +1594,15 @@ static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
+    {"blocks_walk", blocks_walk, METH_VARARGS,
+     "blocks_walk(root, block_tags, headings)\n"
+     "([(owner, heading, level, text, link_chars, chars)], parents, [[element, first, end,\n"
+     "free]], [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
+     "first walk, or None for the Python walk."},
+    {"invisible_scan", invisible_scan, METH_VARARGS,
+     "invisible_scan(root, never_tags)\n"
+     "([path of each outermost never-rendered element], [(style text, media)],\n"
+     "[(path, inline style)]) for visdup.denoise.remove_invisible, or None for Python."},
     {"dom_walk", dom_walk, METH_VARARGS,
      "dom_walk(root, skip_tags, text_label, classes, text, max_nodes)\n"
      "(labels, texts, hints, parents, truncated) of visdup.stm.dom_tree, or None when the\n"
@@ -953,7 +1618,12 @@ PyInit__stm(void)
 {
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    if (PyModule_AddIntConstant(m, "DOM_WALK", probe_layout()) < 0) {
+#ifdef PYPY_VERSION
+    int walk = 0; /* the walks read CPython object layouts */
+#else
+    int walk = probe_layout();
+#endif
+    if (PyModule_AddIntConstant(m, "DOM_WALK", walk) < 0) {
         Py_DECREF(m);
         return NULL;
     }

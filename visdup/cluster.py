@@ -28,6 +28,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from visdup.stm import (
@@ -297,7 +298,9 @@ class _PathIndex:
 
     def candidates(self, paths: dict[int, int], n: int, threshold: float) -> list[int] | None:
         """Sorted slots that may be within reach; None when a full scan is as good."""
-        if len(self.owner) < _SCAN_BELOW or n == 0 or threshold >= 1.0:
+        # A full scan costs per representative (most fail the size test at once), the index
+        # per token of the page: big pages against few representatives are cheaper scanned.
+        if len(self.owner) < max(_SCAN_BELOW, n // 2) or n == 0 or threshold >= 1.0:
             return None
         # One less than the bound asks, so that rounding can never drop a representative.
         need = math.ceil((1.0 - threshold) * n / (1.0 + threshold)) - 1
@@ -318,9 +321,7 @@ class _PathIndex:
         probed = probe
         while probed < len(ranked) and ranked[probed][0] <= limit:
             probed += 1
-        counts: Counter[int] = Counter()
-        for _, got in ranked[:probed]:
-            counts.update(got)
+        counts = Counter(chain.from_iterable(got for _, got in ranked[:probed]))
         required = probed - (n - need)
         return sorted(slot for slot, c in counts.items() if c >= required)
 
@@ -334,8 +335,10 @@ class OnlineClusterer:
 
     Each cluster keeps at most ``representatives`` trees, so a page costs at most that many
     comparisons per candidate cluster however large clusters grow; the path-histogram bound
-    rules out most clusters before any STM. ``to_state``/``from_state`` give a JSON-able dict
-    so a crawl can persist the clusters between runs.
+    rules out most clusters before any STM, and with many representatives an index of their
+    label paths (:class:`_PathIndex`) keeps even that bound from running against them all.
+    ``to_state``/``from_state`` give a JSON-able dict so a crawl can persist the clusters
+    between runs.
     """
 
     def __init__(
@@ -374,8 +377,14 @@ class OnlineClusterer:
 
     def nearest(self, tree: Tree) -> tuple[int | None, float]:
         """(cluster id, distance) of the closest cluster within reach, else (None, 1.0)."""
+        return self._nearest(tree, label_paths(tree, self.max_nodes), {})
+
+    def _nearest(
+        self, tree: Tree, paths: dict[int, int], measured: dict[tuple[int, int], float]
+    ) -> tuple[int | None, float]:
+        """nearest() with the page's path histogram given; ``measured`` receives the
+        distances computed, by (cluster id, representative)."""
         n = min(len(tree.labels), self.max_nodes)
-        paths = label_paths(tree, self.max_nodes)
         candidates: list[tuple[float, int, int]] = []
         for cid, r, rep in self._within_reach(paths, n):
             total = n + rep[3]
@@ -393,7 +402,7 @@ class OnlineClusterer:
         for lb, cid, r in candidates:
             if best is not None and lb >= best[0]:
                 break
-            d = self._distance(tree, n, self._reps[cid][r])
+            d = measured[(cid, r)] = self._distance(tree, n, self._reps[cid][r])
             if d <= self.threshold and (best is None or (d, cid) < best):
                 best = (d, cid)
         if best is None:
@@ -416,9 +425,11 @@ class OnlineClusterer:
 
     def assign(self, key: str, tree: FlatTree) -> int:
         """The id of the cluster ``tree`` joins (a new id when no cluster is close enough)."""
-        cid, _ = self.nearest(tree)
+        paths = label_paths(tree, self.max_nodes)
+        measured: dict[tuple[int, int], float] = {}
+        cid, _ = self._nearest(tree, paths, measured)
         n = min(len(tree.labels), self.max_nodes)
-        entry = (key, tree, label_paths(tree, self.max_nodes), n)
+        entry = (key, tree, paths, n)
         self.changed = True
         if cid is None:
             cid = self._next_id
@@ -432,7 +443,10 @@ class OnlineClusterer:
         reps = self._reps[cid]
         if len(reps) < self.representatives:
             # Keep representatives scattered: a page close to one already kept adds nothing.
-            spread = min(self._distance(tree, n, rep) for rep in reps)
+            spread = min(
+                measured[(cid, r)] if (cid, r) in measured else self._distance(tree, n, rep)
+                for r, rep in enumerate(reps)
+            )
             if spread > self.threshold / 3:
                 reps.append(entry)
                 self._index.add(cid, len(reps) - 1, entry[2])

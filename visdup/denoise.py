@@ -15,6 +15,9 @@ branches are pruned top-down. The seed's formula (1) is lost; the combination us
   content's prose, when they are link lists, or when they are figures.
 
 Every walk uses lxml's iterative walkers or explicit stacks: pages nest thousands deep.
+With the compiled kernel (``visdup._stm.blocks_walk``) the paragraph walk reads libxml2's
+nodes directly and the weights run on element numbers, so that only the elements pruning
+visits become Python objects; the Python walk gives the same results (tests compare both).
 """
 
 from __future__ import annotations
@@ -131,6 +134,7 @@ _SENTENCE_END = re.compile(r"[.!?。！？;；:,，、]")
 # --------------------------------------------------------------------------- invisible
 
 
+_NEVER_SET = set(NEVER_RENDERED)  # the compiled scan takes a plain set
 _HIDE_STYLE_PROPS = frozenset(
     {"display", "visibility", "position", "opacity", "clip", "clip-path", "left", "text-indent"}
 )
@@ -437,6 +441,60 @@ def remove_invisible(root: Any) -> int:
     """
     if root is None:
         return 0
+    scanned = _compiled_scan(root)
+    if scanned is None:
+        removed, sheets, inline = _scan_invisible(root)
+    else:
+        outer_paths, raw_sheets, styles = scanned
+        sheets = []
+        for text, media in raw_sheets:
+            media = (media or "all").lower()
+            if "screen" in media or "all" in media:
+                sheets.append(text)
+        # Paths name elements of the tree as it was: resolve them all before removing.
+        outermost = list(_resolve(root, outer_paths))
+        found = _resolve(root, [p for p, _ in styles])
+        inline = list(zip(found, [s for _, s in styles], strict=True))
+        for el in outermost:
+            _remove(el)
+        removed = len(outermost)
+    cascade = _Cascade()
+    if sheets:
+        _apply_sheets(root, sheets, cascade)
+    for el, style in inline:
+        if style:
+            cascade.add(el, _declarations(style), (1, 0, 0, 0, 0))
+    return _remove_hidden(root, cascade, removed)
+
+
+def _compiled_scan(root: Any) -> Any:
+    """visdup._stm.invisible_scan of the tree, or None when Python must scan it."""
+    from visdup import stm
+
+    kernel = stm._kernel
+    if kernel is None or not getattr(kernel, "DOM_WALK", 0) or not stm.use_compiled():
+        return None
+    return kernel.invisible_scan(root, _NEVER_SET)
+
+
+def _resolve(root: Any, paths: list[tuple[int, ...]]) -> Iterator[Any]:
+    """The elements at these child-position paths (in document order, sharing prefixes)."""
+    chain = [root]
+    prev: tuple[int, ...] = ()
+    for path in paths:
+        common = 0
+        limit = min(len(prev), len(path))
+        while common < limit and prev[common] == path[common]:
+            common += 1
+        del chain[common + 1 :]
+        for pos in path[common:]:
+            chain.append(chain[-1][pos])
+        prev = path
+        yield chain[-1]
+
+
+def _scan_invisible(root: Any) -> tuple[int, list[str], list[tuple[Any, str | None]]]:
+    """remove_invisible's scan in Python: never-rendered elements go; sheets, inline styles."""
     never: set[Any] = set()
     sheets: list[str] = []
     # Held until the end: the later walks then reuse these element proxies rather than
@@ -459,13 +517,12 @@ def remove_invisible(root: Any) -> int:
         ):
             never.add(el)
     removed = _remove_outermost(root, never)
-    cascade = _Cascade()
-    if sheets:
-        _apply_sheets(root, sheets, cascade)
-    for el in root.iter():
-        style = el.get("style") if el.tag.__class__ is str else None
-        if style:
-            cascade.add(el, _declarations(style), (1, 0, 0, 0, 0))
+    inline = [(el, el.get("style")) for el in root.iter(lxml.etree.Element)]
+    return removed, sheets, inline
+
+
+def _remove_hidden(root: Any, cascade: _Cascade, removed: int) -> int:
+    """Remove what the resolved styles hide, unless it holds most of the page's prose."""
     hidden: list[Any] = []
     for el in cascade.values:
         if el.tag in {"html", "body"}:
@@ -543,6 +600,32 @@ def _class_factor(el: Any) -> float:
         factor *= 1.5
     if el.get("itemprop") == "articleBody":
         factor *= 2.0
+    return factor
+
+
+def _key_factor(key: tuple[Any, ...]) -> float:
+    """class_factor from its key (tag, class, id, role, itemprop), with the same cache."""
+    tag = key[0]
+    if tag in ("html", "body"):
+        return 1.0
+    factor = _FACTORS.get(key)
+    if factor is None:
+        words: list[str] = []
+        for value in key[1:]:
+            if value:
+                words.extend(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", value).lower()) if w)
+        factor = 1.0
+        if tag in NOISE_TAGS:
+            factor *= 0.3
+        if any(w in NOISE_WORDS for w in words):
+            factor *= 0.25
+        if any(w in CONTENT_WORDS for w in words) or tag in {"article", "main"}:
+            factor *= 1.5
+        if key[4] == "articleBody":
+            factor *= 2.0
+        if len(_FACTORS) >= _FACTORS_MAX:
+            _FACTORS.clear()
+        _FACTORS[key] = factor
     return factor
 
 
@@ -647,6 +730,10 @@ def _blocks(
     return blocks
 
 
+_BLOCK_SET = set(BLOCK_TAGS)  # the compiled walk takes a plain set and dict
+_HEADING_LEVELS = dict(HEADINGS)
+
+
 def _is_good(block: _Block) -> bool:
     """Prose rather than furniture: long enough, few links, sentence-like."""
     if block.chars < 20:
@@ -744,7 +831,8 @@ def _scores(order: list[tuple[Any, Any]], blocks: list[_Block]) -> _Weights:
         if not n:
             continue
         s, g = net.get(el, 0.0), good.get(el, 0.0)
-        factor = min(1.0, factor_of(el))
+        # The factor only scales what is positive: skip its lookup for the rest.
+        factor = min(1.0, factor_of(el)) if s > 0 or g else 1.0
         net[parent] = net.get(parent, 0.0) + (s * factor if s > 0 else s)
         good[parent] = good.get(parent, 0.0) + g * factor
         chars[parent] = chars.get(parent, 0) + n
@@ -790,7 +878,7 @@ def _prune(node: Any, w: _Weights) -> int:
                 continue
             g = w.good.get(child, 0)
             s = w.net.get(child, 0.0)
-            furniture = w.factor(child) < 1 and g < PRUNE_NOISE_SHARE * total
+            furniture = g < PRUNE_NOISE_SHARE * total and w.factor(child) < 1
             link_list = s < 0 and g < 0.1 * total and w.link_density(child) > PRUNE_LINK_DENSITY
             if child.tag in PRUNE_TAGS or furniture or link_list:
                 _remove(child)
@@ -822,6 +910,132 @@ def _tidy(blocks: list[tuple[str, int, str]], title: str | None) -> list[tuple[s
     return blocks
 
 
+def _compiled_walk(root: Any) -> Any:
+    """visdup._stm.blocks_walk of a subtree, or None when Python must walk it."""
+    from visdup import stm
+
+    kernel = stm._kernel
+    if kernel is None or not getattr(kernel, "DOM_WALK", 0) or not stm.use_compiled():
+        return None
+    return kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS)
+
+
+def _content_by_index(body: Any, walked: Any, title: str | None) -> MainContent | None:
+    """main_content's weighing on element numbers (preorder) from the compiled walk.
+
+    Only the chosen node and the branches pruning visits become Python objects. The sums run
+    in the same order as :func:`_scores`, :func:`_choose` and :func:`_prune`, so the floats
+    and every tie come out the same.
+    """
+    raw, parents, raw_spans, keys, positions = walked
+    if not raw:
+        return MainContent(title, body, "", [])
+    n = len(parents)
+    net = [0.0] * n
+    good = [0.0] * n
+    chars = [0] * n
+    links = [0] * n
+    values: list[float] = []
+    for owner, heading, level, text, lc, count in raw:
+        block = _Block(None, "heading" if heading else "paragraph", level, [text], lc, count)
+        value = _block_value(block)
+        values.append(value)
+        net[owner] += value
+        chars[owner] += count
+        links[owner] += lc
+        if value > 0:
+            good[owner] += count - lc
+    factors: list[float | None] = [None] * n
+
+    def factor_of(i: int) -> float:
+        f = factors[i]
+        if f is None:
+            f = factors[i] = _key_factor(keys[i])
+        return f
+
+    for i in range(n - 1, 0, -1):
+        c = chars[i]
+        if not c:
+            continue
+        parent = parents[i]
+        s, g = net[i], good[i]
+        factor = min(1.0, factor_of(i)) if s > 0 or g else 1.0
+        net[parent] += s * factor if s > 0 else s
+        good[parent] += g * factor
+        chars[parent] += c
+        links[parent] += links[i]
+    # _choose
+    best, best_score = 0, float("-inf")
+    path = [1.0] * n
+    depth = [0] * n
+    for i in range(n):
+        if i:
+            parent = parents[i]
+            path[i] = min(path[parent], factor_of(parent)) if parent else 1.0
+            depth[i] = depth[parent] + 1
+        score = net[i]
+        if score <= 0:
+            continue
+        d = depth[i]
+        weighted = score * factor_of(i) * path[i] * (1 + DEPTH_BONUS * (d if d < 20 else 20))
+        if weighted >= best_score:
+            best, best_score = i, weighted
+    # The chosen element, reached by its child positions from the body.
+    steps = []
+    i = best
+    while i:
+        steps.append(positions[i])
+        i = parents[i]
+    node = body
+    for pos in reversed(steps):
+        node = node[pos]
+    # _prune, walking the node's subtree with the element numbers alongside.
+    sizes = [1] * n
+    for i in range(n - 1, 0, -1):
+        sizes[parents[i]] += sizes[i]
+    total = max(good[best], 1)
+    removed = 0
+    stack = [(node, best)]
+    while stack:
+        el, idx = stack.pop()
+        j = idx + 1
+        for child in list(el):
+            if child.tag.__class__ is not str:
+                continue
+            k = j
+            j += sizes[k]
+            if child.tag in HEADINGS:
+                continue
+            g = good[k]
+            s = net[k]
+            furniture = g < PRUNE_NOISE_SHARE * total and factor_of(k) < 1
+            link_list = (
+                s < 0 and g < 0.1 * total and links[k] / max(1, chars[k]) > (PRUNE_LINK_DENSITY)
+            )
+            if child.tag in PRUNE_TAGS or furniture or link_list:
+                _remove(child)
+                removed += 1
+            else:
+                stack.append((child, k))
+    span = next((sp for sp in raw_spans if sp[0] == best), None)
+    if removed or span is None or not span[3]:
+        again = _compiled_walk(node)
+        if again is None:
+            inside = _blocks(node)
+        else:
+            inside = [
+                _Block(None, "heading" if h else "paragraph", level, [text], lc, count)
+                for _o, h, level, text, lc, count in again[0]
+            ]
+    else:
+        inside = [
+            _Block(None, "heading" if h else "paragraph", level, [text], lc, count)
+            for _o, h, level, text, lc, count in raw[span[1] : span[2]]
+        ]
+    kept = _tidy(_join_blocks(inside), title)
+    return MainContent(title, node, "\n\n".join(t for _, _, t in kept), kept)
+
+
 def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) -> MainContent:
     """Find the article in a parsed page; the tree is modified in place (noise removed).
 
@@ -835,8 +1049,11 @@ def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) 
         remove_invisible(root)
     bodies = root.xpath("//body")
     body = bodies[0] if bodies else root
-    # The walk's element list also keeps every element's Python proxy alive, so the later
-    # passes reuse them instead of building new ones through lxml.html's class lookup.
+    walked = _compiled_walk(body)
+    if walked is not None:
+        return _content_by_index(body, walked, title)
+    # The Python walk. Its element list also keeps every element's Python proxy alive, so
+    # the later passes reuse them instead of building new ones through lxml.html's lookup.
     order: list[tuple[Any, Any]] = []
     spans: dict[Any, list[int]] = {}
     blocks = _blocks(body, order, spans)

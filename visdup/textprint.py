@@ -259,17 +259,27 @@ class ContentMatch:
     simhash_distance: int
 
 
-def _dice(a: Sequence[int], b: Sequence[int]) -> float:
+def _common(a: Sequence[int], b: Sequence[int]) -> int:
+    """Size of the multiset intersection; plain sets when neither side repeats a value."""
+    sa, sb = set(a), set(b)
+    if len(sa) == len(a) and len(sb) == len(b):
+        return len(sa & sb)
+    return sum((Counter(a) & Counter(b)).values())
+
+
+def _dice(a: Sequence[int], b: Sequence[int], common: int | None = None) -> float:
     if not a or not b:
         return 0.0
-    common = sum((Counter(a) & Counter(b)).values())
+    if common is None:
+        common = _common(a, b)
     return 2 * common / (len(a) + len(b))
 
 
-def _containment(a: Sequence[int], b: Sequence[int]) -> float:
+def _containment(a: Sequence[int], b: Sequence[int], common: int | None = None) -> float:
     if not a or not b:
         return 0.0
-    common = sum((Counter(a) & Counter(b)).values())
+    if common is None:
+        common = _common(a, b)
     return common / min(len(a), len(b))
 
 
@@ -291,8 +301,9 @@ def compare(
         return ContentMatch(1.0, "mirror", 1.0, 1.0, 1.0, 1.0, distance)
     sections = _dice(a.sections, b.sections)
     paragraphs = _dice(a.paragraphs, b.paragraphs)
-    sentences = _dice(a.sentences, b.sentences)
-    containment = _containment(a.sentences, b.sentences)
+    shared = _common(a.sentences, b.sentences)
+    sentences = _dice(a.sentences, b.sentences, shared)
+    containment = _containment(a.sentences, b.sentences, shared)
     score = max(paragraphs, sentences)
     contained = (
         containment >= threshold

@@ -1,0 +1,337 @@
+"""The fast paths of per-page analysis give exactly what the plain ones give.
+
+Compiled DOM walk vs the Python walk, the online clusterer's path index vs a full scan of
+the representatives, the vectorised content SimHash vs the general one, and the reuse of
+the first paragraph walk in main_content vs a second walk.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+from collections import Counter
+from pathlib import Path
+
+import lxml.etree
+import lxml.html
+import pytest
+
+from visdup import cluster as cluster_module
+from visdup import stm as stm_module
+from visdup.cluster import OnlineClusterer
+from visdup.denoise import (
+    BLOCK_TAGS,
+    HEADINGS,
+    _blocks,
+    _join_blocks,
+    main_content,
+)
+from visdup.fingerprint import simhash64
+from visdup.parse import parse_html
+from visdup.stm import FlatTree, _dom_walk, dom_tree
+from visdup.textprint import _common, _shingle_simhash
+
+FIXTURES = Path(__file__).parent / "fixtures"
+AEB = Path(__file__).resolve().parents[2] / "shared" / "data" / "aeb" / "html"
+
+HOSTILE = [
+    "<html><body><p>a<!-- c -->b<?pi x?>c<b>d</b> e</p></body></html>",
+    "<div id=' x ' class='B a  b'>t\xa0\u3000u<span>\x1cv\x1f</span>\u2028</div>",
+    "<DIV CLASS='Up'><P>Upper</P><SCRIPT>x</SCRIPT>tail</DIV>",
+    "<body><fb:like data-x='1'>n</fb:like><svg><g>i</g></svg>after<my-tag>z</my-tag></body>",
+    "<body><p>&amp; &nbsp; &#160; \u00e9t\u00e9</p><template>t</template><noscript>n"
+    "</noscript>x</body>",
+    "<body>" + "<div>" * 300 + "deep" + "</div>" * 300 + "</body>",
+    "<body><p class=''>empty class</p><p id=''>empty id</p><p id='\u00e9' class='\u00c9'>"
+    "</p></body>",
+    "<html><head><title>t</title></head><body>\n  \n<p>\n</p>\n</body></html>",
+]
+
+
+def _pages() -> list[bytes]:
+    pages = [h.encode() for h in HOSTILE]
+    for path in sorted(FIXTURES.rglob("*.htm*"))[:60]:
+        pages.append(path.read_bytes())
+    if AEB.is_dir():
+        pages.extend(gzip.decompress(p.read_bytes()) for p in sorted(AEB.glob("*.gz"))[:25])
+    return pages
+
+
+PAGES = _pages()
+
+
+@pytest.mark.skipif(
+    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    reason="compiled DOM walk not built",
+)
+@pytest.mark.parametrize("classes", [False, True])
+@pytest.mark.parametrize("text", [True, False])
+@pytest.mark.parametrize("max_nodes", [6000, 7])
+def test_compiled_dom_walk_equals_python(classes: bool, text: bool, max_nodes: int) -> None:
+    skip = set(stm_module._SKIP_TAGS)
+    compared = 0
+    for body in PAGES:
+        root = parse_html(body).root
+        if root is None:
+            continue
+        walked = stm_module._kernel.dom_walk(root, skip, "#text", classes, text, max_nodes)
+        assert walked is not None  # HTML pages never need the fallback
+        expected = _dom_walk(root, classes=classes, text=text, max_nodes=max_nodes)
+        assert walked == expected
+        compared += 1
+    assert compared >= len(HOSTILE)
+
+
+def test_compiled_dom_walk_falls_back_on_namespaced_trees(monkeypatch) -> None:
+    root = lxml.etree.fromstring(b'<r xmlns="urn:x"><a class="c">t</a>u</r>')
+    expected = dom_tree(root)
+    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    assert dom_tree(root) == expected
+    assert expected.labels == ("{urn:x}r", "{urn:x}a", "#text", "#text")
+    assert expected.hints[1] == "{urn:x}a.c"
+
+
+def test_dom_tree_same_with_and_without_kernel(monkeypatch) -> None:
+    trees = [dom_tree(lxml.html.fromstring(h)) for h in HOSTILE]
+    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    plain = [dom_tree(lxml.html.fromstring(h)) for h in HOSTILE]
+    assert [t.to_dict() for t in trees] == [t.to_dict() for t in plain]
+    assert "t u" in trees[1].texts  # no-break and ideographic spaces are whitespace
+
+
+def _site_tree(rng: random.Random, template: int) -> FlatTree:
+    """A page of one of many templates: a shared header, a template body, random rows."""
+    body = random.Random(template)
+    tags = ["div", "p", "span", "ul", "li", "a", "td", "tr", "h2"]
+    parents = [-1, 0, 1, 1, 1]
+    labels = ["html", "body", "div", "ul", "div"]
+    for _ in range(body.randint(10, 60)):
+        parents.append(body.randrange(2, len(labels)))
+        labels.append(body.choice(tags))
+    for _ in range(rng.randint(0, 12)):
+        parents.append(rng.randrange(2, len(labels)))
+        labels.append(rng.choice(tags))
+    kids: list[list[int]] = [[] for _ in labels]
+    for i, p in enumerate(parents):
+        if p >= 0:
+            kids[p].append(i)
+    order, stack = [], [0]
+    while stack:
+        x = stack.pop()
+        order.append(x)
+        stack.extend(reversed(kids[x]))
+    pos = {x: k for k, x in enumerate(order)}
+    sizes = [1] * len(order)
+    for x in reversed(order):
+        if parents[x] >= 0:
+            sizes[pos[parents[x]]] += sizes[pos[x]]
+    return FlatTree([labels[x] for x in order], sizes)
+
+
+@pytest.mark.parametrize("threshold", [0.1, 0.4, 0.7])
+def test_path_index_finds_what_a_full_scan_finds(monkeypatch, threshold: float) -> None:
+    rng = random.Random(7)
+    pages = [_site_tree(rng, rng.randrange(150)) for _ in range(500)]
+    pages.append(FlatTree((), ()))
+    indexed = OnlineClusterer(threshold=threshold, representatives=3)
+    scanned = OnlineClusterer(threshold=threshold, representatives=3)
+    got, want = [], []
+    for n, page in enumerate(pages):
+        monkeypatch.setattr(cluster_module, "_SCAN_BELOW", 0)
+        got.append((indexed.nearest(page), indexed.assign(f"p{n}", page)))
+        monkeypatch.setattr(cluster_module, "_SCAN_BELOW", 10**9)
+        want.append((scanned.nearest(page), scanned.assign(f"p{n}", page)))
+    assert got == want
+    assert len(indexed.clusters) > 30  # enough clusters for the index to matter
+    # Reloaded clusters replace their index entries.
+    monkeypatch.setattr(cluster_module, "_SCAN_BELOW", 0)
+    restored = OnlineClusterer.from_state(indexed.to_state())
+    for cid in list(indexed.clusters)[:10]:
+        restored.load_cluster(indexed.cluster_state(cid))
+    assert [restored.nearest(p) for p in pages[:80]] == [indexed.nearest(p) for p in pages[:80]]
+    slots = len(restored._index.owner)
+    assert slots == sum(restored.representative_count(c) for c in restored.clusters)
+
+
+def test_vectorised_simhash_equals_simhash64() -> None:
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "δέλτα", "数据", "x", "yy", "zzz"]
+    for size in (1, 5, 16, 17, 200, 2000):
+        shingles: Counter[str] = Counter()
+        for _ in range(size):
+            shingles[" ".join(rng.choice(words) for _ in range(3)) + str(rng.randrange(50))] += (
+                rng.choice([1, 1, 1, 2, 300])
+            )
+        expected = simhash64((s, min(c, 255)) for s, c in shingles.items())
+        assert _shingle_simhash(shingles) == expected
+
+
+def test_first_walk_spans_equal_a_walk_of_the_element() -> None:
+    checked = 0
+    for body in PAGES:
+        root = parse_html(body).root
+        if root is None:
+            continue
+        bodies = root.xpath("//body")
+        top = bodies[0] if bodies else root
+        spans: dict = {}
+        blocks = _blocks(top, [], spans)
+        for el, (start, end, free) in spans.items():
+            assert el.tag in BLOCK_TAGS
+            if not free:
+                assert any(a.tag in HEADINGS for a in el.iterancestors())
+                continue
+            assert _join_blocks(blocks[start:end]) == _join_blocks(_blocks(el))
+            checked += 1
+    assert checked > 100
+
+
+def test_main_content_unchanged_when_nothing_is_pruned() -> None:
+    html = (
+        "<html><body><div id='nav'><a href='/'>Home</a></div><article><h1>T</h1>"
+        "<p>" + "A sentence of prose that goes on. " * 6 + "</p><p>Second paragraph here, "
+        "long enough to count as prose for sure.</p></article></body></html>"
+    )
+    got = main_content(lxml.html.fromstring(html))
+    assert got.node.tag == "article"
+    assert [k for k, _, _ in got.blocks] == ["paragraph", "paragraph"]
+    assert got.text.startswith("A sentence of prose")
+
+
+def test_common_counts_the_multiset_intersection() -> None:
+    rng = random.Random(5)
+    for _ in range(300):
+        a = [rng.randrange(12) for _ in range(rng.randrange(0, 10))]
+        b = [rng.randrange(12) for _ in range(rng.randrange(0, 10))]
+        if rng.random() < 0.5:
+            a, b = list(set(a)), list(set(b))
+        assert _common(a, b) == sum((Counter(a) & Counter(b)).values())
+
+
+def test_dom_tree_on_a_tree_thousands_deep(monkeypatch) -> None:
+    root = lxml.html.fromstring("<html><body><div>top</div></body></html>")
+    el = root.find("body")
+    for i in range(5000):
+        el = lxml.etree.SubElement(el, "div", {"class": f"c{i % 3}"})
+        el.text = f"t{i}" if i % 2 else " "
+        el.tail = "x" if i % 5 == 0 else None
+    fast = dom_tree(root, classes=True)
+    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    assert fast == dom_tree(root, classes=True)
+    assert fast.hints == dom_tree(root, classes=True).hints
+    assert fast.nodes == 6000 and fast.truncated
+
+
+@pytest.mark.skipif(
+    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    reason="compiled walks not built",
+)
+def test_compiled_paragraph_walk_equals_python() -> None:
+    compared = 0
+    for body in [
+        *PAGES,
+        b"<body><p>a<a href='x'>link <b>text</b></a> tail</p><h2>H<div>in"
+        b"</div></h2>\xc2\xa0</body>",
+    ]:
+        root = parse_html(body).root
+        if root is None:
+            continue
+        top = (root.xpath("//body") or [root])[0]
+        raw, parents, spans, keys, positions = stm_module._kernel.blocks_walk(
+            top, set(BLOCK_TAGS), dict(HEADINGS)
+        )
+        elements = list(top.iter(lxml.etree.Element))
+        slow_order: list = []
+        slow_spans: dict = {}
+        slow = _blocks(top, slow_order, slow_spans)
+        fast = [
+            (elements[o], "heading" if h else "paragraph", lv, " ".join(t.split()), lc, n)
+            for o, h, lv, t, lc, n in raw
+        ]
+        assert fast == [(b.owner, b.kind, b.level, b.text, b.link_chars, b.chars) for b in slow]
+        assert [
+            (el, elements[p] if p >= 0 else None) for el, p in zip(elements, parents, strict=True)
+        ] == (slow_order)
+        assert {elements[i]: [f, e, free] for i, f, e, free in spans} == slow_spans
+        assert keys == [
+            (el.tag, el.get("class"), el.get("id"), el.get("role"), el.get("itemprop"))
+            for el in elements
+        ]
+        assert all(
+            el.getparent()[pos] is el for el, pos in zip(elements[1:], positions[1:], strict=True)
+        )
+        compared += 1
+    assert compared > len(HOSTILE)
+
+
+def test_main_content_same_with_and_without_kernel(monkeypatch) -> None:
+    def run() -> list:
+        out = []
+        for body in PAGES:
+            doc = parse_html(body)
+            if doc.root is None:
+                continue
+            got = main_content(doc.root)
+            where = got.node.getroottree().getpath(got.node) if got.node is not None else None
+            out.append((got.title, where, got.text, got.blocks))
+        return out
+
+    fast = run()
+    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    assert run() == fast
+    assert sum(1 for _, _, text, _ in fast if text) > 20
+
+
+HIDING = [
+    "<html><head><style media='print'>.a{display:none}</style><style>.b{display:none}"
+    "</style></head><body><div class='a'>print only</div><div class='b'>hidden</div>"
+    "<p hidden>h</p>t1<dialog>d</dialog>t2<dialog open>shown</dialog><!-- c -->t3"
+    "<div style='display:none'>x<span style='color:red'>inner</span></div>t4"
+    "<span style='visibility: hidden'>v</span><noscript><p style='x'>n</p></noscript>"
+    "<div aria-hidden='true' style='opacity:0'>sr</div><p style=''>empty</p></body></html>",
+    "<body><template><style>.q{display:none}</style></template><p class='q'>q</p>"
+    "<iframe></iframe>tail<svg><g style='display:none'></g></svg>after</body>",
+]
+
+
+def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
+    from visdup.denoise import remove_invisible
+
+    def run() -> list:
+        out = []
+        for body in [*(h.encode() for h in HIDING), *PAGES]:
+            root = parse_html(body).root
+            if root is None:
+                continue
+            if stm_module._kernel is not None and stm_module._kernel.DOM_WALK:
+                assert stm_module._kernel.invisible_scan(root, set()) is not None
+            count = remove_invisible(root)
+            out.append((count, lxml.etree.tostring(root)))
+        return out
+
+    fast = run()
+    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    assert run() == fast
+    assert fast[0][0] >= 6
+    assert b"print only" in fast[0][1] and b"hidden<" not in fast[0][1]
+
+
+def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
+    from visdup.denoise import remove_invisible
+
+    def build() -> lxml.etree._Element:
+        root = lxml.html.fromstring("<html><body><div>top</div></body></html>")
+        el = root.find("body")
+        for i in range(4000):
+            tag = "script" if i % 997 == 5 else "div"
+            el = lxml.etree.SubElement(el, tag, {"style": "color:red"} if i % 7 else {})
+            el.text = f"t{i}"
+            el.tail = "x"
+        return root
+
+    fast_root = build()
+    fast = remove_invisible(fast_root)
+    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    slow_root = build()
+    assert remove_invisible(slow_root) == fast == 1
+    assert lxml.etree.tostring(fast_root) == lxml.etree.tostring(slow_root)
