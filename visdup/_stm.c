@@ -614,9 +614,10 @@ add_text(Walk *w, vd_node *first, Py_ssize_t up)
 }
 
 /* The value of the element's attribute `name` (no namespace), as lxml's get() gives it:
- * a new reference, Py_None (new reference) when absent, NULL with w->fallback or an error. */
+ * a new reference, Py_None (new reference) when absent, NULL with *fallback set (a value
+ * this walk cannot reproduce exactly: the caller hands the page to Python) or an error. */
 static PyObject *
-attr_value(Walk *w, vd_node *el, const char *name)
+node_attr(vd_node *el, const char *name, int *fallback)
 {
     for (vd_attr *a = el->properties; a != NULL; a = a->next) {
         if (a->ns != NULL || a->name == NULL || strcmp((const char *)a->name, name) != 0)
@@ -624,18 +625,24 @@ attr_value(Walk *w, vd_node *el, const char *name)
         vd_node *c = a->children;
         if (c == NULL) return PyUnicode_FromString("");
         if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
-            w->fallback = 1;
+            *fallback = 1;
             return NULL;
         }
         PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
                                            (Py_ssize_t)strlen((const char *)c->content), NULL);
         if (v == NULL) {
             PyErr_Clear();
-            w->fallback = 1;
+            *fallback = 1;
         }
         return v;
     }
     Py_RETURN_NONE;
+}
+
+static PyObject *
+attr_value(Walk *w, vd_node *el, const char *name)
+{
+    return node_attr(el, name, &w->fallback);
 }
 
 /* The lower-cased tag of an element, cached per name; NULL with w->fallback or an error. */
@@ -944,29 +951,11 @@ tag_flags(BlockWalk *w, vd_node *el, TagFlags *out)
     return 0;
 }
 
-/* lxml's get(name) on an element, for the weight keys: new reference (Py_None when absent),
- * NULL with w->fallback set or an error. */
+/* lxml's get(name) on an element, for the weight keys. */
 static PyObject *
 block_attr(BlockWalk *w, vd_node *el, const char *name)
 {
-    for (vd_attr *a = el->properties; a != NULL; a = a->next) {
-        if (a->ns != NULL || a->name == NULL || strcmp((const char *)a->name, name) != 0)
-            continue;
-        vd_node *c = a->children;
-        if (c == NULL) return PyUnicode_FromString("");
-        if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
-            w->fallback = 1;
-            return NULL;
-        }
-        PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
-                                           (Py_ssize_t)strlen((const char *)c->content), NULL);
-        if (v == NULL) {
-            PyErr_Clear();
-            w->fallback = 1;
-        }
-        return v;
-    }
-    Py_RETURN_NONE;
+    return node_attr(el, name, &w->fallback);
 }
 
 /* (tag, class, id, role, itemprop): what visdup.denoise.class_factor reads. */
