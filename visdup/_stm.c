@@ -613,30 +613,43 @@ add_text(Walk *w, vd_node *first, Py_ssize_t up)
     return rc ? -1 : 0;
 }
 
+static vd_attr *
+find_attr(vd_node *el, const char *name)
+{
+    for (vd_attr *a = el->properties; a != NULL; a = a->next)
+        if (a->ns == NULL && a->name != NULL && strcmp((const char *)a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+/* An attribute's value as lxml gives it; NULL with *fallback set or an error. */
+static PyObject *
+attr_text(vd_attr *a, int *fallback)
+{
+    vd_node *c = a->children;
+    if (c == NULL) return PyUnicode_FromString("");
+    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+        *fallback = 1;
+        return NULL;
+    }
+    PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
+                                       (Py_ssize_t)strlen((const char *)c->content), NULL);
+    if (v == NULL) {
+        PyErr_Clear();
+        *fallback = 1;
+    }
+    return v;
+}
+
 /* The value of the element's attribute `name` (no namespace), as lxml's get() gives it:
  * a new reference, Py_None (new reference) when absent, NULL with *fallback set (a value
  * this walk cannot reproduce exactly: the caller hands the page to Python) or an error. */
 static PyObject *
 node_attr(vd_node *el, const char *name, int *fallback)
 {
-    for (vd_attr *a = el->properties; a != NULL; a = a->next) {
-        if (a->ns != NULL || a->name == NULL || strcmp((const char *)a->name, name) != 0)
-            continue;
-        vd_node *c = a->children;
-        if (c == NULL) return PyUnicode_FromString("");
-        if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
-            *fallback = 1;
-            return NULL;
-        }
-        PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
-                                           (Py_ssize_t)strlen((const char *)c->content), NULL);
-        if (v == NULL) {
-            PyErr_Clear();
-            *fallback = 1;
-        }
-        return v;
-    }
-    Py_RETURN_NONE;
+    vd_attr *a = find_attr(el, name);
+    if (a == NULL) Py_RETURN_NONE;
+    return attr_text(a, fallback);
 }
 
 static PyObject *
@@ -1297,34 +1310,6 @@ lowered_tag(PyObject *cache, vd_node *el, int *fallback)
     }
     Py_DECREF(key);
     return tag;
-}
-
-static vd_attr *
-find_attr(vd_node *el, const char *name)
-{
-    for (vd_attr *a = el->properties; a != NULL; a = a->next)
-        if (a->ns == NULL && a->name != NULL && strcmp((const char *)a->name, name) == 0)
-            return a;
-    return NULL;
-}
-
-/* An attribute's value as lxml gives it; NULL with *fallback set or an error. */
-static PyObject *
-attr_text(vd_attr *a, int *fallback)
-{
-    vd_node *c = a->children;
-    if (c == NULL) return PyUnicode_FromString("");
-    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
-        *fallback = 1;
-        return NULL;
-    }
-    PyObject *v = PyUnicode_DecodeUTF8((const char *)c->content,
-                                       (Py_ssize_t)strlen((const char *)c->content), NULL);
-    if (v == NULL) {
-        PyErr_Clear();
-        *fallback = 1;
-    }
-    return v;
 }
 
 /* An element's .text as a new str, Py_None when there is none or it is empty. */
