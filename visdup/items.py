@@ -9,6 +9,10 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 
+def _not_exported(_value: Any) -> None:
+    return None
+
+
 class Record(dict):
     """One row of the dataset a template yields: ``url``, ``cluster``, ``fits``, then fields.
 
@@ -28,10 +32,13 @@ class Page:
     referer: str | None = None
     content_type: str | None = None
     encoding: str | None = None
-    body: bytes = field(default=b"", repr=False)
+    # Feed exports write the labels, not the bytes (the store keeps bodies) nor the tree.
+    body: bytes = field(default=b"", repr=False, metadata={"serializer": _not_exported})
     links: list[str] = field(default_factory=list, repr=False)
     # The response's parsed tree, so the page is parsed once; cleared once the term is made.
-    tree: Any = field(default=None, repr=False, compare=False)
+    tree: Any = field(
+        default=None, repr=False, compare=False, metadata={"serializer": _not_exported}
+    )
     page_id: int | None = None
     duplicate_of: str | None = None
     similarity: float | None = None
