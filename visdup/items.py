@@ -40,7 +40,8 @@ class Page:
         default=None, repr=False, compare=False, metadata={"serializer": _not_exported}
     )
     page_id: int | None = None
-    duplicate_of: str | None = None
+    #: Store id of the page this one copies (its first twin, or its group's original).
+    duplicate_of: int | None = None
     similarity: float | None = None
     kind: str | None = None
     verdict: str | None = None

@@ -1,8 +1,9 @@
 """Scrapy item pipelines: thin adapters from page items to visdup's steps.
 
-``TermPipeline`` (parse → term → fingerprint) then ``LabelPipeline`` (candidates → confirm →
-label → store). CPU and database work run in the reactor's thread pool, never on the
-reactor thread. Items other than :class:`visdup.items.Page` pass through untouched.
+``TermPipeline`` (parse → term → fingerprint), ``ClusterPipeline`` (template cluster),
+``ContentPipeline`` (main content → text fingerprint), then ``LabelPipeline`` (candidates →
+confirm → label → store). CPU and database work run in the reactor's thread pool, never on
+the reactor thread. Items other than :class:`visdup.items.Page` pass through untouched.
 """
 
 from __future__ import annotations
@@ -220,7 +221,6 @@ class LabelPipeline(_PagePipeline):
             self.term_pipeline = self.term_pipeline or TermPipeline(self.ctx.crawler)
             item = await self.term_pipeline.process_item(item)
         ctx = self.ctx
-        ctx.open()
         try:
             page_id, record = await maybe_deferred_to_future(deferToThread(self._label, item))
         except Exception as exc:
@@ -232,6 +232,7 @@ class LabelPipeline(_PagePipeline):
 
     def _label(self, item: Page) -> tuple[int | None, PageRecord]:
         ctx = self.ctx
+        ctx.open()  # a no-op once spider_opened has run
         assert ctx.labeller is not None and ctx.store is not None
         state = _state(item)
         record: PageRecord = state["record"]
@@ -267,7 +268,7 @@ class LabelPipeline(_PagePipeline):
         original = record.duplicate_of
         if record.kind != "exact" and record.content_duplicate_of is not None:
             original = record.content_duplicate_of  # the content's original names the copy
-        item.duplicate_of = str(original) if original is not None else None
+        item.duplicate_of = original
         ctx.inc(f"visdup/verdict/{verdict}")
         if verdict in ACTED_ON:
             ctx.inc("visdup/duplicates")
