@@ -658,17 +658,14 @@ attr_value(Walk *w, vd_node *el, const char *name)
     return node_attr(el, name, &w->fallback);
 }
 
-/* The lower-cased tag of an element, cached per name; NULL with w->fallback or an error. */
+/* An element's name lower-cased as Python's str.lower() does it, cached in `cache` by the
+ * name's bytes; NULL with *fallback set (a name that is not UTF-8) or an error. */
 static PyObject *
-lower_tag(Walk *w, vd_node *el)
+lowered_tag(PyObject *cache, vd_node *el, int *fallback)
 {
-    if (el->ns != NULL || el->name == NULL) {
-        w->fallback = 1;
-        return NULL;
-    }
     PyObject *key = PyBytes_FromString((const char *)el->name);
     if (key == NULL) return NULL;
-    PyObject *tag = PyDict_GetItemWithError(w->tags, key);
+    PyObject *tag = PyDict_GetItemWithError(cache, key);
     if (tag != NULL) {
         Py_DECREF(key);
         Py_INCREF(tag);
@@ -682,18 +679,29 @@ lower_tag(Walk *w, vd_node *el)
     if (raw == NULL) {
         PyErr_Clear();
         Py_DECREF(key);
-        w->fallback = 1;
+        *fallback = 1;
         return NULL;
     }
     tag = PyObject_CallMethod(raw, "lower", NULL);
     Py_DECREF(raw);
-    if (tag == NULL || PyDict_SetItem(w->tags, key, tag) < 0) {
+    if (tag == NULL || PyDict_SetItem(cache, key, tag) < 0) {
         Py_DECREF(key);
         Py_XDECREF(tag);
         return NULL;
     }
     Py_DECREF(key);
     return tag;
+}
+
+/* The lower-cased tag of an element; NULL with w->fallback or an error. */
+static PyObject *
+lower_tag(Walk *w, vd_node *el)
+{
+    if (el->ns != NULL || el->name == NULL) {
+        w->fallback = 1;
+        return NULL;
+    }
+    return lowered_tag(w->tags, el, &w->fallback);
 }
 
 /* `".".join(value.split())` (sorted first when `sort`), or NULL on error. */
@@ -1278,39 +1286,6 @@ done:
  * Elements are named by their path of child positions from root, as lxml indexes children
  * (el[i] counts elements, comments, entity references and PIs). None asks for Python.
  */
-
-static PyObject *
-lowered_tag(PyObject *cache, vd_node *el, int *fallback)
-{
-    PyObject *key = PyBytes_FromString((const char *)el->name);
-    if (key == NULL) return NULL;
-    PyObject *tag = PyDict_GetItemWithError(cache, key);
-    if (tag != NULL) {
-        Py_DECREF(key);
-        Py_INCREF(tag);
-        return tag;
-    }
-    if (PyErr_Occurred()) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    PyObject *raw = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key), NULL);
-    if (raw == NULL) {
-        PyErr_Clear();
-        Py_DECREF(key);
-        *fallback = 1;
-        return NULL;
-    }
-    tag = PyObject_CallMethod(raw, "lower", NULL);
-    Py_DECREF(raw);
-    if (tag == NULL || PyDict_SetItem(cache, key, tag) < 0) {
-        Py_DECREF(key);
-        Py_XDECREF(tag);
-        return NULL;
-    }
-    Py_DECREF(key);
-    return tag;
-}
 
 /* An element's .text as a new str, Py_None when there is none or it is empty. */
 static PyObject *
