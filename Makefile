@@ -8,11 +8,11 @@ DEMO_DIR := .demo
 
 .PHONY: install demo test lint bench clean
 
-$(STAMP): pyproject.toml setup.py visdup/_ted.c visdup/_stm.c
+$(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install -q -e '.[test]'
-	$(BIN)/python -c "import visdup.distance as d; print('visdup kernel:', d.KERNEL)"
+	$(BIN)/python -c "import visdup.structure.distance as d; print('visdup kernel:', d.KERNEL)"
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -34,4 +34,4 @@ bench: $(STAMP)
 	@echo "Benchmarks: see bench/README.md"
 
 clean:
-	rm -rf $(VENV) build *.egg-info $(DEMO_DIR) visdup/*.so
+	rm -rf $(VENV) build *.egg-info $(DEMO_DIR) visdup/_native/*.so

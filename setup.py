@@ -6,7 +6,7 @@ from setuptools import Extension, setup
 
 
 def _libxml2_includes() -> list[str]:
-    """lxml's bundled libxml2 headers (visdup._term reads the parsed tree through them)."""
+    """lxml's bundled libxml2 headers (visdup._native._term reads the parsed tree through them)."""
     try:
         import lxml
     except ImportError:
@@ -19,10 +19,10 @@ def _libxml2_includes() -> list[str]:
 
 setup(
     ext_modules=[
-        Extension("visdup._ted", ["visdup/_ted.c"], optional=True),
-        Extension("visdup._stm", ["visdup/_stm.c"], optional=True),
+        Extension("visdup._native._ted", ["visdup/_native/_ted.c"], optional=True),
+        Extension("visdup._native._stm", ["visdup/_native/_stm.c"], optional=True),
         Extension(
-            "visdup._term", ["visdup/_term.c"], include_dirs=_libxml2_includes(), optional=True
+            "visdup._native._term", ["visdup/_native/_term.c"], include_dirs=_libxml2_includes(), optional=True
         ),
     ]
 )

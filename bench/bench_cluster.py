@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from visdup.cluster import (  # noqa: E402
+from visdup.templates.cluster import (  # noqa: E402
     DEFAULT_SHRINK,
     DEFAULT_THRESHOLD,
     OnlineClusterer,
@@ -27,7 +27,7 @@ from visdup.cluster import (  # noqa: E402
     cluster_trees,
     purity,
 )
-from visdup.stm import FlatTree, page_tree, stm  # noqa: E402
+from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "warpcore"
 COARSE = {"scaladoc-class": "scaladoc-entity", "scaladoc-object": "scaladoc-entity"}
@@ -42,7 +42,7 @@ def load() -> tuple[dict[str, bytes], dict[str, str]]:
 
 
 def term_tree(data: bytes) -> FlatTree:
-    from visdup.term import page_term
+    from visdup.structure.term import page_term
 
     try:
         term = page_term(data)

@@ -78,7 +78,7 @@ def evaluate(
 
 
 def _visdup(html: bytes) -> str:
-    from visdup.denoise import extract
+    from visdup.content.denoise import extract
 
     return extract(html).text
 
@@ -99,7 +99,7 @@ def _readability(html: bytes) -> str:
 
 def fingerprint_figures(pages: list[tuple[str, bytes, str]]) -> None:
     """Content prints of AEB's true article texts: one edited sentence against other pages."""
-    from visdup.textprint import compare, text_print
+    from visdup.content.textprint import compare, text_print
 
     texts = [expected for _, _, expected in pages if len(expected) > 200]
     start = time.perf_counter()

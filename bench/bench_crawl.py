@@ -24,7 +24,7 @@ from visdup.demo.server import serve
 CRAWL = """
 import json, sys, time
 from scrapy.crawler import AsyncCrawlerProcess
-from visdup.commands.crawl import crawl_settings
+from visdup.cli.crawl import crawl_settings
 from visdup.spiders.site import SiteSpider
 import argparse
 args = argparse.Namespace(db=sys.argv[1], set=sys.argv[3:], any_domain=False)

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from visdup.extract import extract_pages, extract_record  # noqa: E402
-from visdup.stm import page_tree  # noqa: E402
+from visdup.templates.extract import extract_pages, extract_record  # noqa: E402
+from visdup.templates.stm import page_tree  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "swde-booksamillion"
 ATTRIBUTES = ("title", "author", "isbn_13", "publisher", "publication_date")

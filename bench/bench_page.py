@@ -21,11 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._data import SHARED, debian_docs, html_files  # noqa: E402
-from visdup.analysis import clean  # noqa: E402
-from visdup.denoise import main_content  # noqa: E402
-from visdup.parse import parse_html  # noqa: E402
-from visdup.stm import dom_tree  # noqa: E402
-from visdup.textprint import content_print  # noqa: E402
+from visdup.content.denoise import main_content  # noqa: E402
+from visdup.content.textprint import content_print  # noqa: E402
+from visdup.dedup.analysis import clean  # noqa: E402
+from visdup.page.parse import parse_html  # noqa: E402
+from visdup.templates.stm import dom_tree  # noqa: E402
 
 
 def pages(which: str, limit: int) -> list[bytes]:

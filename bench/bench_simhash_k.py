@@ -24,8 +24,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from visdup.errors import InputError  # noqa: E402
-from visdup.fingerprint import term_simhash  # noqa: E402
-from visdup.term import page_term  # noqa: E402
+from visdup.structure.fingerprint import term_simhash  # noqa: E402
+from visdup.structure.term import page_term  # noqa: E402
 
 KS = (0, 2, 3, 4, 5, 6, 8, 10, 12, 16)
 

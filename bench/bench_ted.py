@@ -5,7 +5,7 @@ Run from the repository root:
     .venv/bin/python bench/bench_ted.py [DOCS_DIR] [--pairs 50] [--seed 0]
 DOCS_DIR (or $VISDUP_DEBIAN_DOCS) is where the script unpacked the manuals; default
 ./debian-docs. Pages of the Python 3.11 manual become irreducible terms
-(visdup.term.page_term); pairs of them are timed with the C kernel and with
+(visdup.structure.term.page_term); pairs of them are timed with the C kernel and with
 apted under the same marked-node costs, distances are compared, and a
 synthetic scaling table shows what choosing the path direction per pair buys.
 Prints figures; asserts nothing.
@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from visdup import distance  # noqa: E402
-from visdup.term import Term, page_term  # noqa: E402
+from visdup.structure import distance  # noqa: E402
+from visdup.structure.term import Term, page_term  # noqa: E402
 
 Flat = tuple[list[int], list[int], list[int]]
 BANDS = ((0, 150, 0.30), (150, 300, 0.40), (300, 600, 0.24), (600, 1000, 0.06))
@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-scaling", action="store_true")
     args = parser.parse_args(argv)
     if "c" not in distance._KERNELS:
-        print("compiled kernel visdup._ted is not built: python setup.py build_ext --inplace")
+        print("compiled kernel visdup._native._ted is not built: make install")
         return 0
     docs = Path(args.docs) if args.docs else ROOT / "debian-docs"
     if not (docs / "usr" / "share" / "doc" / "python3.11" / "html").is_dir():

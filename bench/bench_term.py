@@ -16,8 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._data import debian_docs, html_files
-from visdup.parse import parse_html
-from visdup.term import KERNEL, compress, compress_python, translate, translate_python
+from visdup.page.parse import parse_html
+from visdup.structure.term import KERNEL, compress, compress_python, translate, translate_python
 
 
 def best_of(fn, repeat: int = 3) -> float:

@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from visdup.demo import SITE_ROOT
 from visdup.demo.server import serve
-from visdup.report import build_report
-from visdup.store import Store
+from visdup.report.summary import build_report
+from visdup.storage.store import Store
 
 CONFIGS = {
     "both channels (default)": [],

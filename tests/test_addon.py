@@ -7,7 +7,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.test import get_crawler
 
 from tests.conftest import REPO
-from visdup import settings as visdup_settings
+from visdup import config as visdup_settings
 from visdup.addon import PIPELINES, SPIDER_MIDDLEWARES
 from visdup.middlewares import NoFollowDuplicatesMiddleware
 from visdup.pipelines import ClusterPipeline, ContentPipeline, LabelPipeline, TermPipeline

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import FIXTURES
-from visdup.assign import CrawlClusters
-from visdup.files import iter_pages
-from visdup.stm import page_tree
-from visdup.store import Store
+from visdup.page.files import iter_pages
+from visdup.storage.store import Store
+from visdup.templates.assign import CrawlClusters
+from visdup.templates.stm import page_tree
 
 SITE = FIXTURES / "sites" / "templates"
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from visdup.cli import main
-from visdup.term import Term, equivalent
+from visdup.structure.term import Term, equivalent
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

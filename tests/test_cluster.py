@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from visdup.cluster import (
+from visdup.templates.cluster import (
     OnlineClusterer,
     adjusted_rand_index,
     cluster_trees,
     medoid,
     purity,
 )
-from visdup.stm import FlatTree, page_tree
+from visdup.templates.stm import FlatTree, page_tree
 
 FIXTURES = Path(__file__).parent / "fixtures" / "templates"
 REPO = Path(__file__).resolve().parent.parent

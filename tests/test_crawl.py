@@ -10,8 +10,8 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.crawling import article, crawl, listing, write_site
 from visdup.demo.server import serve
-from visdup.report import build_report
-from visdup.store import Store
+from visdup.report.summary import build_report
+from visdup.storage.store import Store
 
 PROSE = [
     "Cycling to work in winter takes some preparation, but it is far from impossible.",
@@ -289,7 +289,7 @@ def test_two_processes_share_one_postgresql_store(tmp_path, pg_url):
     import subprocess
     import sys
 
-    from visdup.store import Store
+    from visdup.storage.store import Store
 
     Store.from_url(pg_url).close()  # schema first, so the two processes do not race on it
     pages = {"index.html": listing("Home", [(f"/p{i}.html", str(i)) for i in range(40)])}

@@ -12,8 +12,8 @@ import lxml.etree
 import lxml.html
 import pytest
 
-from visdup.commands import content as content_command
-from visdup.denoise import extract, main_content, remove_invisible
+from visdup.cli import content as content_command
+from visdup.content.denoise import extract, main_content, remove_invisible
 from visdup.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "content"

@@ -24,9 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from visdup import distance
-from visdup.distance import distance_lower_bound, similarity, tree_distance
-from visdup.term import Term, page_term
+from visdup.structure import distance
+from visdup.structure.distance import distance_lower_bound, similarity, tree_distance
+from visdup.structure.term import Term, page_term
 
 LABELS = ("grp", "row", "col", "text")
 MARKS = (1, 1, 1, 1, 2, 3, 4, 7, 12)
@@ -494,7 +494,7 @@ def test_c_kernel_releases_the_gil() -> None:
 
 def test_pure_python_switch() -> None:
     root = Path(__file__).resolve().parent.parent
-    code = "import visdup.distance as d; print(d.KERNEL)"
+    code = "import visdup.structure.distance as d; print(d.KERNEL)"
     env = dict(os.environ, VISDUP_PURE_PYTHON="1", PYTHONPATH=str(root))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.strip() == "python", out.stderr

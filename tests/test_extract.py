@@ -9,15 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from visdup.extract import (
+from visdup.templates.extract import (
     best_template,
     extract_pages,
     extract_record,
     match_template,
     write_dataset,
 )
-from visdup.stm import page_tree
-from visdup.template import Template, build_template, clean_value, slug
+from visdup.templates.stm import page_tree
+from visdup.templates.template import Template, build_template, clean_value, slug
 
 FIXTURES = Path(__file__).parent / "fixtures" / "templates"
 REPO = Path(__file__).resolve().parent.parent

@@ -16,20 +16,20 @@ import lxml.etree
 import lxml.html
 import pytest
 
-from visdup import cluster as cluster_module
-from visdup import stm as stm_module
-from visdup.cluster import OnlineClusterer
-from visdup.denoise import (
+from visdup.content.denoise import (
     BLOCK_TAGS,
     HEADINGS,
     _blocks,
     _join_blocks,
     main_content,
 )
-from visdup.fingerprint import simhash64
-from visdup.parse import parse_html
-from visdup.stm import FlatTree, _dom_walk, dom_tree
-from visdup.textprint import _common, _shingle_simhash
+from visdup.content.textprint import _common, _shingle_simhash
+from visdup.page.parse import parse_html
+from visdup.structure.fingerprint import simhash64
+from visdup.templates import cluster as cluster_module
+from visdup.templates import stm as stm_module
+from visdup.templates.cluster import OnlineClusterer
+from visdup.templates.stm import FlatTree, _dom_walk, dom_tree
 
 FIXTURES = Path(__file__).parent / "fixtures"
 AEB = Path(__file__).resolve().parents[2] / "shared" / "data" / "aeb" / "html"
@@ -295,7 +295,7 @@ HIDING = [
 
 
 def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
-    from visdup.denoise import remove_invisible
+    from visdup.content.denoise import remove_invisible
 
     def run() -> list:
         out = []
@@ -317,7 +317,7 @@ def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
 
 
 def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
-    from visdup.denoise import remove_invisible
+    from visdup.content.denoise import remove_invisible
 
     def build() -> lxml.etree._Element:
         root = lxml.html.fromstring("<html><body><div>top</div></body></html>")

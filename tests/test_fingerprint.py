@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from visdup.fingerprint import (
+from visdup.structure.fingerprint import (
     _simhash64_slow,
     hamming,
     mark_bucket,
@@ -17,7 +17,7 @@ from visdup.fingerprint import (
     term_features,
     term_simhash,
 )
-from visdup.term import Term
+from visdup.structure.term import Term
 
 DATA = pathlib.Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
@@ -130,7 +130,8 @@ def test_deep_term_does_not_recurse():
 
 def test_stable_across_processes():
     code = (
-        "from visdup.term import Term; from visdup.fingerprint import term_simhash;"
+        "from visdup.structure.term import Term;"
+        "from visdup.structure.fingerprint import term_simhash;"
         "print(term_simhash(Term.parse('grp([2]row([4]text),col(text))')))"
     )
     root = pathlib.Path(__file__).resolve().parent.parent
@@ -154,7 +155,7 @@ def test_real_site_templates_separate():
     """On the documentation site, nearly every page has a same-template page within 6 bits,
     and no page of another generator is that close."""
     from visdup.errors import InputError
-    from visdup.term import page_term
+    from visdup.structure.term import page_term
 
     root = DATA / "warpcore"
     with open(root / "labels.csv", newline="") as fh:

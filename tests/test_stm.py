@@ -7,8 +7,8 @@ import random
 import lxml.html
 import pytest
 
-from visdup import stm as stm_module
-from visdup.stm import (
+from visdup.templates import stm as stm_module
+from visdup.templates.stm import (
     FlatTree,
     dom_tree,
     label_paths,

@@ -10,8 +10,8 @@ from tests.conftest import FIXTURES
 from tests.crawling import crawl
 from visdup.cli import main
 from visdup.demo.server import serve
-from visdup.report import build_report
-from visdup.store import Store
+from visdup.report.summary import build_report
+from visdup.storage.store import Store
 
 SITE = FIXTURES / "sites" / "templates"
 

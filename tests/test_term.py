@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from visdup.errors import InputError
-from visdup.term import (
+from visdup.structure.term import (
     Term,
     TermSyntaxError,
     compress,
@@ -302,8 +302,8 @@ def test_unusable_pages_raise_input_error(body, problem):
 
 
 def test_very_deep_page_is_marked_truncated_not_crashing():
-    from visdup.parse import parse_html
-    from visdup.term import document_term, translate_python
+    from visdup.page.parse import parse_html
+    from visdup.structure.term import document_term, translate_python
 
     depth = 100_000
     html = b"<html><body>" + b"<div>" * depth + b"deep" + b"</div>" * depth + b"</body></html>"

@@ -1,4 +1,4 @@
-"""The compiled term kernel (visdup._term) against the Python reference implementations.
+"""The compiled term kernel (visdup._native._term) against the Python reference implementations.
 
 Both must give exactly the same terms: the kernel replaces translate_python and
 compress_python wherever it is built, so any difference would change page verdicts
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from visdup.parse import parse_html
-from visdup.term import (
+from visdup.page.parse import parse_html
+from visdup.structure.term import (
     REPLACED,
     Term,
     _classes,
@@ -27,7 +27,7 @@ from visdup.term import (
     translate_python,
 )
 
-_term = pytest.importorskip("visdup._term")
+_term = pytest.importorskip("visdup._native._term")
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 NAMES = ("grp", "row", "col", "text")

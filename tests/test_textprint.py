@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from visdup.denoise import extract
-from visdup.fingerprint import hamming
-from visdup.textprint import (
+from visdup.content.denoise import extract
+from visdup.content.textprint import (
     ContentPrint,
     compare,
     content_print,
@@ -19,6 +18,7 @@ from visdup.textprint import (
     structure_tree,
     text_print,
 )
+from visdup.structure.fingerprint import hamming
 
 FIXTURES = Path(__file__).parent / "fixtures" / "content"
 

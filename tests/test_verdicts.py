@@ -9,10 +9,10 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from tests.conftest import FIXTURES
 from tests.crawling import crawl
 from visdup.cli import main
+from visdup.dedup.offline import label_files
 from visdup.demo.server import serve
-from visdup.offline import label_files
-from visdup.report import build_report
-from visdup.store import Store
+from visdup.report.summary import build_report
+from visdup.storage.store import Store
 
 BASIC = FIXTURES / "sites" / "basic"
 CONTENT = FIXTURES / "content"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from visdup.term import Term, compress, page_term
+from visdup.structure.term import Term, compress, page_term
 
 __version__ = "0.1.0"
 
@@ -11,7 +11,7 @@ __all__ = ["Term", "__version__", "compress", "page_term", "similarity", "tree_d
 
 def __getattr__(name: str):  # the distance kernels and Scrapy glue load only when used
     if name in {"similarity", "tree_distance"}:
-        from visdup import distance
+        from visdup.structure import distance
 
         return getattr(distance, name)
     if name == "Addon":

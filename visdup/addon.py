@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from visdup.settings import SCRAPY_DEFAULTS, defaults
+from visdup.config import SCRAPY_DEFAULTS, defaults
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings

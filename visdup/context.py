@@ -17,9 +17,9 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 
-from visdup.label import Labeller, build_labeller
-from visdup.settings import defaults, flag
-from visdup.store import Store
+from visdup.config import defaults, flag
+from visdup.dedup.label import Labeller, build_labeller
+from visdup.storage.store import Store
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -17,14 +17,14 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from visdup.analysis import analyse_content, analyse_structure, clean, new_record
-from visdup.assign import Assignment, CrawlClusters
+from visdup.config import flag
 from visdup.context import CrawlContext, check_enabled, setting
+from visdup.dedup.analysis import analyse_content, analyse_structure, clean, new_record
 from visdup.items import Page, Record
-from visdup.parse import Document, decode, from_tree, parse_html, screen
-from visdup.settings import flag
-from visdup.stm import dom_tree
-from visdup.store import PageRecord
+from visdup.page.parse import Document, decode, from_tree, parse_html, screen
+from visdup.storage.store import PageRecord
+from visdup.templates.assign import Assignment, CrawlClusters
+from visdup.templates.stm import dom_tree
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

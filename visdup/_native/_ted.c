@@ -1,0 +1,608 @@
+/*
+ * Exact ordered tree edit distance on marked trees (Zhang-Shasha), compiled.
+ *
+ * Costs are the metric of ALGORITHMS.md 1.7 on weighted nodes:
+ *   delete [r] -> r, insert [r] -> r,
+ *   relabel [r1]f -> [r2]g -> |r1 - r2| if f == g else max(r1, r2).
+ *
+ * Trees arrive flat in preorder: integer labels, non-negative marks and
+ * subtree sizes (node itself included). They are converted once into C
+ * arrays; the dynamic programme then runs without the GIL.
+ *
+ * Zhang-Shasha decomposes along leftmost paths. On web pages the small
+ * <head> comes first and the huge <body> last, which is the worst case for
+ * leftmost paths; mirroring both trees gives the same distance along
+ * rightmost paths. The work of either direction is known in O(n) before
+ * any DP (sum of keyroot subtree sizes, one product per direction), so the
+ * cheaper one is chosen per pair.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { DIR_AUTO = 0, DIR_LEFT = 1, DIR_RIGHT = 2 };
+
+/* One input tree, preorder, converted to C. */
+typedef struct {
+    Py_ssize_t n;
+    int64_t *label;
+    int64_t *mark;
+    int64_t *size;
+} PreTree;
+
+/* One tree laid out in the postorder of the chosen direction. */
+typedef struct {
+    Py_ssize_t n;
+    int64_t *label; /* by postorder index */
+    int64_t *cost;  /* mark, by postorder index */
+    Py_ssize_t *lml; /* postorder index of the leftmost leaf of the subtree */
+    Py_ssize_t *keyroots; /* increasing postorder indexes */
+    Py_ssize_t nkeyroots;
+} PostTree;
+
+static void
+pretree_free(PreTree *t)
+{
+    PyMem_Free(t->label);
+    PyMem_Free(t->mark);
+    PyMem_Free(t->size);
+    t->label = t->mark = t->size = NULL;
+}
+
+static void
+posttree_free(PostTree *t)
+{
+    free(t->label);
+    free(t->cost);
+    free(t->lml);
+    free(t->keyroots);
+    t->label = t->cost = NULL;
+    t->lml = t->keyroots = NULL;
+}
+
+/* Reads one integer item of a buffer; returns 0 when the format is not a plain integer. */
+static int
+buffer_reader(const Py_buffer *view, char *kind)
+{
+    const char *fmt = view->format ? view->format : "B";
+    if (*fmt == '@' || *fmt == '=') {
+        fmt++;
+    }
+    if (fmt[0] == '\0' || fmt[1] != '\0') {
+        return 0;
+    }
+    if (strchr("bBhHiIlLqQnN", fmt[0]) == NULL) {
+        return 0;
+    }
+    if (view->itemsize != 1 && view->itemsize != 2 && view->itemsize != 4 &&
+        view->itemsize != 8) {
+        return 0;
+    }
+    *kind = fmt[0];
+    return 1;
+}
+
+/*
+ * Converts a sequence or an integer buffer into a fresh int64 array.
+ * Returns the length, or -1 with an exception set.
+ */
+static Py_ssize_t
+to_int64_array(PyObject *obj, const char *what, int64_t **out)
+{
+    Py_buffer view;
+    *out = NULL;
+    if (PyObject_CheckBuffer(obj) &&
+        PyObject_GetBuffer(obj, &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) == 0) {
+        char kind;
+        if (view.ndim <= 1 && buffer_reader(&view, &kind)) {
+            Py_ssize_t n = view.len / view.itemsize;
+            int is_signed = (kind >= 'a' && kind <= 'z');
+            int64_t *arr = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+            if (arr == NULL) {
+                PyBuffer_Release(&view);
+                PyErr_NoMemory();
+                return -1;
+            }
+            const char *p = (const char *)view.buf;
+            for (Py_ssize_t i = 0; i < n; i++, p += view.itemsize) {
+                int64_t v;
+                switch (view.itemsize) {
+                case 1:
+                    v = is_signed ? (int64_t) * (const int8_t *)p
+                                  : (int64_t) * (const uint8_t *)p;
+                    break;
+                case 2: {
+                    int16_t s;
+                    uint16_t u;
+                    memcpy(&s, p, 2);
+                    memcpy(&u, p, 2);
+                    v = is_signed ? (int64_t)s : (int64_t)u;
+                    break;
+                }
+                case 4: {
+                    int32_t s;
+                    uint32_t u;
+                    memcpy(&s, p, 4);
+                    memcpy(&u, p, 4);
+                    v = is_signed ? (int64_t)s : (int64_t)u;
+                    break;
+                }
+                default: {
+                    uint64_t u;
+                    memcpy(&u, p, 8);
+                    if (!is_signed && u > (uint64_t)INT64_MAX) {
+                        PyMem_Free(arr);
+                        PyBuffer_Release(&view);
+                        PyErr_Format(PyExc_OverflowError, "%s: value too large", what);
+                        return -1;
+                    }
+                    v = (int64_t)u;
+                    break;
+                }
+                }
+                arr[i] = v;
+            }
+            PyBuffer_Release(&view);
+            *out = arr;
+            return n;
+        }
+        PyBuffer_Release(&view);
+    }
+    else if (PyErr_Occurred()) {
+        PyErr_Clear();
+    }
+
+    PyObject *seq = PySequence_Fast(obj, "expected a sequence of integers");
+    if (seq == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    int64_t *arr = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (arr == NULL) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        long long v = PyLong_AsLongLong(items[i]);
+        if (v == -1 && PyErr_Occurred()) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "%s: item %zd is not an integer", what, i);
+            }
+            PyMem_Free(arr);
+            Py_DECREF(seq);
+            return -1;
+        }
+        arr[i] = (int64_t)v;
+    }
+    Py_DECREF(seq);
+    *out = arr;
+    return n;
+}
+
+/*
+ * Checks that sizes describe one tree: every interval [i, i + size) nests in
+ * its parent's and the root spans everything. Without this a bad size would
+ * send the DP outside its arrays.
+ */
+static int
+check_tree(const PreTree *t, const char *name)
+{
+    Py_ssize_t n = t->n;
+    if (n == 0) {
+        return 0;
+    }
+    if (t->size[0] != n) {
+        PyErr_Format(PyExc_ValueError, "%s: root size %lld, expected %zd nodes",
+                     name, (long long)t->size[0], n);
+        return -1;
+    }
+    Py_ssize_t *ends = PyMem_Malloc((size_t)n * sizeof(Py_ssize_t));
+    if (ends == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t s = t->size[i];
+        if (t->mark[i] < 0) {
+            PyMem_Free(ends);
+            PyErr_Format(PyExc_ValueError, "%s: negative mark at node %zd", name, i);
+            return -1;
+        }
+        while (top > 0 && ends[top - 1] <= i) {
+            top--;
+        }
+        if (s < 1 || s > n - i || (top > 0 && i + s > ends[top - 1])) {
+            PyMem_Free(ends);
+            PyErr_Format(PyExc_ValueError, "%s: inconsistent subtree size %lld at node %zd",
+                         name, (long long)s, i);
+            return -1;
+        }
+        if (i > 0 && top == 0) {
+            PyMem_Free(ends);
+            PyErr_Format(PyExc_ValueError, "%s: more than one root", name);
+            return -1;
+        }
+        ends[top++] = i + (Py_ssize_t)s;
+    }
+    PyMem_Free(ends);
+    return 0;
+}
+
+/*
+ * Work of Zhang-Shasha along leftmost (or rightmost) paths for one tree: the
+ * sum of the sizes of its keyroots. A node is a left keyroot when it is the
+ * root or not the first child of its parent; a right keyroot when it is the
+ * root or not the last child. The DP work of a pair is the product of the
+ * two sums. Needs a valid tree.
+ */
+static void
+keyroot_work(const PreTree *t, int64_t *left, int64_t *right, Py_ssize_t *stack)
+{
+    int64_t l = 0, r = 0;
+    Py_ssize_t top = 0;
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        while (top > 0 && stack[top - 1] + t->size[stack[top - 1]] <= i) {
+            top--;
+        }
+        if (top == 0) {
+            l += t->size[i];
+            r += t->size[i];
+        }
+        else {
+            Py_ssize_t p = stack[top - 1];
+            if (i != p + 1) {
+                l += t->size[i];
+            }
+            if (i + t->size[i] != p + t->size[p]) {
+                r += t->size[i];
+            }
+        }
+        stack[top++] = i;
+    }
+    *left = l;
+    *right = r;
+}
+
+/* Lays a preorder tree out in postorder, of the tree itself (left) or of its mirror (right). */
+static int
+build_post(const PreTree *t, int right, PostTree *out)
+{
+    Py_ssize_t n = t->n;
+    size_t cap = (size_t)(n > 0 ? n : 1);
+    out->n = n;
+    out->nkeyroots = 0;
+    out->label = malloc(cap * sizeof(int64_t));
+    out->cost = malloc(cap * sizeof(int64_t));
+    out->lml = malloc(cap * sizeof(Py_ssize_t));
+    out->keyroots = malloc(cap * sizeof(Py_ssize_t));
+    Py_ssize_t *stack = malloc(cap * sizeof(Py_ssize_t));
+    char *is_key = malloc(cap);
+    if (!out->label || !out->cost || !out->lml || !out->keyroots || !stack || !is_key) {
+        free(stack);
+        free(is_key);
+        posttree_free(out);
+        return -1;
+    }
+    Py_ssize_t top = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        while (top > 0 && stack[top - 1] + t->size[stack[top - 1]] <= i) {
+            top--;
+        }
+        Py_ssize_t depth = top;
+        Py_ssize_t s = (Py_ssize_t)t->size[i];
+        Py_ssize_t post, lml;
+        int key;
+        if (!right) {
+            post = i - depth + s - 1;
+            lml = i - depth;
+            key = top == 0 || i != stack[top - 1] + 1;
+        }
+        else {
+            post = n - 1 - i;
+            lml = n - i - s;
+            key = top == 0 ||
+                  i + s != stack[top - 1] + (Py_ssize_t)t->size[stack[top - 1]];
+        }
+        out->label[post] = t->label[i];
+        out->cost[post] = t->mark[i];
+        out->lml[post] = lml;
+        is_key[post] = (char)key;
+        stack[top++] = i;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (is_key[k]) {
+            out->keyroots[out->nkeyroots++] = k;
+        }
+    }
+    free(stack);
+    free(is_key);
+    return 0;
+}
+
+static inline int64_t
+min3(int64_t a, int64_t b, int64_t c)
+{
+    int64_t m = a < b ? a : b;
+    return m < c ? m : c;
+}
+
+/*
+ * The Zhang-Shasha DP. td is n1 x n2 (tree distances of subtree pairs),
+ * fd holds one forest-distance table at a time. Touches no Python object.
+ */
+static int64_t
+zhang_shasha(const PostTree *a, const PostTree *b, int64_t *td, int64_t *fd)
+{
+    const Py_ssize_t n2 = b->n;
+    for (Py_ssize_t ka = 0; ka < a->nkeyroots; ka++) {
+        const Py_ssize_t k1 = a->keyroots[ka];
+        const Py_ssize_t l1 = a->lml[k1];
+        const Py_ssize_t rows = k1 - l1 + 2;
+        for (Py_ssize_t kb = 0; kb < b->nkeyroots; kb++) {
+            const Py_ssize_t k2 = b->keyroots[kb];
+            const Py_ssize_t l2 = b->lml[k2];
+            const Py_ssize_t w = k2 - l2 + 2; /* row stride of fd for this pair */
+            fd[0] = 0;
+            for (Py_ssize_t y = 1; y < w; y++) {
+                fd[y] = fd[y - 1] + b->cost[l2 + y - 1];
+            }
+            for (Py_ssize_t x = 1; x < rows; x++) {
+                const Py_ssize_t i = l1 + x - 1;
+                const Py_ssize_t li = a->lml[i];
+                const int64_t ci = a->cost[i];
+                const int64_t lab_i = a->label[i];
+                int64_t *row = fd + x * w;
+                const int64_t *prev = row - w;
+                int64_t *tdrow = td + i * n2;
+                row[0] = prev[0] + ci;
+                if (li == l1) {
+                    for (Py_ssize_t y = 1; y < w; y++) {
+                        const Py_ssize_t j = l2 + y - 1;
+                        const int64_t cj = b->cost[j];
+                        if (b->lml[j] == l2) {
+                            int64_t ren;
+                            if (b->label[j] == lab_i) {
+                                ren = ci > cj ? ci - cj : cj - ci;
+                            }
+                            else {
+                                ren = ci > cj ? ci : cj;
+                            }
+                            int64_t v = min3(prev[y] + ci, row[y - 1] + cj, prev[y - 1] + ren);
+                            row[y] = v;
+                            tdrow[j] = v;
+                        }
+                        else {
+                            const int64_t *base = fd + (b->lml[j] - l2);
+                            row[y] = min3(prev[y] + ci, row[y - 1] + cj,
+                                          base[0] + tdrow[j]);
+                        }
+                    }
+                }
+                else {
+                    const int64_t *sub = fd + (li - l1) * w;
+                    for (Py_ssize_t y = 1; y < w; y++) {
+                        const Py_ssize_t j = l2 + y - 1;
+                        const int64_t cj = b->cost[j];
+                        row[y] = min3(prev[y] + ci, row[y - 1] + cj,
+                                      sub[b->lml[j] - l2] + tdrow[j]);
+                    }
+                }
+            }
+        }
+    }
+    return td[(a->n - 1) * n2 + (n2 - 1)];
+}
+
+static int
+load_tree(PyObject *labels, PyObject *marks, PyObject *sizes, const char *name, PreTree *t)
+{
+    Py_ssize_t nl, nm, ns;
+    t->label = t->mark = t->size = NULL;
+    nl = to_int64_array(labels, "labels", &t->label);
+    if (nl < 0) {
+        goto fail;
+    }
+    nm = to_int64_array(marks, "marks", &t->mark);
+    if (nm < 0) {
+        goto fail;
+    }
+    ns = to_int64_array(sizes, "sizes", &t->size);
+    if (ns < 0) {
+        goto fail;
+    }
+    if (nl != nm || nl != ns) {
+        PyErr_Format(PyExc_ValueError, "%s: labels, marks and sizes differ in length (%zd, %zd, %zd)",
+                     name, nl, nm, ns);
+        goto fail;
+    }
+    t->n = nl;
+    return 0;
+fail:
+    pretree_free(t);
+    return -1;
+}
+
+static int64_t
+total_mark(const PreTree *t)
+{
+    int64_t s = 0;
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        s += t->mark[i];
+    }
+    return s;
+}
+
+PyDoc_STRVAR(distance_doc,
+"distance(labels1, marks1, sizes1, labels2, marks2, sizes2, max_nodes, direction=0) -> int\n"
+"\n"
+"Exact ordered tree edit distance of two marked trees given flat in preorder.\n"
+"direction: 0 picks the cheaper of leftmost/rightmost paths, 1 forces leftmost,\n"
+"2 forces rightmost. Raises ValueError when a tree has more than max_nodes nodes.");
+
+static PyObject *
+ted_distance(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"labels1", "marks1", "sizes1", "labels2", "marks2",
+                             "sizes2", "max_nodes", "direction", NULL};
+    PyObject *l1, *m1, *s1, *l2, *m2, *s2;
+    Py_ssize_t max_nodes;
+    int direction = DIR_AUTO;
+    PreTree a = {0}, b = {0};
+    PostTree pa = {0}, pb = {0};
+    int64_t *td = NULL, *fd = NULL;
+    PyObject *result = NULL;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOn|i:distance", kwlist, &l1, &m1, &s1,
+                                     &l2, &m2, &s2, &max_nodes, &direction)) {
+        return NULL;
+    }
+    if (direction < DIR_AUTO || direction > DIR_RIGHT) {
+        PyErr_SetString(PyExc_ValueError, "direction must be 0 (auto), 1 (left) or 2 (right)");
+        return NULL;
+    }
+    if (load_tree(l1, m1, s1, "first tree", &a) < 0) {
+        return NULL;
+    }
+    if (load_tree(l2, m2, s2, "second tree", &b) < 0) {
+        goto done;
+    }
+    if (a.n > max_nodes || b.n > max_nodes) {
+        PyErr_Format(PyExc_ValueError, "tree too large: %zd and %zd nodes, cap is %zd",
+                     a.n, b.n, max_nodes);
+        goto done;
+    }
+    if (check_tree(&a, "first tree") < 0 || check_tree(&b, "second tree") < 0) {
+        goto done;
+    }
+    if (a.n == 0 || b.n == 0) {
+        result = PyLong_FromLongLong((long long)(total_mark(&a) + total_mark(&b)));
+        goto done;
+    }
+
+    int right;
+    {
+        Py_ssize_t cap = a.n > b.n ? a.n : b.n;
+        Py_ssize_t *stack = PyMem_Malloc((size_t)cap * sizeof(Py_ssize_t));
+        if (stack == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        int64_t al, ar, bl, br;
+        keyroot_work(&a, &al, &ar, stack);
+        keyroot_work(&b, &bl, &br, stack);
+        PyMem_Free(stack);
+        if (direction == DIR_AUTO) {
+            /* products fit: each sum is at most n * n with n below the cap */
+            right = (double)ar * (double)br < (double)al * (double)bl;
+        }
+        else {
+            right = direction == DIR_RIGHT;
+        }
+    }
+
+    size_t cells = (size_t)a.n * (size_t)b.n;
+    size_t fcells = (size_t)(a.n + 1) * (size_t)(b.n + 1);
+    if (cells / (size_t)a.n != (size_t)b.n || fcells > SIZE_MAX / sizeof(int64_t)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (build_post(&a, right, &pa) < 0 || build_post(&b, right, &pb) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    td = malloc(cells * sizeof(int64_t));
+    fd = malloc(fcells * sizeof(int64_t));
+    if (td == NULL || fd == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t d;
+    Py_BEGIN_ALLOW_THREADS
+    d = zhang_shasha(&pa, &pb, td, fd);
+    Py_END_ALLOW_THREADS
+    result = PyLong_FromLongLong((long long)d);
+
+done:
+    free(td);
+    free(fd);
+    posttree_free(&pa);
+    posttree_free(&pb);
+    pretree_free(&a);
+    pretree_free(&b);
+    return result;
+}
+
+PyDoc_STRVAR(work_doc,
+"work(sizes) -> (left, right)\n"
+"\n"
+"Zhang-Shasha work factors of one tree (sum of keyroot subtree sizes) along\n"
+"leftmost and rightmost paths. The DP of a pair costs the product of the two\n"
+"trees' factors in the chosen direction.");
+
+static PyObject *
+ted_work(PyObject *self, PyObject *arg)
+{
+    PreTree t = {0};
+    Py_ssize_t n = to_int64_array(arg, "sizes", &t.size);
+    if (n < 0) {
+        return NULL;
+    }
+    t.n = n;
+    t.mark = PyMem_Calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t));
+    PyObject *result = NULL;
+    if (t.mark == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (check_tree(&t, "tree") < 0) {
+        goto done;
+    }
+    Py_ssize_t *stack = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Py_ssize_t));
+    if (stack == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t l, r;
+    keyroot_work(&t, &l, &r, stack);
+    PyMem_Free(stack);
+    result = Py_BuildValue("(LL)", (long long)l, (long long)r);
+done:
+    pretree_free(&t);
+    return result;
+}
+
+static PyMethodDef ted_methods[] = {
+    {"distance", (PyCFunction)(void (*)(void))ted_distance, METH_VARARGS | METH_KEYWORDS,
+     distance_doc},
+    {"work", (PyCFunction)ted_work, METH_O, work_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyModuleDef_Slot ted_slots[] = {
+#ifdef Py_mod_multiple_interpreters
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef ted_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "visdup._native._ted",
+    .m_doc = "Compiled tree edit distance for marked ordered trees.",
+    .m_size = 0,
+    .m_methods = ted_methods,
+    .m_slots = ted_slots,
+};
+
+PyMODINIT_FUNC
+PyInit__ted(void)
+{
+    return PyModuleDef_Init(&ted_module);
+}

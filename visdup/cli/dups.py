@@ -1,0 +1,62 @@
+"""visdup dups PATH...: near-duplicate groups among page files, as a crawl would find them."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from visdup.dedup.offline import label_files
+from visdup.page.files import iter_pages
+from visdup.report.summary import build_report
+
+HELP = "near-duplicate groups among page files (exact, content, structural), like a crawl"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="page files or directories")
+    parser.add_argument("--json", action="store_true", help='{"groups": [...]} on one line')
+    parser.add_argument("--db", help="keep the labels in this store instead of a temporary one")
+    parser.add_argument(
+        "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a visdup setting"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from visdup.cli.crawl import parse_overrides
+
+    store, tmp = label_files(
+        iter_pages(args.paths), db=args.db, overrides=parse_overrides(args.set)
+    )
+    try:
+        report = build_report(store)
+    finally:
+        store.close()
+        if tmp:
+            tmp.unlink(missing_ok=True)
+            for suffix in ("-wal", "-shm"):
+                tmp.with_name(tmp.name + suffix).unlink(missing_ok=True)
+    groups = [
+        {
+            "original": g["original"],
+            "members": [
+                {"path": m["url"], "similarity": m["similarity"], "kind": m["kind"]}
+                for m in g["members"]
+            ],
+        }
+        for g in report["groups"]
+    ]
+    if args.json:
+        print(json.dumps({"groups": groups}, ensure_ascii=False))
+        return 0
+    out = sys.stdout
+    out.write(f"{report['pages']} pages, {len(groups)} duplicate groups\n")
+    if report.get("verdicts"):
+        out.write(
+            "verdicts: " + ", ".join(f"{k} {v}" for k, v in report["verdicts"].items()) + "\n"
+        )
+    for g in groups:
+        out.write(f"\n{g['original']}\n")
+        for m in g["members"]:
+            out.write(f"  {m['kind']:<10} {m['similarity']:.3f}  {m['path']}\n")
+    return 0

@@ -1,0 +1,313 @@
+"""Content fingerprints: text structure tree, long sentences, layered fingerprints (seed 002).
+
+A hash of a whole paragraph breaks on one changed character; the few longest sentences of
+each paragraph survive small edits, inserted ads and template text. Fingerprints are layered
+(paragraph -> section -> document) so that exact mirrors are told from partial ones, and a
+64-bit SimHash of the long sentences feeds the near-duplicate index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from visdup.structure.fingerprint import hamming, simhash64
+
+try:  # numpy comes with the simhash package; without it the plain SimHash serves
+    import numpy as np
+except ImportError:  # pragma: no cover
+    np = None
+
+#: Long sentences kept per paragraph.
+LONG_SENTENCES = 2
+#: Sentences shorter than this (normalised characters) carry no identity ("Read more.").
+MIN_SENTENCE_CHARS = 15
+#: Share of matching long sentences or paragraphs (or of the smaller page contained in the
+#: larger) from which two pages are partial mirrors; VISDUP_CONTENT_THRESHOLD in a crawl.
+PARTIAL_THRESHOLD = 0.8
+#: A page this small (in long sentences) is not called a partial copy for being contained.
+MIN_CONTAINED_SENTENCES = 3
+#: Words per SimHash shingle.
+SHINGLE_WORDS = 3
+
+_FORMAT_VERSION = 1
+
+# A Western terminator needs whitespace after it (3.5 and example.com stay whole); closing
+# quotes and brackets, French-spaced or not, stay with their sentence. CJK terminators end a
+# sentence on the spot.
+_WESTERN_END = re.compile(r"([.!?;…](?:\s?[\"'”’»)\]])*)\s+")
+_CJK_END = re.compile(r"([。！？；][」』”’）)]*)")
+_SPACE = re.compile(r"\s+")
+# CJK ideographs, kana and hangul syllables count one token each: they use no spaces.
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\w+")
+
+
+def _hash64(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+class _Blanking(dict[int, str]):
+    """str.translate table: punctuation, symbols, separators and controls become spaces.
+
+    Filled lazily from the Unicode categories, so translate runs at C speed once a
+    character has been seen.
+    """
+
+    def __missing__(self, code: int) -> str:
+        char = chr(code)
+        value = " " if unicodedata.category(char)[0] in "PSZC" else char
+        self[code] = value
+        return value
+
+
+_BLANKING = _Blanking()
+
+
+def normalise(text: str) -> str:
+    """Case-fold, drop punctuation and symbols, collapse whitespace: what edits rarely touch."""
+    text = unicodedata.normalize("NFKC", text).casefold().translate(_BLANKING)
+    return _SPACE.sub(" ", text).strip()
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of a paragraph on . ! ? ; and 。！？；, in order, empty ones dropped."""
+    marked = _CJK_END.sub("\\1\n", _WESTERN_END.sub("\\1\n", text))
+    parts = (p.strip() for p in marked.split("\n"))
+    return [p for p in parts if p]
+
+
+def long_sentences(paragraph: str, keep: int = LONG_SENTENCES) -> list[str]:
+    """The `keep` longest normalised sentences of a paragraph, in their original order."""
+    normed = [normalise(s) for s in split_sentences(paragraph)]
+    indexed = [(i, s) for i, s in enumerate(normed) if len(s) >= MIN_SENTENCE_CHARS]
+    longest = sorted(indexed, key=lambda item: (-len(item[1]), item[0]))[:keep]
+    return [s for _, s in sorted(longest)]
+
+
+@dataclass
+class TextNode:
+    """A node of the text structure tree: the document, a section under a heading, a paragraph."""
+
+    kind: str
+    level: int
+    text: str = ""
+    children: list[TextNode] = field(default_factory=list)
+    sentences: tuple[str, ...] = ()
+    fingerprint: int = 0
+
+
+def structure_tree(blocks: Iterable[tuple[str, int, str]]) -> TextNode:
+    """Document -> sections by heading level -> paragraphs, with layered fingerprints.
+
+    A heading opens a section under the nearest open section of a higher rank; paragraphs
+    hang under the innermost open section. Paragraphs without a long sentence are left out.
+    """
+    root = TextNode("document", 0)
+    open_sections = [root]
+    for kind, level, text in blocks:
+        if kind == "heading":
+            level = max(1, min(6, level or 1))
+            while open_sections[-1].level >= level and len(open_sections) > 1:
+                open_sections.pop()
+            section = TextNode("section", level, text)
+            open_sections[-1].children.append(section)
+            open_sections.append(section)
+            continue
+        sentences = tuple(long_sentences(text))
+        if sentences:
+            node = TextNode("paragraph", 7, text, sentences=sentences)
+            node.fingerprint = _hash64("\n".join(sentences))
+            open_sections[-1].children.append(node)
+    _fingerprint_sections(root)
+    return root
+
+
+def _fingerprint_sections(root: TextNode) -> None:
+    """Bottom-up without recursion: a section's fingerprint hashes its heading and children."""
+    order: list[TextNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.kind != "paragraph":
+            order.append(node)
+            stack.extend(node.children)
+    for node in reversed(order):
+        parts = [normalise(node.text)] + [f"{c.fingerprint:016x}" for c in node.children]
+        node.fingerprint = _hash64("\x1f".join(parts))
+
+
+def _walk(root: TextNode) -> list[TextNode]:
+    out: list[TextNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(reversed(node.children))
+    return out
+
+
+def _shingles(sentences: Iterable[str]) -> Counter[str]:
+    counts: Counter[str] = Counter()
+    for sentence in sentences:
+        tokens = _TOKEN.findall(sentence)
+        n = min(SHINGLE_WORDS, len(tokens))
+        for i in range(len(tokens) - n + 1):
+            counts[" ".join(tokens[i : i + n])] += 1
+    return counts
+
+
+def _shingle_simhash(shingles: Counter[str]) -> int:
+    """``simhash64`` of the shingles weighted by their counts (capped at 255), vectorised.
+
+    Shingles rarely repeat across pages, so the per-feature work of the general SimHash is
+    paid in full for each: here the hashes are summed per bit by numpy in one product.
+    """
+    items = [(s, c if c < 255 else 255) for s, c in shingles.items()]
+    if np is None or len(items) < 16:
+        return simhash64(items)
+    digests = b"".join(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest() for s, _ in items)
+    # Row k: the 64 bits of shingle k's big-endian hash, most significant first.
+    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8), axis=1)
+    weights = np.fromiter((c for _, c in items), dtype=np.int64, count=len(items))
+    ones = weights @ bits.astype(np.int64)
+    # Bit i is set when the weight of features having it outweighs that of the others.
+    mask = 2 * ones > int(weights.sum())
+    return int.from_bytes(np.packbits(mask).tobytes(), "big")
+
+
+@dataclass(frozen=True)
+class ContentPrint:
+    """A page's storable content fingerprint: exact layers plus a SimHash for the index."""
+
+    document: int
+    simhash: int
+    sections: tuple[int, ...]
+    paragraphs: tuple[int, ...]
+    sentences: tuple[int, ...]
+
+    @property
+    def empty(self) -> bool:
+        return not self.sentences
+
+    def to_json(self) -> str:
+        # Hex strings: 64-bit integers lose bits in JSON readers that use doubles.
+        return json.dumps(
+            {
+                "v": _FORMAT_VERSION,
+                "document": f"{self.document:016x}",
+                "simhash": f"{self.simhash:016x}",
+                "sections": [f"{x:016x}" for x in self.sections],
+                "paragraphs": [f"{x:016x}" for x in self.paragraphs],
+                "sentences": [f"{x:016x}" for x in self.sentences],
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> ContentPrint:
+        data: dict[str, Any] = json.loads(text)
+        if data.get("v") != _FORMAT_VERSION:
+            raise ValueError(f"unknown content print version {data.get('v')!r}")
+        return cls(
+            document=int(data["document"], 16),
+            simhash=int(data["simhash"], 16),
+            sections=tuple(int(x, 16) for x in data["sections"]),
+            paragraphs=tuple(int(x, 16) for x in data["paragraphs"]),
+            sentences=tuple(int(x, 16) for x in data["sentences"]),
+        )
+
+
+def content_print(blocks: Iterable[tuple[str, int, str]]) -> ContentPrint:
+    """Fingerprint main-content blocks (`MainContent.blocks`)."""
+    tree = structure_tree(blocks)
+    nodes = _walk(tree)
+    paragraphs = [n for n in nodes if n.kind == "paragraph"]
+    sentences = [s for p in paragraphs for s in p.sentences]
+    shingles = _shingles(sentences)
+    simhash = _shingle_simhash(shingles) if shingles else 0
+    return ContentPrint(
+        document=tree.fingerprint if sentences else 0,
+        simhash=simhash,
+        sections=tuple(n.fingerprint for n in nodes if n.kind == "section"),
+        paragraphs=tuple(p.fingerprint for p in paragraphs),
+        sentences=tuple(_hash64(s) for s in sentences),
+    )
+
+
+def text_print(text: str) -> ContentPrint:
+    """Fingerprint plain text: paragraphs are separated by blank lines, there are no headings."""
+    paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+    return content_print(("paragraph", 0, p) for p in paragraphs)
+
+
+@dataclass(frozen=True)
+class ContentMatch:
+    """How much of two pages' main content is the same."""
+
+    score: float
+    kind: str | None
+    sections: float
+    paragraphs: float
+    sentences: float
+    containment: float
+    simhash_distance: int
+
+
+def _common(a: Sequence[int], b: Sequence[int]) -> int:
+    """Size of the multiset intersection; plain sets when neither side repeats a value."""
+    sa, sb = set(a), set(b)
+    if len(sa) == len(a) and len(sb) == len(b):
+        return len(sa & sb)
+    return sum((Counter(a) & Counter(b)).values())
+
+
+def _dice(a: Sequence[int], b: Sequence[int], common: int | None = None) -> float:
+    if not a or not b:
+        return 0.0
+    if common is None:
+        common = _common(a, b)
+    return 2 * common / (len(a) + len(b))
+
+
+def _containment(a: Sequence[int], b: Sequence[int], common: int | None = None) -> float:
+    if not a or not b:
+        return 0.0
+    if common is None:
+        common = _common(a, b)
+    return common / min(len(a), len(b))
+
+
+def compare(
+    a: ContentPrint, b: ContentPrint, *, threshold: float = PARTIAL_THRESHOLD
+) -> ContentMatch:
+    """Top-down over the layers: document, sections, paragraphs, long sentences.
+
+    score is the larger of the paragraph and sentence overlaps (Dice): the paragraph layer
+    is exact, the sentence layer survives a changed sentence. "mirror" needs identical
+    document fingerprints; "partial" a score at or above the threshold, or the smaller page
+    (of at least MIN_CONTAINED_SENTENCES long sentences) contained in the larger at that
+    share. Pages without long sentences match nothing.
+    """
+    distance = hamming(a.simhash, b.simhash)
+    if a.empty or b.empty:
+        return ContentMatch(0.0, None, 0.0, 0.0, 0.0, 0.0, distance)
+    if a.document == b.document:
+        return ContentMatch(1.0, "mirror", 1.0, 1.0, 1.0, 1.0, distance)
+    sections = _dice(a.sections, b.sections)
+    paragraphs = _dice(a.paragraphs, b.paragraphs)
+    shared = _common(a.sentences, b.sentences)
+    sentences = _dice(a.sentences, b.sentences, shared)
+    containment = _containment(a.sentences, b.sentences, shared)
+    score = max(paragraphs, sentences)
+    contained = (
+        containment >= threshold
+        and min(len(a.sentences), len(b.sentences)) >= MIN_CONTAINED_SENTENCES
+    )
+    kind = "partial" if score >= threshold or contained else None
+    return ContentMatch(score, kind, sections, paragraphs, sentences, containment, distance)

@@ -1,0 +1,97 @@
+"""Label page files without a crawl, with the crawl's own machinery.
+
+Each file goes through the same analysis and the same Labeller (channels, indexes,
+confirmation, verdicts) as a crawled page, into a store: a temporary SQLite file by default.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from visdup.config import defaults, flag
+from visdup.dedup.analysis import analyse_content, analyse_structure, new_record
+from visdup.dedup.label import Labeller, Pending, build_labeller
+from visdup.errors import InputError
+from visdup.page.parse import parse_html
+from visdup.storage.store import Store
+
+logger = logging.getLogger(__name__)
+
+
+def settings_getter(overrides: Mapping[str, Any] | None = None) -> Callable[[str], Any]:
+    base = defaults()
+    over = dict(overrides or {})
+    return lambda name: over.get(name, base[name])
+
+
+class FileLabeller:
+    """Feeds (name, bytes) pairs through analysis and labelling into a store."""
+
+    def __init__(self, store: Store, overrides: Mapping[str, Any] | None = None):
+        self.store = store
+        self.get = settings_getter(overrides)
+        self.counts: dict[str, int] = {}
+        self.labeller: Labeller = build_labeller(store, self.get, count=self._count)
+        self.labeller.warm()
+        self.run_id = store.begin_run("files")
+        self.content = flag(self.get("VISDUP_CONTENT_ENABLED"))
+        self.classes = self.get("VISDUP_VISUAL_CLASSES") or None
+        self.denoise = flag(self.get("VISDUP_DENOISE_TERM"))
+
+    def _count(self, key: str, n: int = 1) -> None:
+        self.counts[key] = self.counts.get(key, 0) + n
+
+    def add(self, name: str, body: bytes) -> int | None:
+        record = new_record(name, body, keep_body=flag(self.get("VISDUP_STORE_BODY")))
+        doc = parse_html(body, url=name)
+        term = analyse_structure(doc, record, classes=self.classes, denoise=self.denoise)
+        prepared: dict[str, Pending] = {
+            "structure": self.labeller.prepare("structure", record.simhash, term)
+        }
+        if term is not None and self.content:
+            cp = analyse_content(doc, record)
+            prepared["content"] = self.labeller.prepare("content", record.content_simhash, cp)
+        if record.problem:
+            self._count("visdup/errors")
+            self.store.add_error(self.run_id, name, "parse", record.problem)
+        return self.labeller.commit(record, prepared, self.run_id)
+
+    def add_all(self, pages: Iterable[tuple[str, bytes]]) -> int:
+        n = 0
+        for name, body in pages:
+            self.add(name, body)
+            n += 1
+        self.store.finish_run(self.run_id, "finished", self.counts)
+        return n
+
+
+def temporary_store() -> tuple[Store, Path]:
+    handle, path = tempfile.mkstemp(prefix="visdup-", suffix=".sqlite3")
+    os.close(handle)
+    return Store.from_url(f"sqlite:///{path}"), Path(path)
+
+
+def label_files(
+    pages: Iterable[tuple[str, bytes]],
+    *,
+    db: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> tuple[Store, Path | None]:
+    """Label pages into ``db`` (or a temporary SQLite file, returned for the caller to delete)."""
+    if db:
+        store, tmp = Store.from_url(db), None
+    else:
+        store, tmp = temporary_store()
+    try:
+        FileLabeller(store, overrides).add_all(pages)
+    except InputError:
+        store.close()
+        if tmp:
+            tmp.unlink(missing_ok=True)
+        raise
+    return store, tmp

@@ -1,0 +1,1 @@
+"""The one place SQL lives: schema, the store, lock keys."""

@@ -1,0 +1,3 @@
+"""Template clusters (Simple Tree Matching, CURE-style), a template per cluster and extraction of
+records (seed 003).
+"""

@@ -1,0 +1,191 @@
+"""Records from pages: map a page onto its cluster's template and read the field nodes.
+
+A page fits a template when STM maps every required node of the template (seed 003 §2.5);
+each field then yields the text of the page node it maps to, None where the page has none.
+The input is an iterable of ``(key, html bytes)`` so files, a crawl or a database can feed it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from visdup.errors import InputError
+from visdup.templates.cluster import DEFAULT_THRESHOLD, cluster_trees
+from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping
+from visdup.templates.template import Template, build_template, clean_value
+
+logger = logging.getLogger(__name__)
+
+#: Share of a template's required nodes a page must map to fit it. Required nodes are
+#: estimated from a sample of the cluster, so a page may miss one of them and still fit.
+DEFAULT_MIN_FIT = 0.95
+
+
+@dataclass
+class Fit:
+    """How a page maps onto a template: the share of required nodes mapped and the values."""
+
+    share: float
+    values: dict[str, str | None]
+
+    @property
+    def fits(self) -> bool:
+        return self.share >= DEFAULT_MIN_FIT
+
+
+def match_template(
+    template: Template, tree: FlatTree, *, max_nodes: int = DEFAULT_MAX_NODES
+) -> Fit:
+    mapping = stm_mapping(
+        template.tree,
+        tree,
+        details_a=template.details(),
+        details_b=tree.text_details(),
+        max_nodes=max_nodes,
+    )
+    image = dict(mapping)
+    required = [i for i, r in enumerate(template.required) if r]
+    share = (sum(1 for i in required if i in image) / len(required)) if required else 1.0
+    values: dict[str, str | None] = {}
+    for field in template.fields:
+        j = image.get(field.node)
+        values[field.name] = clean_value(tree.texts[j]) if j is not None else None
+    return Fit(share, values)
+
+
+def extract_record(
+    template: Template | None,
+    key: str,
+    tree: FlatTree,
+    *,
+    min_fit: float = DEFAULT_MIN_FIT,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> dict[str, Any]:
+    """One row: ``url``, ``cluster``, ``fits``, then one key per field (None when absent)."""
+    record: dict[str, Any] = {"url": key, "cluster": None, "fits": False}
+    if template is None or tree.nodes == 0:
+        return record
+    fit = match_template(template, tree, max_nodes=max_nodes)
+    record["cluster"] = template.cluster
+    record["fits"] = fit.share >= min_fit
+    if record["fits"]:
+        record.update(fit.values)
+    else:
+        record.update(dict.fromkeys(template.field_names))
+    return record
+
+
+def best_template(
+    templates: Sequence[Template],
+    tree: FlatTree,
+    *,
+    min_fit: float = DEFAULT_MIN_FIT,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> Template | None:
+    """The template a page fits best (most of its required nodes mapped), if it fits any."""
+    best: tuple[float, int, Template] | None = None
+    for k, template in enumerate(templates):
+        fit = match_template(template, tree, max_nodes=max_nodes)
+        if fit.share >= min_fit and (best is None or (fit.share, -k) > (best[0], -best[1])):
+            best = (fit.share, k, template)
+    return best[2] if best else None
+
+
+@dataclass
+class Dataset:
+    """Extraction result: templates per cluster and one record per page."""
+
+    templates: list[Template]
+    records: list[dict[str, Any]]
+    #: What names a row: "url" for crawled pages, "path" for page files.
+    key: str = "url"
+
+    @property
+    def columns(self) -> list[str]:
+        cols = [self.key, "cluster", "fits"]
+        seen = set(cols)
+        for template in self.templates:
+            for name in template.field_names:
+                if name not in seen:
+                    seen.add(name)
+                    cols.append(name)
+        return cols
+
+
+def extract_pages(
+    pages: Iterable[tuple[str, bytes]],
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    min_cluster_size: int = 2,
+    min_fit: float = DEFAULT_MIN_FIT,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> Dataset:
+    """Cluster the pages, build one template per cluster, extract one record per page.
+
+    Clusters smaller than ``min_cluster_size`` get no template: their pages are recorded with
+    ``cluster`` None and no values.
+    """
+    trees = {key: page_tree(data, url=key, max_nodes=max_nodes) for key, data in pages}
+    clusters = cluster_trees(trees.items(), threshold=threshold, max_nodes=max_nodes)
+    templates: list[Template] = []
+    by_key: dict[str, Template | None] = dict.fromkeys(trees)
+    for cluster in clusters:
+        if cluster.size < min_cluster_size or not trees[cluster.representative].nodes:
+            continue
+        members = [trees[k] for k in cluster.members]
+        template = build_template(
+            members,
+            medoid=cluster.members.index(cluster.representative),
+            cluster=cluster.id,
+            representative=cluster.representative,
+            max_nodes=max_nodes,
+        )
+        templates.append(template)
+        for key in cluster.members:
+            by_key[key] = template
+    # A page left in a small cluster may still fit a template (a product page with many reviews).
+    for key, template in by_key.items():
+        if template is None and templates and trees[key].nodes:
+            by_key[key] = best_template(templates, trees[key], min_fit=min_fit, max_nodes=max_nodes)
+    records = [
+        extract_record(by_key[key], key, trees[key], min_fit=min_fit, max_nodes=max_nodes)
+        for key in sorted(trees)
+    ]
+    return Dataset(templates, records)
+
+
+def write_jsonl(records: Iterable[dict[str, Any]], out: IO[str]) -> int:
+    count = 0
+    for record in records:
+        out.write(json.dumps(record, ensure_ascii=False, sort_keys=False) + "\n")
+        count += 1
+    return count
+
+
+def write_csv(records: Iterable[dict[str, Any]], out: IO[str], columns: Sequence[str]) -> int:
+    writer = csv.DictWriter(out, fieldnames=list(columns), extrasaction="ignore")
+    writer.writeheader()
+    count = 0
+    for record in records:
+        writer.writerow({c: "" if record.get(c) is None else record.get(c) for c in columns})
+        count += 1
+    return count
+
+
+def write_dataset(dataset: Dataset, path: str | os.PathLike[str]) -> int:
+    """Write records as .jsonl or .csv, chosen by the file name."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in {".jsonl", ".csv"}:
+        raise InputError(f"--out must end in .jsonl or .csv, not {target.name!r}")
+    with target.open("w", encoding="utf-8", newline="") as out:
+        if suffix == ".jsonl":
+            return write_jsonl(dataset.records, out)
+        return write_csv(dataset.records, out, dataset.columns)

@@ -1,0 +1,536 @@
+"""Simple Tree Matching (Yang 1991) on flat preorder trees, and DOM trees in that layout.
+
+STM is the top-down restricted tree mapping of seed 003: two nodes can only be mapped when
+their parents are. It is too fragile for near-duplicate confirmation (a change near the root
+unmaps a whole subtree) but cheap and good at telling pages of one template apart from others,
+which is what clustering and extraction need.
+
+A tree is any object with ``labels`` and ``sizes`` in preorder (a :class:`FlatTree`, a
+:class:`visdup.structure.term.Term`). The work is done by the compiled kernel
+``visdup._native._stm`` with the GIL released; ``VISDUP_PURE_PYTHON=1`` or a missing compiler
+selects the Python fallback.
+Both walk the trees with explicit stacks: pages can nest thousands of levels deep.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from array import array
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from visdup._native import kernel
+
+logger = logging.getLogger(__name__)
+
+_kernel = kernel("_stm")
+
+#: Trees are cut to this many nodes (a preorder prefix) before matching, to bound time/memory.
+DEFAULT_MAX_NODES = 6000
+#: Label given to text leaves by :func:`dom_tree`.
+TEXT = "#text"
+
+#: Elements that never render: they carry no structure a reader sees.
+_SKIP_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "head", "link", "meta", "base", "iframe"}
+)
+_SKIP_SET = set(_SKIP_TAGS)  # the compiled walk takes a plain set
+_SPACE = re.compile(r"\s+")
+
+
+class Tree(Protocol):
+    labels: Sequence[Any]
+    sizes: Sequence[int]
+
+
+def use_compiled() -> bool:
+    """Whether the compiled kernel serves calls (checked per call so tests can flip it)."""
+    return _kernel is not None
+
+
+_CODES: dict[Any, int] = {}
+
+
+def _code(label: Any) -> int:
+    code = _CODES.get(label)
+    if code is None:
+        code = _CODES.setdefault(label, len(_CODES) + 1)
+    return code
+
+
+def text_code(text: str) -> int:
+    """A nonzero int32 standing for a text, for ``details`` arrays (stable within a process)."""
+    return (hash(text) & 0x7FFFFFFF) or 1
+
+
+class FlatTree:
+    """A DOM-like tree flat in preorder, with what templates need to name and read fields.
+
+    ``texts[i]`` is the whitespace-normalised text of a text leaf, None for elements;
+    ``hints[i]`` is ``tag#id.class`` of an element ('' for text leaves).
+    """
+
+    __slots__ = ("_arrays", "hints", "labels", "sizes", "texts", "truncated")
+
+    def __init__(
+        self,
+        labels: Sequence[str],
+        sizes: Sequence[int],
+        texts: Sequence[str | None] | None = None,
+        hints: Sequence[str] | None = None,
+        *,
+        truncated: bool = False,
+    ):
+        self.labels = tuple(labels)
+        self.sizes = tuple(sizes)
+        n = len(self.labels)
+        if len(self.sizes) != n:
+            raise ValueError("labels and sizes differ in length")
+        if n and self.sizes[0] != n:
+            raise ValueError("the root's subtree size must be the node count")
+        self.texts = tuple(texts) if texts is not None else (None,) * n
+        self.hints = tuple(hints) if hints is not None else ("",) * n
+        if len(self.texts) != n or len(self.hints) != n:
+            raise ValueError("texts and hints need one entry per node")
+        self.truncated = truncated
+        self._arrays: tuple[array, array] | None = None
+
+    @property
+    def nodes(self) -> int:
+        return len(self.labels)
+
+    def children(self, i: int = 0) -> list[int]:
+        out = []
+        j, end = i + 1, i + self.sizes[i]
+        while j < end:
+            out.append(j)
+            j += self.sizes[j]
+        return out
+
+    def parents(self) -> list[int]:
+        """Parent index of each node (-1 for the root)."""
+        parent = [-1] * len(self.labels)
+        stack: list[int] = []
+        for i, _s in enumerate(self.sizes):
+            while stack and stack[-1] + self.sizes[stack[-1]] <= i:
+                stack.pop()
+            if stack:
+                parent[i] = stack[-1]
+            stack.append(i)
+        return parent
+
+    def text_details(self) -> array:
+        """Per node the code of its text (0 for elements): makes texts part of matching."""
+        return array("i", (text_code(t) if t is not None else 0 for t in self.texts))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "labels": list(self.labels),
+            "sizes": list(self.sizes),
+            "texts": list(self.texts),
+            "hints": list(self.hints),
+            "truncated": self.truncated,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FlatTree:
+        return cls(
+            data["labels"],
+            data["sizes"],
+            data.get("texts"),
+            data.get("hints"),
+            truncated=bool(data.get("truncated", False)),
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FlatTree):
+            return NotImplemented
+        return (self.labels, self.sizes, self.texts) == (other.labels, other.sizes, other.texts)
+
+    def __hash__(self) -> int:
+        return hash((self.labels, self.sizes))
+
+    def __repr__(self) -> str:
+        return f"FlatTree(nodes={len(self.labels)})"
+
+
+def truncate_sizes(sizes: Sequence[int], n: int) -> list[int]:
+    """Sizes of the first ``n`` preorder nodes as a tree of their own (a prefix is a tree)."""
+    return [min(s, n - i) for i, s in enumerate(sizes[:n])]
+
+
+def _arrays(tree: Tree, max_nodes: int) -> tuple[array, array]:
+    cached = tree._arrays if isinstance(tree, FlatTree) else None
+    if cached is not None and len(cached[0]) <= max_nodes:
+        return cached
+    labels, sizes = tree.labels, tree.sizes
+    if len(labels) > max_nodes:
+        labels = labels[:max_nodes]
+        sizes = truncate_sizes(sizes, max_nodes)
+    out = (array("i", [_code(x) for x in labels]), array("i", sizes))
+    if isinstance(tree, FlatTree) and len(tree.labels) <= max_nodes:
+        tree._arrays = out
+    return out
+
+
+def _details(details: Sequence[int] | None, n: int) -> array | None:
+    if details is None:
+        return None
+    d = details if isinstance(details, array) and details.typecode == "i" else array("i", details)
+    return d[:n] if len(d) > n else d
+
+
+def _check(labels: array, sizes: array) -> None:
+    """Reject size arrays that are not a preorder tree (the kernel checks the same)."""
+    n = len(labels)
+    if len(sizes) != n:
+        raise ValueError("labels, sizes and details must have one entry per node")
+    if n == 0:
+        return
+    if sizes[0] != n:
+        raise ValueError("sizes do not describe a preorder tree")
+    ends: list[int] = []
+    for i, s in enumerate(sizes):
+        while ends and ends[-1] <= i:
+            ends.pop()
+        if s < 1 or (ends and i + s > ends[-1]) or i + s > n:
+            raise ValueError("sizes do not describe a preorder tree")
+        ends.append(i + s)
+
+
+def _py_stm(
+    al: array,
+    asz: array,
+    ad: array | None,
+    bl: array,
+    bsz: array,
+    bd: array | None,
+    mapping: bool,
+) -> Any:
+    """The kernel's algorithm in Python: one frame per matched pair, children scored first."""
+    _check(al, asz)
+    _check(bl, bsz)
+    if len(ad or ()) not in (0, len(al)) or len(bd or ()) not in (0, len(bl)):
+        raise ValueError("labels, sizes and details must have one entry per node")
+
+    def kids(sizes: array, i: int) -> list[int]:
+        out = []
+        j, end = i + 1, i + sizes[i]
+        while j < end:
+            out.append(j)
+            j += sizes[j]
+        return out
+
+    def match(i: int, j: int) -> bool:
+        if al[i] != bl[j]:
+            return False
+        return not (ad is not None and bd is not None and ad[i] and bd[j] and ad[i] != bd[j])
+
+    if not al or not bl or not match(0, 0):
+        return (0, []) if mapping else 0
+    # frame: [i, j, kids_i, kids_j, W, R, p, q, parent_slot]
+    stack: list[list[Any]] = []
+
+    def push(i: int, j: int, slot: int) -> None:
+        ki, kj = kids(asz, i), kids(bsz, j)
+        n = len(ki) * len(kj)
+        stack.append([i, j, ki, kj, [0] * n, [None] * n if mapping else None, 0, 0, slot])
+
+    push(0, 0, -1)
+    result: Any = None
+    while stack:
+        f = stack[-1]
+        ki, kj, w, rec = f[2], f[3], f[4], f[5]
+        ni, nj = len(ki), len(kj)
+        descended = False
+        while nj and f[6] < ni:
+            p, q = f[6], f[7]
+            cell = p * nj + q
+            f[7] += 1
+            if f[7] == nj:
+                f[7] = 0
+                f[6] += 1
+            ci, cj = ki[p], kj[q]
+            if not match(ci, cj):
+                continue
+            if asz[ci] == 1 or bsz[cj] == 1:
+                w[cell] = 1
+                continue
+            push(ci, cj, cell)
+            descended = True
+            break
+        if descended:
+            continue
+        # Dynamic programme over the child sequences.
+        prev = [0] * (nj + 1)
+        rows = [prev] if mapping else None
+        for x in range(ni):
+            cur = [0] * (nj + 1)
+            base = x * nj
+            for y in range(1, nj + 1):
+                best = cur[y - 1] if cur[y - 1] > prev[y] else prev[y]
+                diag = prev[y - 1] + w[base + y - 1]
+                cur[y] = diag if diag > best else best
+            if rows is not None:
+                rows.append(cur)
+            prev = cur
+        score = prev[nj] + 1
+        record: Any = None
+        if mapping:
+            matched = []
+            x, y = ni, nj
+            while x > 0 and y > 0:
+                v = rows[x][y]
+                if v == rows[x][y - 1]:
+                    y -= 1
+                elif v == rows[x - 1][y]:
+                    x -= 1
+                else:
+                    cell = (x - 1) * nj + (y - 1)
+                    matched.append((ki[x - 1], kj[y - 1], rec[cell]))
+                    x -= 1
+                    y -= 1
+            record = matched
+        stack.pop()
+        slot = f[8]
+        if stack:
+            parent = stack[-1]
+            parent[4][slot] = score
+            if mapping:
+                parent[5][slot] = record
+        else:
+            result = (score, record)
+    score, record = result
+    if not mapping:
+        return score
+    pairs = [(0, 0)]
+    todo = [record]
+    while todo:
+        for ci, cj, sub in todo.pop():
+            pairs.append((ci, cj))
+            if sub:
+                todo.append(sub)
+    return score, pairs
+
+
+def _run(
+    a: Tree,
+    b: Tree,
+    details_a: Sequence[int] | None,
+    details_b: Sequence[int] | None,
+    mapping: bool,
+    max_nodes: int,
+) -> Any:
+    al, asz = _arrays(a, max_nodes)
+    bl, bsz = _arrays(b, max_nodes)
+    ad = _details(details_a, len(al))
+    bd = _details(details_b, len(bl))
+    if use_compiled():
+        return _kernel.stm(al, asz, ad, bl, bsz, bd, mapping)
+    return _py_stm(al, asz, ad, bl, bsz, bd, mapping)
+
+
+def stm(
+    a: Tree,
+    b: Tree,
+    *,
+    details_a: Sequence[int] | None = None,
+    details_b: Sequence[int] | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> int:
+    """Number of node pairs in the maximum top-down mapping of ``a`` onto ``b``.
+
+    ``details`` (one int per node, 0 = any) narrow matching: nodes with equal labels match only
+    when their nonzero details agree.
+    """
+    return int(_run(a, b, details_a, details_b, False, max_nodes))
+
+
+def stm_mapping(
+    a: Tree,
+    b: Tree,
+    *,
+    details_a: Sequence[int] | None = None,
+    details_b: Sequence[int] | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> list[tuple[int, int]]:
+    """The mapped node pairs ``(i in a, j in b)`` behind :func:`stm`, sorted by ``i``."""
+    _, pairs = _run(a, b, details_a, details_b, True, max_nodes)
+    return sorted(pairs)
+
+
+def tree_distance_stm(a: Tree, b: Tree, *, max_nodes: int = DEFAULT_MAX_NODES) -> float:
+    """``1 - 2·STM/(n1+n2)`` in [0, 1]: seed 003's page distance (node counts after capping)."""
+    n1 = min(len(a.labels), max_nodes)
+    n2 = min(len(b.labels), max_nodes)
+    if n1 + n2 == 0:
+        return 0.0
+    return 1.0 - 2.0 * stm(a, b, max_nodes=max_nodes) / (n1 + n2)
+
+
+def normalize_text(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def _hint(el: Any) -> str:
+    tag = el.tag.lower()
+    ident = (el.get("id") or "").strip()
+    cls = ".".join((el.get("class") or "").split())
+    return tag + (f"#{ident}" if ident else "") + (f".{cls}" if cls else "")
+
+
+def dom_tree(
+    root: Any,
+    *,
+    classes: bool = False,
+    text: bool = True,
+    denoise: bool = False,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> FlatTree:
+    """An lxml element as a :class:`FlatTree`: one node per rendered element, one per text run.
+
+    Labels are tag names (``tag.class1.class2`` with ``classes``); text leaves are labelled
+    ``#text`` and keep their normalised text. Comments, scripts, styles and the head are
+    skipped; ``denoise`` first removes invisible nodes (it edits ``root`` in place). More than
+    ``max_nodes`` nodes: the preorder prefix is kept and ``truncated`` is set.
+    """
+    if root is None:
+        return FlatTree((), ())
+    if denoise:
+        try:
+            from visdup.content.denoise import remove_invisible
+        except ImportError:  # pragma: no cover - optional module
+            pass
+        else:
+            remove_invisible(root)
+    walked = None
+    if _kernel is not None and _kernel.DOM_WALK and use_compiled():
+        walked = _kernel.dom_walk(root, _SKIP_SET, TEXT, classes, text, max_nodes)
+    if walked is None:
+        walked = _dom_walk(root, classes=classes, text=text, max_nodes=max_nodes)
+    labels, texts, hints, parent, truncated = walked
+    # Subtree sizes from parent links: children always follow their parent in preorder.
+    n = len(labels)
+    sizes = [1] * n
+    for i in range(n - 1, 0, -1):
+        sizes[parent[i]] += sizes[i]
+    return FlatTree(labels, sizes, texts, hints, truncated=truncated)
+
+
+def _dom_walk(
+    root: Any, *, classes: bool, text: bool, max_nodes: int
+) -> tuple[list[str], list[str | None], list[str], list[int], bool]:
+    """dom_tree's walk in Python: (labels, texts, hints, parent indices, truncated)."""
+    labels: list[str] = []
+    texts: list[str | None] = []
+    hints: list[str] = []
+    parent: list[int] = []
+    truncated = False
+    skip = _SKIP_TAGS
+    # Explicit stack of elements and pending tail texts, each with its parent's index; a
+    # tail is pushed under its element so that it comes out after the element's subtree.
+    stack: list[tuple[Any, int]] = [(root, -1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        el, up = pop()
+        if isinstance(el, str):  # a pending tail text (never empty)
+            if text and not el.isspace():
+                if len(labels) >= max_nodes:
+                    truncated = True
+                    break
+                labels.append(TEXT)
+                texts.append(" ".join(el.split()))  # = normalize_text, without the regex
+                hints.append("")
+                parent.append(up)
+            continue
+        tag = el.tag
+        if not isinstance(tag, str):
+            continue
+        tag = tag.lower()
+        if tag in skip:
+            continue
+        if len(labels) >= max_nodes:
+            truncated = True
+            break
+        get = el.get
+        ident = (get("id") or "").strip()
+        cls_attr = get("class") or ""
+        label = tag
+        if classes:
+            cls = ".".join(sorted(cls_attr.split()))
+            if cls:
+                label = f"{tag}.{cls}"
+        cls = ".".join(cls_attr.split())
+        labels.append(label)
+        texts.append(None)
+        hints.append(tag + (f"#{ident}" if ident else "") + (f".{cls}" if cls else ""))
+        parent.append(up)
+        me = len(labels) - 1
+        raw = el.text
+        if text and raw and not raw.isspace():
+            if len(labels) >= max_nodes:
+                truncated = True
+                break
+            labels.append(TEXT)
+            texts.append(" ".join(raw.split()))
+            hints.append("")
+            parent.append(me)
+        for child in reversed(el):
+            tail = child.tail
+            if tail:
+                push((tail, me))
+            push((child, me))
+    return labels, texts, hints, parent, truncated
+
+
+def page_tree(
+    html: bytes | str,
+    *,
+    url: str | None = None,
+    classes: bool = False,
+    text: bool = True,
+    denoise: bool = True,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> FlatTree:
+    """Parse a page and convert it; unusable input (empty, binary) gives an empty tree."""
+    from visdup.page.parse import parse_html
+
+    doc = parse_html(html, url=url)
+    if not doc.ok:
+        logger.debug("No tree for %s: %s", url or "page", doc.problem)
+        return FlatTree((), (), truncated=doc.truncated)
+    tree = dom_tree(doc.root, classes=classes, text=text, denoise=denoise, max_nodes=max_nodes)
+    if doc.truncated:
+        tree.truncated = True
+    return tree
+
+
+def label_paths(tree: Tree, max_nodes: int = DEFAULT_MAX_NODES) -> dict[int, int]:
+    """Counts of root-to-node label paths (hashed).
+
+    STM maps a node only together with its parent, so mapped nodes share their whole label
+    path: ``sum(min(count_a[p], count_b[p]))`` bounds STM from above. A free, exact prefilter.
+    """
+    labels, sizes = tree.labels, tree.sizes
+    n = min(len(labels), max_nodes)
+    out: dict[int, int] = {}
+    stack: list[tuple[int, int]] = []  # (end, path hash)
+    for i in range(n):
+        while stack and stack[-1][0] <= i:
+            stack.pop()
+        h = hash((stack[-1][1] if stack else 0, labels[i]))
+        out[h] = out.get(h, 0) + 1
+        stack.append((i + sizes[i], h))
+    return out
+
+
+def stm_upper_bound(paths_a: dict[int, int], paths_b: dict[int, int]) -> int:
+    if len(paths_a) > len(paths_b):
+        paths_a, paths_b = paths_b, paths_a
+    total = 0
+    for key, count in paths_a.items():
+        other = paths_b.get(key)
+        if other:
+            total += count if count < other else other
+    return total

@@ -1,0 +1,364 @@
+"""A cluster's template: its medoid page generalised against the members (seed 003 §2.4).
+
+Two STM passes. The first maps the medoid onto every member by structure alone and finds the
+*fixed* texts (labels such as "ISBN-13" that read the same wherever they are mapped). The
+second pass makes those fixed texts part of matching, so a row labelled "Publisher" can only
+map to a row labelled "Publisher": structure alone would happily align the third row of one
+page with the third row of another when a row is missing. The second pass decides:
+
+- required nodes: mapped in (nearly) every member;
+- optional nodes: the rest;
+- fields: text leaves that are not fixed (their text varies) and are present often enough.
+
+Fields are named after what a reader would call them: a label just before the value
+("Author:", ``<th>Price</th>``, ``<strong>ISBN-13</strong>``), else the nearest class or id,
+else the node's position path. Names are unique within a template and depend only on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, stm_mapping, text_code
+
+logger = logging.getLogger(__name__)
+
+#: Members a template is generalised against at most (spread evenly over the cluster).
+DEFAULT_MAX_PAGES = 40
+#: Share of pages a node must be mapped in to be required.
+DEFAULT_REQUIRED_SHARE = 1.0
+#: Share of pages a varying text must be present in to become a field.
+DEFAULT_FIELD_SUPPORT = 0.2
+#: A label is short: longer fixed texts are content, not captions.
+MAX_LABEL_CHARS = 40
+
+_SLUG = re.compile(r"[^0-9a-z]+")
+_LEADING_SEPARATOR = re.compile(r"^[:\uff1a]\s*")
+_LABEL_TAGS = frozenset({"th", "dt", "label", "strong", "b", "em", "span", "td", "legend"})
+
+
+def slug(text: str) -> str:
+    out = _SLUG.sub("_", text.lower()).strip("_")
+    return out[:48].strip("_")
+
+
+def clean_value(text: str | None) -> str | None:
+    """Drop the separator a label leaves in front of a value (``: 9780316125581``)."""
+    if text is None:
+        return None
+    return _LEADING_SEPARATOR.sub("", text).strip()
+
+
+@dataclass
+class Field:
+    name: str
+    node: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "node": self.node}
+
+
+@dataclass
+class Template:
+    """A generalised page: ``tree`` (the medoid), per-node roles and the named fields."""
+
+    tree: FlatTree
+    required: list[bool]
+    fixed: list[bool]
+    fields: list[Field]
+    pages: int
+    cluster: int | str | None = None
+    representative: str | None = None
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def details(self) -> list[int]:
+        """Match codes: fixed texts must be met by the same text, everything else by structure."""
+        return [
+            text_code(t) if fix and t is not None else 0
+            for t, fix in zip(self.tree.texts, self.fixed, strict=True)
+        ]
+
+    def roles(self) -> list[str]:
+        field_nodes = {f.node for f in self.fields}
+        return [
+            "field" if i in field_nodes else ("required" if req else "optional")
+            for i, req in enumerate(self.required)
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "cluster": self.cluster,
+            "representative": self.representative,
+            "pages": self.pages,
+            "tree": self.tree.to_dict(),
+            "required": [i for i, r in enumerate(self.required) if r],
+            "fixed": [i for i, f in enumerate(self.fixed) if f],
+            "fields": [f.to_dict() for f in self.fields],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Template:
+        if data.get("version") != 1:
+            raise ValueError(f"unknown template version {data.get('version')!r}")
+        tree = FlatTree.from_dict(data["tree"])
+        n = tree.nodes
+        required = [False] * n
+        for i in data["required"]:
+            required[i] = True
+        fixed = [False] * n
+        for i in data["fixed"]:
+            fixed[i] = True
+        return cls(
+            tree=tree,
+            required=required,
+            fixed=fixed,
+            fields=[Field(f["name"], int(f["node"])) for f in data["fields"]],
+            pages=int(data["pages"]),
+            cluster=data.get("cluster"),
+            representative=data.get("representative"),
+        )
+
+
+def _spread(count: int, limit: int) -> list[int]:
+    if count <= limit:
+        return list(range(count))
+    return sorted({round(k * (count - 1) / (limit - 1)) for k in range(limit)})
+
+
+def build_template(
+    trees: Sequence[FlatTree],
+    *,
+    medoid: int | None = None,
+    cluster: int | str | None = None,
+    representative: str | None = None,
+    max_pages: int = DEFAULT_MAX_PAGES,
+    required_share: float = DEFAULT_REQUIRED_SHARE,
+    field_support: float = DEFAULT_FIELD_SUPPORT,
+    max_nodes: int = DEFAULT_MAX_NODES,
+) -> Template:
+    """Generalise a cluster's pages into a template (``medoid``: index of the initial template)."""
+    if not trees:
+        raise ValueError("a template needs at least one page")
+    picked = _spread(len(trees), max_pages)
+    if medoid is None:
+        from visdup.templates.cluster import medoid as find_medoid
+
+        medoid = picked[find_medoid([trees[i] for i in picked], max_nodes)]
+    base = trees[medoid]
+    if base.nodes > max_nodes:
+        base = FlatTree(
+            base.labels[:max_nodes],
+            [min(s, max_nodes - i) for i, s in enumerate(base.sizes[:max_nodes])],
+            base.texts[:max_nodes],
+            base.hints[:max_nodes],
+            truncated=True,
+        )
+    others = [trees[i] for i in picked if i != medoid]
+    n = base.nodes
+    texts = base.texts
+
+    # Pass 1: structure only. A missing row shifts its neighbours onto the wrong labels, so a
+    # text is a candidate label when it reads the same in most pages it is mapped in.
+    fixed = _fixed_texts(base, others, None, max_nodes, majority=True)
+    # Pass 2: candidates take part in matching; a label must now read the same everywhere.
+    fixed = _fixed_texts(base, others, _details(texts, fixed), max_nodes, majority=False)
+    # Pass 3: the final mapping decides required nodes and fields.
+    details = _details(texts, fixed)
+    mapped = [1] * n  # the medoid maps onto itself
+    varies = [False] * n
+    for other in others:
+        for i, j in stm_mapping(
+            base, other, details_a=details, details_b=other.text_details(), max_nodes=max_nodes
+        ):
+            mapped[i] += 1
+            if texts[i] is not None and other.texts[j] != texts[i]:
+                varies[i] = True
+    pages = len(others) + 1
+    need = max(1, int(required_share * pages + 1e-9))
+    required = [m >= need for m in mapped]
+    if others:
+        field_nodes = [
+            i
+            for i, t in enumerate(texts)
+            if t is not None
+            and not fixed[i]
+            and (varies[i] or mapped[i] < pages)
+            and mapped[i] >= field_support * pages
+        ]
+    else:
+        # One page shows no variation: every text may be a value.
+        field_nodes = [i for i, t in enumerate(texts) if t is not None]
+    # A field is a value: the page fits without it.
+    for i in field_nodes:
+        required[i] = False
+    names = _field_names(base, fixed, field_nodes)
+    fields = [Field(name, i) for name, i in zip(names, field_nodes, strict=True)]
+    logger.debug(
+        "Template over %d pages: %d nodes, %d required, %d fields",
+        pages,
+        n,
+        sum(required),
+        len(fields),
+    )
+    return Template(
+        tree=base,
+        required=required,
+        fixed=fixed,
+        fields=fields,
+        pages=pages,
+        cluster=cluster,
+        representative=representative,
+    )
+
+
+def _details(texts: Sequence[str | None], fixed: Sequence[bool]) -> list[int]:
+    return [
+        text_code(t) if fix and t is not None else 0 for t, fix in zip(texts, fixed, strict=True)
+    ]
+
+
+def _fixed_texts(
+    base: FlatTree,
+    others: Sequence[FlatTree],
+    details: list[int] | None,
+    max_nodes: int,
+    *,
+    majority: bool,
+) -> list[bool]:
+    """Text leaves of ``base`` that read the same in the pages they are mapped in."""
+    n = base.nodes
+    texts = base.texts
+    if not others:
+        return [False] * n
+    same = [0] * n
+    differ = [0] * n
+    for other in others:
+        pairs = stm_mapping(
+            base,
+            other,
+            details_a=details,
+            details_b=other.text_details() if details is not None else None,
+            max_nodes=max_nodes,
+        )
+        for i, j in pairs:
+            if texts[i] is not None:
+                if other.texts[j] == texts[i]:
+                    same[i] += 1
+                else:
+                    differ[i] += 1
+    if majority:
+        return [t is not None and same[i] > differ[i] for i, t in enumerate(texts)]
+    return [t is not None and same[i] > 0 and differ[i] == 0 for i, t in enumerate(texts)]
+
+
+def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
+    """The caption of a sibling element or text, if ``node`` is preceded by one."""
+    texts = tree.texts
+    sizes = tree.sizes
+    end = node + sizes[node]
+    inner = [k for k in range(node, end) if texts[k] is not None]
+    if any(not fixed[k] for k in inner) and texts[node] is None:
+        return None
+    if texts[node] is not None:
+        t = texts[node]
+        if fixed[node] and len(t) <= MAX_LABEL_CHARS and t.rstrip().endswith((":", "\uff1a")):
+            return t.rstrip().rstrip(":\uff1a").strip()
+        return None
+    tag = tree.labels[node].split(".", 1)[0]
+    if len(inner) == 1 and fixed[inner[0]] and len(texts[inner[0]] or "") <= MAX_LABEL_CHARS:
+        t = texts[inner[0]] or ""
+        if tag in _LABEL_TAGS or t.rstrip().endswith((":", "\uff1a")):
+            return t.rstrip().rstrip(":\uff1a").strip()
+    return None
+
+
+def _field_names(tree: FlatTree, fixed: list[bool], field_nodes: list[int]) -> list[str]:
+    parents = tree.parents()
+    kids_cache: dict[int, list[int]] = {}
+
+    def kids(p: int) -> list[int]:
+        got = kids_cache.get(p)
+        if got is None:
+            got = kids_cache[p] = tree.children(p)
+        return got
+
+    def previous_sibling(i: int) -> int | None:
+        p = parents[i]
+        if p < 0:
+            return None
+        siblings = kids(p)
+        at = siblings.index(i)
+        return siblings[at - 1] if at > 0 else None
+
+    def position(i: int) -> str:
+        parts = []
+        node = i
+        while node > 0 and len(parts) < 3:
+            p = parents[node]
+            label = tree.labels[node].split(".", 1)[0].lstrip("#")
+            same = [k for k in kids(p) if tree.labels[k] == tree.labels[node]]
+            parts.append(f"{label}{same.index(node) + 1}" if len(same) > 1 else label)
+            node = p
+        return "_".join(reversed(parts))
+
+    names: list[str] = []
+    for f in field_nodes:
+        name = None
+        # Nearby label text: previous sibling of the value or of up to two enclosing elements.
+        node = f
+        for _ in range(3):
+            prev = previous_sibling(node)
+            if prev is not None:
+                label = _label_of(tree, fixed, prev)
+                if label:
+                    name = slug(label)
+                break
+            node = parents[node]
+            if node <= 0:
+                break
+        if not name:
+            node = parents[f]
+            for _ in range(3):
+                if node < 0:
+                    break
+                hint = tree.hints[node]
+                if "#" in hint or "." in hint:
+                    ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
+                    cls = hint.split(".", 1)[1].split(".", 1)[0] if "." in hint else ""
+                    name = slug(ident or cls)
+                    if name:
+                        break
+                node = parents[node]
+        if not name:
+            name = slug(position(f)) or "field"
+        names.append(name)
+    # Unique names, first come first served in document order.
+    seen: dict[str, int] = {}
+    out = []
+    reserved = {"url", "path", "cluster", "key"}
+    for name in names:
+        if name in reserved:
+            name = f"{name}_field"
+        count = seen.get(name, 0) + 1
+        seen[name] = count
+        out.append(name if count == 1 else f"{name}_{count}")
+    # A suffixed name could collide with a real one; resolve by extending further.
+    final: list[str] = []
+    used: set[str] = set()
+    for name in out:
+        candidate = name
+        k = 2
+        while candidate in used:
+            candidate = f"{name}_{k}"
+            k += 1
+        used.add(candidate)
+        final.append(candidate)
+    return final
