@@ -7,6 +7,12 @@ when a component is used without the add-on.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from visdup.errors import ConfigError
+
 #: Largest number of nearest candidates confirmed with the tree edit distance per page.
 VISDUP_CANDIDATES = 8
 
@@ -104,12 +110,140 @@ SCRAPY_DEFAULTS = {
 }
 
 
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+POLICIES = ("label", "drop", "nofollow", "drop_nofollow")
+
+
 def defaults() -> dict[str, object]:
+    """Every VISDUP_ setting with its documented default."""
     return {name: value for name, value in globals().items() if name.startswith("VISDUP_")}
 
 
 def flag(value: object) -> bool:
     """A boolean from a setting given as bool, int or text ("1", "true", "yes", "on")."""
     if isinstance(value, str):
-        return value.strip().lower() in {"1", "true", "yes", "on"}
+        return value.strip().lower() in _TRUE
     return bool(value)
+
+
+# ------------------------------------------------------------------------ typed, validated view
+
+
+def _bool(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ConfigError(f"{name} must be true or false, not {value!r}")
+
+
+def _number(name: str, value: object, kind: type, lo: float | None, hi: float | None) -> Any:
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = kind(value.strip() if isinstance(value, str) else value)  # type: ignore[operator]
+    except (TypeError, ValueError):
+        what = "a whole number" if kind is int else "a number"
+        raise ConfigError(f"{name} must be {what}, not {value!r}") from None
+    if kind is float and number != number:  # NaN passes every comparison
+        raise ConfigError(f"{name} must be a number, not {value!r}")
+    if (lo is not None and number < lo) or (hi is not None and number > hi):
+        bounds = f"from {lo} to {hi}" if hi is not None else f"at least {lo}"
+        raise ConfigError(f"{name} must be {bounds}, not {value!r}")
+    return number
+
+
+#: Type and allowed range of each setting: (kind, low, high); kinds bool, int, float, str, dict,
+#: or a tuple of allowed words. A setting missing here is accepted as given.
+SPECS: dict[str, tuple[Any, float | None, float | None]] = {
+    "VISDUP_CANDIDATES": (int, 1, 1000),
+    "VISDUP_CLUSTER_CAP": (int, 0, None),
+    "VISDUP_CLUSTER_ENABLED": (bool, None, None),
+    "VISDUP_CLUSTER_REPRESENTATIVES": (int, 1, 100),
+    "VISDUP_CLUSTER_THRESHOLD": (float, 0.0, 1.0),
+    "VISDUP_CONTENT_ENABLED": (bool, None, None),
+    "VISDUP_CONTENT_MIN_SENTENCES": (int, 1, None),
+    "VISDUP_CONTENT_THRESHOLD": (float, 0.0, 1.0),
+    "VISDUP_DATABASE_URL": (str, None, None),
+    "VISDUP_DENOISE_TERM": (bool, None, None),
+    "VISDUP_DUPLICATE_POLICY": (POLICIES, None, None),
+    "VISDUP_ENABLED": (bool, None, None),
+    "VISDUP_EXTRACT_ITEMS": (bool, None, None),
+    "VISDUP_EXTRACT_MIN_FIT": (float, 0.0, 1.0),
+    "VISDUP_HAMMING_K": (int, 0, 16),
+    "VISDUP_INDEX_MAX_CANDIDATES": (int, 0, None),
+    "VISDUP_MAX_TERM_NODES": (int, 1, None),
+    "VISDUP_NOFOLLOW_WAIT": (float, 0.0, None),
+    "VISDUP_RESUME": (bool, None, None),
+    "VISDUP_SIMILARITY_THRESHOLD": (float, 0.0, 1.0),
+    "VISDUP_STORE_BODY": (bool, None, None),
+    "VISDUP_TEMPLATE_MAX_PAGES": (int, 1, None),
+    "VISDUP_TEMPLATE_MIN_PAGES": (int, 1, None),
+    "VISDUP_TEMPLATE_THRESHOLD": (float, 0.0, 1.0),
+    "VISDUP_VISUAL_CLASSES": (dict, None, None),
+}
+
+_VISUAL_CLASS_NAMES = frozenset({"grp", "row", "col", "text"})
+
+
+def check(name: str, value: object) -> Any:
+    """``value`` as the type ``name`` takes; ConfigError (one clear line) when it cannot be."""
+    kind, lo, hi = SPECS.get(name, (None, None, None))
+    if kind is None:
+        return value
+    if kind is bool:
+        return _bool(name, value)
+    if kind in (int, float):
+        return _number(name, value, kind, lo, hi)
+    if isinstance(kind, tuple):
+        word = str(value).strip().lower()
+        if word not in kind:
+            raise ConfigError(f"{name} must be one of {', '.join(kind)}, not {value!r}")
+        return word
+    if kind is dict:
+        if isinstance(value, str):
+            try:
+                value = json.loads(value) if value.strip() else {}
+            except ValueError:
+                raise ConfigError(f"{name} must be a JSON object, not {value!r}") from None
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{name} must be a mapping, not {value!r}")
+        if name == "VISDUP_VISUAL_CLASSES":
+            for tag, cls in value.items():
+                if cls is not None and cls not in _VISUAL_CLASS_NAMES:
+                    raise ConfigError(
+                        f"{name}: {tag!r} maps to {cls!r}; use grp, row, col, text or None"
+                    )
+        return dict(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{name} must be a non-empty text, not {value!r}")
+    return value.strip()
+
+
+def _raw(source: Any, name: str) -> Any:
+    """A setting's value from Scrapy settings, a mapping or a callable (None when absent)."""
+    if callable(source) and not isinstance(source, Mapping):
+        return source(name)
+    getter = getattr(source, "get", None)
+    return getter(name) if getter is not None else None
+
+
+def resolve(source: Any = None) -> dict[str, Any]:
+    """Every VISDUP_ setting, typed and checked: the project's value, else the default.
+
+    ``source`` is Scrapy ``Settings``, a plain mapping, or a ``name -> value`` callable.
+    Raises :class:`ConfigError` naming the first bad setting.
+    """
+    values: dict[str, Any] = {}
+    for name, default in defaults().items():
+        value = None if source is None else _raw(source, name)
+        values[name] = check(name, default if value is None else value)
+    if values["VISDUP_TEMPLATE_MIN_PAGES"] > values["VISDUP_TEMPLATE_MAX_PAGES"]:
+        raise ConfigError(
+            "VISDUP_TEMPLATE_MIN_PAGES must not exceed VISDUP_TEMPLATE_MAX_PAGES "
+            f"({values['VISDUP_TEMPLATE_MIN_PAGES']} > {values['VISDUP_TEMPLATE_MAX_PAGES']})"
+        )
+    return values

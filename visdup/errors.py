@@ -9,3 +9,7 @@ class VisdupError(Exception):
 
 class InputError(VisdupError):
     """The input cannot be used: the command line reports it in one line and exits 2."""
+
+
+class ConfigError(InputError):
+    """A setting or option has a value visdup cannot use; the message names it."""
