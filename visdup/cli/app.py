@@ -22,6 +22,7 @@ COMMANDS = (
     "dups",
     "cluster",
     "extract",
+    "calibrate",
 )
 
 
