@@ -13,3 +13,10 @@ class InputError(VisdupError):
 
 class ConfigError(InputError):
     """A setting or option has a value visdup cannot use; the message names it."""
+
+
+class StoreError(InputError):
+    """The store cannot be opened as asked (URL, driver, server, path, schema, another writer).
+
+    The message names the problem and never the password.
+    """
