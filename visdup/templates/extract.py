@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from visdup.errors import InputError
+from visdup.escape import csv_cell
 from visdup.templates.cluster import DEFAULT_THRESHOLD, cluster_trees
 from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping
 from visdup.templates.template import Template, build_template, clean_value
@@ -174,7 +175,7 @@ def write_csv(records: Iterable[dict[str, Any]], out: IO[str], columns: Sequence
     writer.writeheader()
     count = 0
     for record in records:
-        writer.writerow({c: "" if record.get(c) is None else record.get(c) for c in columns})
+        writer.writerow({c: "" if record.get(c) is None else csv_cell(record[c]) for c in columns})
         count += 1
     return count
 
