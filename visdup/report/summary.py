@@ -4,74 +4,103 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
+from visdup.report.data import PageRow, StoreData, load
 from visdup.report.urlpatterns import url_patterns
 from visdup.storage.store import Store
 
 
+@dataclass
+class Member:
+    page_id: int
+    url: str
+    similarity: float | None
+    kind: str
+    canonical: str | None
+    declared: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "similarity": self.similarity,
+            "kind": self.kind,
+            "canonical": self.canonical,
+            "declared": self.declared,
+        }
+
+
+@dataclass
+class Group:
+    """A page nobody duplicates (the first stored) and the pages that repeat it."""
+
+    original_id: int
+    original: str
+    canonical: str | None
+    members: list[Member] = field(default_factory=list)
+
+    @property
+    def page_ids(self) -> list[int]:
+        return [self.original_id, *(m.page_id for m in self.members)]
+
+
 def build_report(store: Store, *, sample: int = 5) -> dict[str, Any]:
-    rows = store.rows(
-        "id",
-        "url",
-        "duplicate_of",
-        "similarity",
-        "kind",
-        "content_duplicate_of",
-        "content_similarity",
-        "content_kind",
-        "verdict",
-        "problem",
-        "cluster_id",
-        "canonical",
-    )
-    url_of = {r.id: r.url for r in rows}
-    parent: dict[int, int] = {}
-    members: dict[int, dict[str, Any]] = {}
-    for r in rows:
-        original, member = _membership(r)
-        if original is not None:
-            member["canonical"] = r.canonical
-            parent[r.id], members[r.id] = original, member
-    groups: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for page_id, member in members.items():
-        groups[_root(parent, page_id)].append(member)
-    canonical_of = {r.id: r.canonical for r in rows}
-    group_canonical: dict[int, str | None] = {}
-    undeclared = 0
-    for original, group in groups.items():
-        # SEO: do the group's pages agree, through rel=canonical, on one page of the group?
-        urls = {url_of.get(original)} | {m["url"] for m in group}
-        votes = Counter(
-            c for c in [canonical_of.get(original), *(m["canonical"] for m in group)] if c in urls
-        )
-        target = votes.most_common(1)[0][0] if votes else None
-        group_canonical[original] = target
-        for m in group:
-            m["declared"] = target is not None and m["canonical"] == target
-            undeclared += not m["declared"]
+    return build(load(store), sample=sample)
+
+
+def build(data: StoreData, *, sample: int = 5) -> dict[str, Any]:
+    """The report as a JSON-ready dict (`report --json`)."""
+    groups = duplicate_groups(data.pages)
     report: dict[str, Any] = {
-        "pages": len(rows),
+        "pages": len(data.pages),
         "groups": [
             {
-                "original": url_of.get(orig, str(orig)),
-                "canonical": group_canonical[orig],
-                "members": members,
+                "original": g.original,
+                "canonical": g.canonical,
+                "members": [m.as_json() for m in g.members],
             }
-            for orig, members in sorted(groups.items())
+            for g in groups
         ],
-        "undeclared": undeclared,
+        "undeclared": sum(not m.declared for g in groups for m in g.members),
     }
-    verdicts = Counter(r.verdict for r in rows if r.verdict)
+    verdicts = Counter(p.verdict for p in data.pages if p.verdict)
     if verdicts:
         report["verdicts"] = dict(sorted(verdicts.items()))
-    problems = Counter((r.problem or "").split(":")[0] for r in rows if r.problem)
+    problems = Counter((p.problem or "").split(":")[0] for p in data.pages if p.problem)
     if problems:
         report["problems"] = dict(sorted(problems.items()))
-    templates = _templates(store, rows, sample)
+    templates = template_summaries(data, sample)
     if templates:
         report["templates"] = templates
     return report
+
+
+def duplicate_groups(pages: list[PageRow]) -> list[Group]:
+    """Groups in the order of their originals (the first page stored first)."""
+    url_of = {p.id: p.url for p in pages}
+    canonical_of = {p.id: p.canonical for p in pages}
+    parent: dict[int, int] = {}
+    members: dict[int, Member] = {}
+    for p in pages:
+        original, member = _membership(p)
+        if original is not None and member is not None:
+            parent[p.id], members[p.id] = original, member
+    grouped: dict[int, list[Member]] = defaultdict(list)
+    for page_id, member in members.items():
+        grouped[_root(parent, page_id)].append(member)
+    groups = []
+    for original, group in sorted(grouped.items()):
+        # SEO: do the group's pages agree, through rel=canonical, on one page of the group?
+        urls = {url_of.get(original)} | {m.url for m in group}
+        votes = Counter(
+            c for c in [canonical_of.get(original), *(m.canonical for m in group)] if c in urls
+        )
+        target = votes.most_common(1)[0][0] if votes else None
+        for m in group:
+            m.declared = target is not None and m.canonical == target
+        groups.append(Group(original, url_of.get(original, str(original)), target, group))
+    return groups
 
 
 def _root(parent: dict[int, int], page_id: int) -> int:
@@ -83,34 +112,33 @@ def _root(parent: dict[int, int], page_id: int) -> int:
     return page_id
 
 
-def _membership(r: Any) -> tuple[int | None, dict[str, Any]]:
+def _membership(p: PageRow) -> tuple[int | None, Member | None]:
     """Which group a page belongs to, and how: exact copy, same content, or same structure.
 
     Pages that merely share a template with others (verdict same_template) are no duplicates
     and join no group; the templates section lists them. Without the content channel a
     structural match is all there is, and counts.
     """
-    if r.kind == "exact" and r.duplicate_of is not None:
-        return r.duplicate_of, {"url": r.url, "similarity": 1.0, "kind": "exact"}
-    if r.verdict in {"duplicate", "moved"} and r.content_duplicate_of is not None:
-        member = {"url": r.url, "similarity": r.content_similarity, "kind": "content"}
-        return r.content_duplicate_of, member
-    if r.verdict == "duplicate" and r.duplicate_of is not None:
-        return r.duplicate_of, {"url": r.url, "similarity": r.similarity, "kind": "structural"}
-    return None, {}
+    if p.kind == "exact" and p.duplicate_of is not None:
+        return p.duplicate_of, Member(p.id, p.url, 1.0, "exact", p.canonical)
+    if p.verdict in {"duplicate", "moved"} and p.content_duplicate_of is not None:
+        member = Member(p.id, p.url, p.content_similarity, "content", p.canonical)
+        return p.content_duplicate_of, member
+    if p.verdict == "duplicate" and p.duplicate_of is not None:
+        return p.duplicate_of, Member(p.id, p.url, p.similarity, "structural", p.canonical)
+    return None, None
 
 
-def _templates(store: Store, rows: list[Any], sample: int) -> list[dict[str, Any]]:
+def template_summaries(data: StoreData, sample: int = 5) -> list[dict[str, Any]]:
+    """Templates largest first: size, representative, sample URLs, URL patterns, fields."""
     members: dict[int, list[str]] = defaultdict(list)
-    for r in rows:
-        if r.cluster_id is not None:
-            members[r.cluster_id].append(r.url)
+    for p in data.pages:
+        if p.cluster_id is not None:
+            members[p.cluster_id].append(p.url)
     if not members:
         return []
-    stored = store.cluster_rows()
-    reps = {c.id: c.representative for c in stored}
-    fields = {c.id: _field_names(c.template) for c in stored}
-
+    reps = {c.id: c.representative for c in data.clusters}
+    fields = {c.id: c.fields for c in data.clusters}
     out = []
     for cid, urls in sorted(members.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         out.append(
@@ -124,12 +152,6 @@ def _templates(store: Store, rows: list[Any], sample: int) -> list[dict[str, Any
             }
         )
     return out
-
-
-def _field_names(template: str | None) -> list[str]:
-    if not template:
-        return []
-    return [f["name"] for f in json.loads(template).get("fields", [])]
 
 
 def render_json(report: dict[str, Any]) -> str:

@@ -1,0 +1,210 @@
+"""What the store holds, read once for every report format: pages, clusters, runs, settings.
+
+The report never talks SQL itself: it reads through :class:`visdup.storage.store.Store` into
+plain values, so the text, JSON, per-page and HTML reports (and a re-analysis) all start from
+the same snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+from typing import Any
+
+from visdup.storage.store import Store
+
+#: Columns of a stored page the reports need (never the body, the term or the content print:
+#: those are read on demand, for the few pages a section shows).
+PAGE_COLUMNS = (
+    "id",
+    "url",
+    "title",
+    "status",
+    "verdict",
+    "kind",
+    "duplicate_of",
+    "similarity",
+    "content_duplicate_of",
+    "content_similarity",
+    "content_kind",
+    "problem",
+    "cluster_id",
+    "canonical",
+)
+
+#: Settings that shape verdicts and groups, shown in the overview when a run recorded them.
+VERDICT_SETTINGS = (
+    "VISDUP_SIMILARITY_THRESHOLD",
+    "VISDUP_TEMPLATE_THRESHOLD",
+    "VISDUP_CONTENT_ENABLED",
+    "VISDUP_CONTENT_THRESHOLD",
+    "VISDUP_CONTENT_MIN_SENTENCES",
+    "VISDUP_HAMMING_K",
+    "VISDUP_CANDIDATES",
+    "VISDUP_MAX_TERM_NODES",
+    "VISDUP_CLUSTER_ENABLED",
+    "VISDUP_CLUSTER_THRESHOLD",
+    "VISDUP_DUPLICATE_POLICY",
+)
+
+#: Prefix of the run statistics that record a crawl's settings (see visdup.progress).
+SETTING_STAT = "visdup/settings/"
+
+
+@dataclass
+class PageRow:
+    """One stored page as the reports see it."""
+
+    id: int
+    url: str
+    title: str | None = None
+    status: int | None = None
+    verdict: str | None = None
+    kind: str | None = None
+    duplicate_of: int | None = None
+    similarity: float | None = None
+    content_duplicate_of: int | None = None
+    content_similarity: float | None = None
+    content_kind: str | None = None
+    problem: str | None = None
+    cluster_id: int | None = None
+    canonical: str | None = None
+
+    def with_labels(self, **labels: Any) -> PageRow:
+        return replace(self, **labels)
+
+
+@dataclass
+class ClusterRow:
+    id: int
+    representative: str | None
+    fields: list[str]
+
+
+@dataclass
+class RunRow:
+    id: int
+    spider: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    reason: str | None
+    stats: dict[str, Any]
+
+
+@dataclass
+class StoreData:
+    """A snapshot of one store, with the few lookups every report needs."""
+
+    database_url: str
+    pages: list[PageRow]
+    clusters: list[ClusterRow] = field(default_factory=list)
+    runs: list[RunRow] = field(default_factory=list)
+    #: Where the verdicts come from: "crawl", or a description of the re-analysis.
+    source: str = "crawl"
+    #: Settings the verdicts were computed with (recorded by the crawl, or the re-analysis's).
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def url_of(self) -> dict[int, str]:
+        return {p.id: p.url for p in self.pages}
+
+
+def load(store: Store, database_url: str = "") -> StoreData:
+    names = {f.name for f in fields(PageRow)}
+    pages = [
+        PageRow(**{k: v for k, v in row._mapping.items() if k in names})
+        for row in store.rows(*PAGE_COLUMNS)
+    ]
+    clusters = [
+        ClusterRow(c.id, c.representative, _field_names(c.template)) for c in store.cluster_rows()
+    ]
+    runs = [
+        RunRow(r.id, r.spider, r.started_at, r.finished_at, r.reason, _stats(r.stats))
+        for r in store.run_rows()
+    ]
+    return StoreData(
+        database_url=safe_url(database_url),
+        pages=pages,
+        clusters=clusters,
+        runs=runs,
+        settings=recorded_settings(runs),
+    )
+
+
+def recorded_settings(runs: list[RunRow]) -> dict[str, Any]:
+    """The verdict settings the latest run that recorded them was crawled with."""
+    for run in reversed(runs):
+        found = {
+            key[len(SETTING_STAT) :]: value
+            for key, value in run.stats.items()
+            if key.startswith(SETTING_STAT)
+        }
+        if found:
+            return found
+    return {}
+
+
+def terms(store: Store, ids: list[int]) -> dict[int, str]:
+    """Stored term text of the given pages (pages without a term are left out)."""
+    out: dict[int, str] = {}
+    for start in range(0, len(ids), 500):
+        out.update(
+            {i: t for i, t in store.values("term", ids[start : start + 500]).items() if t}
+        )
+    return out
+
+
+def safe_url(url: str) -> str:
+    """A database URL without its password: reports are shared."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        if ":" in creds:
+            return f"{scheme}://{creds.split(':')[0]}:***@{host}"
+    return url
+
+
+def _stats(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _field_names(template: str | None) -> list[str]:
+    if not template:
+        return []
+    try:
+        return [f["name"] for f in json.loads(template).get("fields", [])]
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return []
+
+
+@dataclass
+class Similarities:
+    """Similarities of compared pairs per channel, split into confirmed and rejected.
+
+    ``complete`` says whether every compared candidate is here, or only each page's closest
+    match (what a store written without comparison rows can tell).
+    """
+
+    structure_accepted: list[float] = field(default_factory=list)
+    structure_rejected: list[float] = field(default_factory=list)
+    content_accepted: list[float] = field(default_factory=list)
+    content_rejected: list[float] = field(default_factory=list)
+    complete: bool = False
+
+
+def closest_matches(pages: list[PageRow]) -> Similarities:
+    """Each page's closest stored match, from the verdict columns (no rejected candidates)."""
+    out = Similarities()
+    for p in pages:
+        if p.kind != "exact" and p.similarity is not None:
+            accepted = p.kind == "structural"
+            (out.structure_accepted if accepted else out.structure_rejected).append(p.similarity)
+        if p.content_similarity is not None and p.content_kind:
+            out.content_accepted.append(p.content_similarity)
+    return out

@@ -1,0 +1,560 @@
+"""The site-audit report as one self-contained HTML page.
+
+No request leaves the file: styles are inline, pictures are inline SVG drawn by
+:mod:`visdup.report.svg`, and the only script (sorting and filtering the pages table) is
+allowed by its hash in the Content-Security-Policy, which forbids everything else. Every value
+that came from a crawled page goes through :mod:`visdup.report.markup`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections import Counter
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit
+
+from visdup.report.data import VERDICT_SETTINGS, PageRow, Similarities, StoreData
+from visdup.report.diff import differing_subtree, marked_tokens
+from visdup.report.markup import Safe, esc, tag
+from visdup.report.pages import page_rows
+from visdup.report.summary import Group, build, duplicate_groups
+from visdup.report.svg import LAYOUT_CLASSES, bars, histogram, layout, legend
+from visdup.structure.term import Term
+
+#: Rows of the pages table in the HTML; the whole table goes to ``--pages FILE``.
+MAX_ROWS = 2000
+#: Members of a group whose differences with the original are shown.
+MAX_DIFFS = 4
+#: Groups shown (largest first); the rest are counted.
+MAX_GROUPS = 2000
+
+VERDICT_ORDER = ("duplicate", "moved", "same_template", "novel")
+
+
+def _asset(name: str) -> str:
+    return resources.files("visdup.report").joinpath("assets", name).read_text("utf-8")
+
+
+def script_hash(script: str) -> str:
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def csp(script: str) -> str:
+    return (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src '{script_hash(script)}'"
+    )
+
+
+def render_html(
+    data: StoreData,
+    *,
+    load_terms: Callable[[list[int]], Mapping[int, Term]],
+    similarities: Similarities,
+    max_rows: int = MAX_ROWS,
+    pages_file: str | None = None,
+    version: str = "",
+    now: datetime | None = None,
+) -> str:
+    report = build(data)
+    groups = sorted(duplicate_groups(data.pages), key=lambda g: (-len(g.members), g.original_id))
+    by_id = {p.id: p for p in data.pages}
+    id_of = {p.url: p.id for p in data.pages}
+    templates = report.get("templates", [])
+    shown = groups[:MAX_GROUPS]
+    need = {id_of[t["representative"]] for t in templates if t["representative"] in id_of}
+    for g in shown:
+        need.update(g.page_ids[: MAX_DIFFS + 1])
+    terms = load_terms(sorted(need))
+    script = _asset("report.js")
+    host = _site(data)
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
+    body = [
+        tag(
+            "header",
+            {"class": "top"},
+            tag("h1", None, "Site audit", f" · {host}" if host else ""),
+            tag("p", None, f"visdup {version} · generated {stamp} · verdicts from {data.source}"),
+        ),
+        tag(
+            "nav",
+            {"class": "toc"},
+            [
+                tag("a", {"href": f"#{anchor}"}, title)
+                for anchor, title in (
+                    ("overview", "Overview"),
+                    ("verdicts", "Verdicts"),
+                    ("templates", "Templates"),
+                    ("groups", "Duplicate groups"),
+                    ("pages-table", "Pages"),
+                )
+            ],
+        ),
+        tag(
+            "main",
+            None,
+            _overview(data, report, groups, version),
+            _verdicts(data, report, similarities),
+            _templates(templates, data, groups, id_of, terms),
+            _groups(shown, len(groups), by_id, terms),
+            _pages(data, groups, max_rows, pages_file),
+        ),
+        tag(
+            "footer",
+            None,
+            "Written by visdup. Layout pictures are drawn from each template's irreducible "
+            "term: one row per depth, box width by leaves.",
+        ),
+        tag("script", None, Safe(script)),
+    ]
+    head = tag(
+        "head",
+        None,
+        tag("meta", {"charset": "utf-8"}),
+        tag("meta", {"http-equiv": "Content-Security-Policy", "content": csp(script)}),
+        tag("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+        tag("meta", {"name": "referrer", "content": "no-referrer"}),
+        tag("title", None, f"visdup site audit · {host}" if host else "visdup site audit"),
+        tag("style", None, Safe(_asset("report.css"))),
+    )
+    return "<!DOCTYPE html>\n" + tag("html", {"lang": "en"}, head, tag("body", None, body)) + "\n"
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+
+def _site(data: StoreData) -> str:
+    hosts = Counter(urlsplit(p.url).netloc for p in data.pages[:1000])
+    return hosts.most_common(1)[0][0] if hosts else ""
+
+
+def _link(url: str | None) -> Safe:
+    """A URL as text, and as a link only when it is http(s): no javascript: or data: links."""
+    if not url:
+        return Safe("")
+    if urlsplit(url).scheme in {"http", "https"}:
+        return tag(
+            "a",
+            {"href": url, "class": "url", "rel": "noopener noreferrer", "target": "_blank"},
+            url,
+        )
+    return tag("span", {"class": "url"}, url)
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+def _duration(start: datetime | None, end: datetime | None) -> str:
+    if start is None or end is None:
+        return "unfinished" if start is not None else ""
+    seconds = (end - start).total_seconds()
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
+def _time(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else ""
+
+
+def canonical_status(group: Group, by_id: Mapping[int, PageRow]) -> tuple[str, str]:
+    """(css class, words): does the group agree on one canonical page of its own?"""
+    if group.canonical is not None and all(m.declared for m in group.members):
+        return "b-ok", "canonical declared and matching"
+    named = [by_id[i].canonical for i in group.page_ids if i in by_id and by_id[i].canonical]
+    if not named:
+        return "b-none", "canonical not set"
+    return "b-bad", "canonical mismatched"
+
+
+# ---------------------------------------------------------------------------------- sections
+
+
+def _overview(data: StoreData, report: dict[str, Any], groups: list[Group], version: str) -> Safe:
+    duplicates = sum(len(g.members) for g in groups)
+    kpis = [
+        ("pages", report["pages"], "pages"),
+        ("groups", len(report["groups"]), "duplicate groups"),
+        ("duplicates", duplicates, "redundant pages"),
+        ("templates", len(report.get("templates", [])), "templates"),
+        ("undeclared", report["undeclared"], "copies without canonical"),
+    ]
+    cards = [
+        tag("div", {"class": "kpi"}, tag("b", {"data-kpi": key}, value), tag("span", None, words))
+        for key, value, words in kpis
+    ]
+    runs = [
+        tag(
+            "tr",
+            None,
+            tag("td", {"class": "n"}, r.id),
+            tag("td", None, r.spider),
+            tag("td", None, _time(r.started_at)),
+            tag("td", None, _time(r.finished_at)),
+            tag("td", {"class": "n"}, _duration(r.started_at, r.finished_at)),
+            tag("td", None, r.reason or ""),
+            tag("td", {"class": "n"}, r.stats.get("visdup/pages", "")),
+        )
+        for r in data.runs[-20:]
+    ]
+    runs_table = tag(
+        "table",
+        None,
+        tag(
+            "thead",
+            None,
+            tag(
+                "tr",
+                None,
+                [
+                    tag("th", {"class": "n"} if h in {"run", "duration", "pages"} else None, h)
+                    for h in ("run", "spider", "started", "finished", "duration", "reason", "pages")
+                ],
+            ),
+        ),
+        tag("tbody", None, runs),
+    )
+    settings = [
+        tag("tr", None, tag("th", None, name), tag("td", None, str(data.settings[name])))
+        for name in VERDICT_SETTINGS
+        if name in data.settings
+    ]
+    if not settings:
+        settings = [
+            tag(
+                "tr",
+                None,
+                tag("td", {"class": "muted", "colspan": 2}, "the crawl recorded no settings"),
+            )
+        ]
+    facts = tag(
+        "table",
+        {"class": "kv"},
+        tag(
+            "tr", None, tag("th", None, "database"), tag("td", {"class": "url"}, data.database_url)
+        ),
+        tag("tr", None, tag("th", None, "visdup version"), tag("td", None, version)),
+        tag("tr", None, tag("th", None, "verdicts from"), tag("td", None, data.source)),
+        settings,
+    )
+    problems = report.get("problems")
+    return tag(
+        "section",
+        {"id": "overview"},
+        tag("h2", None, "Overview"),
+        tag("div", {"class": "kpis"}, cards),
+        tag(
+            "div",
+            {"class": "grid"},
+            tag("div", None, tag("h3", None, "Settings that shaped the verdicts"), facts),
+            tag(
+                "div",
+                None,
+                tag("h3", None, "Runs"),
+                runs_table if runs else tag("p", {"class": "muted"}, "no runs recorded"),
+                tag(
+                    "p",
+                    {"class": "muted"},
+                    "problems: " + ", ".join(f"{k} {v}" for k, v in problems.items()),
+                )
+                if problems
+                else "",
+            ),
+        ),
+    )
+
+
+def _verdicts(data: StoreData, report: dict[str, Any], sims: Similarities) -> Safe:
+    counts = report.get("verdicts", {})
+    ordered = {k: counts.get(k, 0) for k in VERDICT_ORDER}
+    ordered.update({k: v for k, v in counts.items() if k not in ordered})
+    theta = float(data.settings.get("VISDUP_SIMILARITY_THRESHOLD", 0.95))
+    template_theta = float(data.settings.get("VISDUP_TEMPLATE_THRESHOLD", 0.80))
+    content_theta = float(data.settings.get("VISDUP_CONTENT_THRESHOLD", 0.80))
+    what = (
+        "every candidate compared"
+        if sims.complete
+        else "each page's closest match (this store keeps no rejected candidates)"
+    )
+    keys = legend([("h-acc", "confirmed"), ("h-rej", "rejected")])
+    return tag(
+        "section",
+        {"id": "verdicts"},
+        tag("h2", None, "Verdicts and similarities"),
+        tag(
+            "div",
+            {"class": "grid"},
+            tag("div", None, tag("h3", None, "Verdicts"), bars(ordered, label="pages per verdict")),
+            tag(
+                "div",
+                None,
+                tag("h3", None, "Structure: tree edit similarity"),
+                tag("p", {"class": "muted"}, f"{what}; ", keys),
+                histogram(
+                    sims.structure_accepted,
+                    sims.structure_rejected,
+                    {"near-duplicate": theta, "template": template_theta},
+                    label="structural similarity of compared pages",
+                ),
+                tag("h3", None, "Content: shared long sentences"),
+                histogram(
+                    sims.content_accepted,
+                    sims.content_rejected,
+                    {"content": content_theta},
+                    label="content similarity of compared pages",
+                ),
+            ),
+        ),
+    )
+
+
+def _templates(
+    templates: list[dict[str, Any]],
+    data: StoreData,
+    groups: list[Group],
+    id_of: Mapping[str, int],
+    terms: Mapping[int, Term],
+) -> Safe:
+    total = len(data.pages) or 1
+    cluster_of = {p.id: p.cluster_id for p in data.pages}
+    groups_in = Counter(cluster_of.get(g.original_id) for g in groups)
+    items = []
+    for t in templates:
+        term = terms.get(id_of.get(t["representative"], -1))
+        picture = (
+            layout(
+                term,
+                label=f"layout of template {t['id']}",
+                attrs={"data-template": t["id"]},
+            )
+            if term is not None
+            else tag("p", {"class": "muted", "data-template": t["id"]}, "no stored term")
+        )
+        share = t["size"] / total
+        items.append(
+            tag(
+                "div",
+                {"class": "template", "id": f"template-{t['id']}"},
+                tag(
+                    "div",
+                    None,
+                    tag("h3", None, f"Template #{t['id']}"),
+                    tag("div", None, f"{t['size']} pages · {share:.1%} of the crawl"),
+                    tag("div", {"class": "share"}, tag("i", {"style": f"width:{share:.1%}"})),
+                    tag("div", {"class": "muted"}, "representative"),
+                    _link(t["representative"]),
+                    tag("div", {"class": "muted"}, "URL patterns"),
+                    tag("ul", None, [tag("li", {"class": "url"}, p) for p in t["url_patterns"]]),
+                    tag("div", None, f"duplicate groups inside: {groups_in.get(t['id'], 0)}"),
+                    tag("div", {"class": "muted"}, "fields: " + ", ".join(t["fields"][:12]))
+                    if t.get("fields")
+                    else "",
+                ),
+                tag("div", None, picture),
+            )
+        )
+    keys = legend([(cls, name) for name, cls in LAYOUT_CLASSES.items()])
+    return tag(
+        "section",
+        {"id": "templates"},
+        tag("h2", None, f"Templates ({len(templates)})"),
+        tag("p", {"class": "muted"}, "largest first; pictures: ", keys),
+        items or tag("p", {"class": "muted"}, "no templates stored"),
+    )
+
+
+def _groups(
+    groups: list[Group], total: int, by_id: Mapping[int, PageRow], terms: Mapping[int, Term]
+) -> Safe:
+    items = []
+    for n, g in enumerate(groups):
+        css, words = canonical_status(g, by_id)
+        members = [
+            tag(
+                "tr",
+                None,
+                tag("td", None, m.kind),
+                tag("td", {"class": "n"}, _num(m.similarity)),
+                tag("td", None, "yes" if m.declared else "no"),
+                tag("td", None, _link(m.url)),
+            )
+            for m in g.members
+        ]
+        diffs = [_diff(g, m.page_id, m.url, terms) for m in g.members[:MAX_DIFFS]]
+        more = len(g.members) - MAX_DIFFS
+        items.append(
+            tag(
+                "details",
+                {"class": "group", "id": f"group-{n + 1}", "data-group": n + 1},
+                tag(
+                    "summary",
+                    None,
+                    tag("span", {"class": "size"}, f"{len(g.page_ids)} pages"),
+                    tag("span", {"class": f"badge {css}"}, words),
+                    tag("span", {"class": "url"}, g.original),
+                ),
+                tag(
+                    "div",
+                    {"class": "body"},
+                    tag("div", None, "original: ", _link(g.original)),
+                    tag("div", None, "canonical: ", _link(g.canonical) if g.canonical else "none"),
+                    tag(
+                        "table",
+                        None,
+                        tag(
+                            "thead",
+                            None,
+                            tag(
+                                "tr",
+                                None,
+                                tag("th", None, "kind"),
+                                tag("th", {"class": "n"}, "similarity"),
+                                tag("th", None, "names canonical"),
+                                tag("th", None, "URL"),
+                            ),
+                        ),
+                        tag("tbody", None, members),
+                    ),
+                    diffs,
+                    tag("p", {"class": "muted"}, f"{more} more members not compared here")
+                    if more > 0
+                    else "",
+                ),
+            )
+        )
+    note = (
+        tag("p", {"class": "muted"}, f"the {total - len(groups)} smallest groups are left out")
+        if total > len(groups)
+        else ""
+    )
+    return tag(
+        "section",
+        {"id": "groups"},
+        tag("h2", None, f"Duplicate groups ({total})"),
+        tag(
+            "p",
+            {"class": "muted"},
+            "largest first; open a group to see where each copy differs from the original "
+            "(the path of the differing subtree in the visual term, differences marked)",
+        ),
+        items or tag("p", {"class": "muted"}, "no duplicates found"),
+        note,
+    )
+
+
+def _diff(g: Group, page_id: int, url: str, terms: Mapping[int, Term]) -> Safe:
+    left, right = terms.get(g.original_id), terms.get(page_id)
+    if left is None or right is None:
+        body: list[Safe] = [tag("p", {"class": "muted"}, "no stored term to compare")]
+        return tag("div", {"class": "diff"}, tag("h4", None, url), body)
+    d = differing_subtree(left, right)
+    if d.identical:
+        return tag(
+            "div",
+            {"class": "diff"},
+            tag("h4", None, tag("span", {"class": "url"}, url), " · same layout, no difference"),
+        )
+    marks_a, marks_b = marked_tokens(d.left, d.right)
+    return tag(
+        "div",
+        {"class": "diff"},
+        tag(
+            "h4",
+            None,
+            tag("span", {"class": "url"}, url),
+            " · differs at ",
+            tag("span", {"class": "path"}, " › ".join(d.path)),
+        ),
+        tag(
+            "div",
+            {"class": "sides"},
+            tag("pre", None, tag("span", {"class": "cap"}, "original"), _marked(marks_a, "del")),
+            tag("pre", None, tag("span", {"class": "cap"}, "this copy"), _marked(marks_b, "ins")),
+        ),
+    )
+
+
+def _marked(runs: list[tuple[str, bool]], cls: str) -> list[Safe]:
+    return [tag("mark", {"class": cls}, text) if differs else esc(text) for text, differs in runs]
+
+
+def _pages(data: StoreData, groups: list[Group], max_rows: int, pages_file: str | None) -> Safe:
+    rows = page_rows(data, groups)
+    shown = rows[:max_rows]
+    body = []
+    for r in shown:
+        sim = r["similarity"]
+        body.append(
+            tag(
+                "tr",
+                {"data-verdict": r["verdict"]},
+                tag("td", None, _link(r["url"])),
+                tag("td", None, r["title"]),
+                tag("td", {"class": "n"}, r["status"]),
+                tag("td", {"class": f"v v-{r['verdict']}"}, r["verdict"]),
+                tag("td", {"class": "n", "data-v": "" if sim is None else sim}, _num(sim)),
+                tag("td", {"class": "n"}, r["near_duplicates"]),
+                tag("td", {"class": "n"}, r["template"]),
+            )
+        )
+    rest = len(rows) - len(shown)
+    where = f"; all {len(rows)} are in {pages_file}" if pages_file else ""
+    hint = where or " (write them all with --pages FILE)"
+    more = (
+        f"the first {len(shown)} of {len(rows)} pages{hint}"
+        if rest > 0
+        else f"all {len(rows)} pages{where}"
+    )
+    verdicts = sorted({r["verdict"] for r in rows if r["verdict"]})
+    heads = [
+        ("URL", ""),
+        ("title", ""),
+        ("status", "n"),
+        ("verdict", ""),
+        ("closest similarity", "n"),
+        ("near duplicates", "n"),
+        ("template", "n"),
+    ]
+    return tag(
+        "section",
+        {"id": "pages-table"},
+        tag("h2", None, "Pages"),
+        tag(
+            "div",
+            {"class": "filter"},
+            tag(
+                "input",
+                {"id": "page-filter", "type": "search", "placeholder": "filter URL or title"},
+            ),
+            tag(
+                "select",
+                {"id": "verdict-filter"},
+                tag("option", {"value": ""}, "every verdict"),
+                [tag("option", {"value": v}, v) for v in verdicts],
+            ),
+            tag(
+                "span",
+                {"class": "muted"},
+                tag("span", {"id": "pages-shown"}, len(shown)),
+                f" shown · {more}",
+            ),
+        ),
+        tag(
+            "div",
+            {"class": "scroll"},
+            tag(
+                "table",
+                {"id": "pages"},
+                tag(
+                    "thead",
+                    None,
+                    tag("tr", None, [tag("th", {"class": c or None}, h) for h, c in heads]),
+                ),
+                tag("tbody", None, body),
+            ),
+        ),
+    )

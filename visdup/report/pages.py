@@ -1,0 +1,88 @@
+"""The per-page table an auditor sorts and filters: one row per stored page (.jsonl or .csv)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from visdup.errors import InputError
+from visdup.report.data import StoreData
+from visdup.report.summary import Group
+
+COLUMNS = (
+    "url",
+    "title",
+    "status",
+    "verdict",
+    "kind",
+    "duplicate_of",
+    "similarity",
+    "near_duplicates",
+    "template",
+    "canonical",
+)
+
+#: Verdicts whose page repeats another one's content: only these name an original.
+REPEATS = frozenset({"duplicate", "moved"})
+
+
+def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
+    """One row per page, in the order the pages were stored.
+
+    ``kind`` says how a page repeats its group's original (exact, content, structural);
+    ``duplicate_of`` is that original's URL, set only for duplicate and moved pages;
+    ``similarity`` the closest match found (to the original for a copy, else the nearest page
+    of its template); ``near_duplicates`` how many other pages share its group.
+    """
+    where: dict[int, tuple[Group, Any]] = {}
+    for g in groups:
+        where[g.original_id] = (g, None)
+        for m in g.members:
+            where[m.page_id] = (g, m)
+    rows = []
+    for p in data.pages:
+        group, member = where.get(p.id, (None, None))
+        similarity = member.similarity if member is not None else p.similarity
+        rows.append(
+            {
+                "url": p.url,
+                "title": p.title or "",
+                "status": p.status,
+                "verdict": p.verdict or "",
+                "kind": member.kind if member is not None else "",
+                "duplicate_of": (
+                    group.original if group is not None and member and p.verdict in REPEATS else ""
+                ),
+                "similarity": round(similarity, 4) if similarity is not None else None,
+                "near_duplicates": len(group.members) if group is not None else 0,
+                "template": p.cluster_id,
+                "canonical": p.canonical or "",
+            }
+        )
+    return rows
+
+
+def write_pages(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Write the table; the format follows the suffix (.jsonl or .csv). Returns the row count."""
+    suffix = path.suffix.lower()
+    if suffix not in {".jsonl", ".csv"}:
+        raise InputError(f"--pages writes .jsonl or .csv, not {path.name!r}")
+    n = 0
+    try:
+        with path.open("w", encoding="utf-8", newline="") as out:
+            if suffix == ".csv":
+                writer = csv.DictWriter(out, fieldnames=COLUMNS)
+                writer.writeheader()
+                for row in rows:
+                    writer.writerow({k: "" if row[k] is None else row[k] for k in COLUMNS})
+                    n += 1
+            else:
+                for row in rows:
+                    out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    n += 1
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    return n

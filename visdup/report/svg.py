@@ -1,0 +1,219 @@
+"""Pictures drawn by visdup as inline SVG: verdict bars, a similarity histogram, layouts.
+
+Shapes of one colour share one ``<path>`` and colours are CSS classes of the report, so a
+picture of a 1,000-node term stays a few kilobytes. Every label goes through
+:mod:`visdup.report.markup`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from visdup.report.markup import Safe, tag
+from visdup.structure.term import Term
+
+#: CSS class of each visual class in a layout picture.
+LAYOUT_CLASSES = {"grp": "lg", "row": "lr", "col": "lc", "text": "lt"}
+
+
+def _n(x: float) -> str:
+    """Short coordinates: one decimal, no trailing zero."""
+    text = f"{x:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _box(x: float, y: float, w: float, h: float) -> str:
+    return f"M{_n(x)} {_n(y)}h{_n(w)}v{_n(h)}h{_n(-w)}z"
+
+
+def bars(counts: Mapping[str, int], *, width: int = 520, label: str = "") -> Safe:
+    """Horizontal bars, one per key, with its count; classes ``bar v-<key>``."""
+    row, left, right = 24, 120, 60
+    items = list(counts.items())
+    top = max((v for _k, v in items), default=0) or 1
+    height = row * len(items) + 6
+    parts: list[Safe] = [tag("title", None, label)] if label else []
+    for i, (key, value) in enumerate(items):
+        y = 3 + i * row
+        w = max(1.0, (width - left - right) * value / top) if value else 0
+        parts.append(
+            tag("text", {"x": left - 8, "y": y + 16, "class": "lbl", "text-anchor": "end"}, key)
+        )
+        parts.append(
+            tag(
+                "rect",
+                {
+                    "x": left,
+                    "y": y + 3,
+                    "width": _n(w),
+                    "height": row - 6,
+                    "class": f"bar v-{key}",
+                    "rx": 2,
+                },
+            )
+        )
+        parts.append(tag("text", {"x": _n(left + w + 6), "y": y + 16, "class": "num"}, value))
+    return tag(
+        "svg",
+        {
+            "viewBox": f"0 0 {width} {height}",
+            "width": width,
+            "height": height,
+            "role": "img",
+            "class": "chart",
+            "aria-label": label or None,
+        },
+        parts,
+    )
+
+
+def histogram(
+    accepted: Sequence[float],
+    rejected: Sequence[float],
+    thresholds: Mapping[str, float],
+    *,
+    bins: int = 50,
+    width: int = 640,
+    height: int = 180,
+    label: str = "",
+) -> Safe:
+    """Counts of similarities in [0, 1], confirmed matches stacked on rejected candidates.
+
+    The thresholds are drawn as vertical lines: a threshold in a valley separates the two
+    populations; one on a slope cuts through pages that are alike for the same reason.
+    """
+    left, bottom, top_pad = 40, 24, 10
+    plot_w, plot_h = width - left - 10, height - bottom - top_pad
+    acc, rej = [0] * bins, [0] * bins
+    for values, counts in ((accepted, acc), (rejected, rej)):
+        for v in values:
+            counts[min(bins - 1, max(0, int(v * bins)))] += 1
+    peak = max((a + r for a, r in zip(acc, rej, strict=True)), default=0) or 1
+    bw = plot_w / bins
+    paths: dict[str, list[str]] = {"h-rej": [], "h-acc": []}
+    for i in range(bins):
+        x = left + i * bw + 0.5
+        base = top_pad + plot_h
+        for cls, n in (("h-rej", rej[i]), ("h-acc", acc[i])):
+            if n:
+                h = plot_h * n / peak
+                base -= h
+                paths[cls].append(_box(x, base, bw - 1, h))
+    parts: list[Safe] = [tag("title", None, label)] if label else []
+    parts.append(
+        tag("path", {"d": f"M{left} {top_pad}V{top_pad + plot_h}H{left + plot_w}", "class": "axis"})
+    )
+    for cls, d in paths.items():
+        if d:
+            parts.append(tag("path", {"d": "".join(d), "class": cls}))
+    for tick in range(0, 11, 2):
+        x = left + plot_w * tick / 10
+        parts.append(
+            tag(
+                "text",
+                {"x": _n(x), "y": height - 6, "class": "tick", "text-anchor": "middle"},
+                f"{tick / 10:.1f}",
+            )
+        )
+    parts.append(
+        tag("text", {"x": left - 6, "y": top_pad + 8, "class": "tick", "text-anchor": "end"}, peak)
+    )
+    for i, (name, theta) in enumerate(thresholds.items()):
+        x = left + plot_w * theta
+        parts.append(
+            tag("path", {"d": f"M{_n(x)} {top_pad - 4}V{top_pad + plot_h}", "class": f"thr thr{i}"})
+        )
+        parts.append(
+            tag(
+                "text",
+                {"x": _n(x - 4), "y": top_pad + 12 + 12 * i, "class": "tick", "text-anchor": "end"},
+                f"{name} {theta:.2f}",
+            )
+        )
+    return tag(
+        "svg",
+        {
+            "viewBox": f"0 0 {width} {height}",
+            "width": width,
+            "height": height,
+            "role": "img",
+            "class": "chart",
+            "aria-label": label or None,
+        },
+        parts,
+    )
+
+
+def layout(
+    term: Term,
+    *,
+    width: int = 640,
+    row: int = 13,
+    max_depth: int = 16,
+    min_width: float = 1.5,
+    label: str = "",
+    attrs: Mapping[str, object] | None = None,
+) -> Safe:
+    """An icicle of a term: one row of boxes per depth, width by leaves, colour by class.
+
+    Repetition marks are printed in boxes wide enough (``row ×12``); subtrees narrower than
+    ``min_width`` pixels and rows below ``max_depth`` are left out, which bounds the picture
+    of any term to a few hundred boxes.
+    """
+    n = term.nodes
+    leaves = [1] * n
+    for i in range(n - 1, -1, -1):
+        if term.sizes[i] > 1:
+            leaves[i] = sum(leaves[j] for j in term.children(i))
+    scale = width / leaves[0] if n else 0.0
+    paths: dict[str, list[str]] = {cls: [] for cls in LAYOUT_CLASSES.values()}
+    words: list[Safe] = []
+    deepest = 0
+    stack: list[tuple[int, float, int]] = [(0, 0.0, 0)] if n else []
+    while stack:
+        i, x, depth = stack.pop()
+        w = leaves[i] * scale
+        if w < min_width or depth >= max_depth:
+            continue
+        deepest = max(deepest, depth)
+        y = depth * row
+        label_i = term.labels[i]
+        paths[LAYOUT_CLASSES.get(label_i, "lt")].append(_box(x + 0.3, y + 0.3, w - 0.6, row - 1.3))
+        mark = term.marks[i]
+        text = f"{label_i} ×{mark}" if mark > 1 else label_i
+        if w >= 7 * len(text) + 6:
+            words.append(tag("text", {"x": _n(x + 3), "y": _n(y + row - 3.5)}, text))
+        cx = x
+        kids = list(term.children(i))
+        for j in kids:
+            stack.append((j, cx, depth + 1))
+            cx += leaves[j] * scale
+    height = (deepest + 1) * row
+    parts: list[Safe] = [tag("title", None, label)] if label else []
+    for cls, d in paths.items():
+        if d:
+            parts.append(tag("path", {"d": "".join(d), "class": cls}))
+    if words:
+        parts.append(tag("g", {"class": "lw"}, words))
+    return tag(
+        "svg",
+        {
+            "viewBox": f"0 0 {width} {height}",
+            "width": width,
+            "height": height,
+            "role": "img",
+            "class": "layout",
+            "aria-label": label or None,
+            **(attrs or {}),
+        },
+        parts,
+    )
+
+
+def legend(items: Iterable[tuple[str, str]]) -> Safe:
+    """A row of colour keys: (css class, label)."""
+    return tag(
+        "span",
+        {"class": "legend"},
+        [tag("span", None, tag("i", {"class": cls}), " ", text) for cls, text in items],
+    )
