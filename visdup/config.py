@@ -73,6 +73,10 @@ VISDUP_HAMMING_K = 6
 #: compared are returned (a template with thousands of near-identical pages stays cheap).
 VISDUP_INDEX_MAX_CANDIDATES = 2000
 
+#: Links the site spider reads from one page (0: all); a page with a million links is a crawl
+#: trap. The stat visdup/links_over_page_cap counts the links left unread.
+VISDUP_MAX_LINKS_PER_PAGE = 5000
+
 #: Terms with more nodes than this are stored but not compared (the distance is quadratic).
 VISDUP_MAX_TERM_NODES = 5000
 
@@ -87,6 +91,11 @@ VISDUP_SIMILARITY_THRESHOLD = 0.95
 
 #: Keep each page's body (compressed) in the store so clusters can be re-extracted offline.
 VISDUP_STORE_BODY = True
+
+#: Pages the site spider follows per URL pattern (``/calendar/N/N/``, ``/shop?color=*&page=*``;
+#: 0: no budget): an endless calendar or faceted listing stops there, with a warning and the
+#: stat visdup/links_over_budget. Raise it for sites with more pages of one pattern.
+VISDUP_TEMPLATE_BUDGET = 5000
 
 #: Pages a template is generalised against (a sample spread over the cluster).
 VISDUP_TEMPLATE_MAX_PAGES = 40
@@ -175,11 +184,13 @@ SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_EXTRACT_MIN_FIT": (float, 0.0, 1.0),
     "VISDUP_HAMMING_K": (int, 0, 16),
     "VISDUP_INDEX_MAX_CANDIDATES": (int, 0, None),
+    "VISDUP_MAX_LINKS_PER_PAGE": (int, 0, None),
     "VISDUP_MAX_TERM_NODES": (int, 1, None),
     "VISDUP_NOFOLLOW_WAIT": (float, 0.0, None),
     "VISDUP_RESUME": (bool, None, None),
     "VISDUP_SIMILARITY_THRESHOLD": (float, 0.0, 1.0),
     "VISDUP_STORE_BODY": (bool, None, None),
+    "VISDUP_TEMPLATE_BUDGET": (int, 0, None),
     "VISDUP_TEMPLATE_MAX_PAGES": (int, 1, None),
     "VISDUP_TEMPLATE_MIN_PAGES": (int, 1, None),
     "VISDUP_TEMPLATE_THRESHOLD": (float, 0.0, 1.0),
