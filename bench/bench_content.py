@@ -78,7 +78,7 @@ def evaluate(
 
 
 def _visdup(html: bytes) -> str:
-    from visdup.content.denoise import extract
+    from visdup.content import extract
 
     return extract(html).text
 

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._data import SHARED, debian_docs, html_files  # noqa: E402
-from visdup.content.denoise import main_content  # noqa: E402
+from visdup.content import main_content  # noqa: E402
 from visdup.content.textprint import content_print  # noqa: E402
 from visdup.dedup.analysis import clean  # noqa: E402
 from visdup.page.parse import parse_html  # noqa: E402

@@ -13,7 +13,7 @@ import lxml.html
 import pytest
 
 from visdup.cli import content as content_command
-from visdup.content.denoise import extract, main_content, remove_invisible
+from visdup.content import extract, main_content, remove_invisible
 from visdup.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "content"

@@ -16,13 +16,10 @@ import lxml.etree
 import lxml.html
 import pytest
 
-from visdup.content.denoise import (
-    BLOCK_TAGS,
-    HEADINGS,
-    _blocks,
-    _join_blocks,
-    main_content,
-)
+from visdup.content import main_content
+from visdup.content.blocks import BLOCK_TAGS, HEADINGS
+from visdup.content.blocks import join_blocks as _join_blocks
+from visdup.content.blocks import paragraphs as _blocks
 from visdup.content.textprint import _common, _shingle_simhash
 from visdup.page.parse import parse_html
 from visdup.structure.fingerprint import simhash64
@@ -295,7 +292,7 @@ HIDING = [
 
 
 def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
-    from visdup.content.denoise import remove_invisible
+    from visdup.content.visibility import remove_invisible
 
     def run() -> list:
         out = []
@@ -317,7 +314,7 @@ def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
 
 
 def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
-    from visdup.content.denoise import remove_invisible
+    from visdup.content.visibility import remove_invisible
 
     def build() -> lxml.etree._Element:
         root = lxml.html.fromstring("<html><body><div>top</div></body></html>")

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from visdup.content.denoise import extract
+from visdup.content import extract
 from visdup.content.textprint import (
     ContentPrint,
     compare,

@@ -277,7 +277,7 @@ def page_features(body: bytes, channel: str, url: str | None = None) -> Any:
         from visdup.structure.term import page_term
 
         return page_term(body, base_url=url)
-    from visdup.content.denoise import extract
+    from visdup.content import extract
     from visdup.content.textprint import content_print
 
     return content_print(extract(body).blocks)

@@ -399,7 +399,7 @@ def dom_tree(
         return FlatTree((), ())
     if denoise:
         try:
-            from visdup.content.denoise import remove_invisible
+            from visdup.content.visibility import remove_invisible
         except ImportError:  # pragma: no cover - optional module
             pass
         else:

@@ -1,0 +1,232 @@
+"""Block segmentation: a page's visible text as the paragraphs a reader sees.
+
+Text is split at block elements (``<p>``, ``<div>``, ``<li>``, headings...); a paragraph
+belongs to the deepest element that holds all of its text. One walk gives the paragraphs,
+every element's number (preorder) and parent, and the attributes the weights read, so that
+weighing and pruning never walk the tree again. The compiled walk
+(``visdup._native._stm.blocks_walk``) reads libxml2's nodes directly and gives the same
+:class:`Walk` as the Python one (tests compare them); both are iterative, since pages nest
+thousands deep.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import lxml.etree
+
+from visdup._native import kernel
+
+_kernel = kernel("_stm")
+
+#: Elements that start a new paragraph of text; everything else flows inline.
+BLOCK_TAGS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "caption", "center", "dd",
+        "details", "dialog", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer",
+        "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "li",
+        "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td",
+        "tfoot", "th", "thead", "tr", "ul", "br",
+    }
+)  # fmt: skip
+
+HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+
+_BLOCK_SET = set(BLOCK_TAGS)  # the compiled walk takes a plain set and dict
+_HEADING_LEVELS = dict(HEADINGS)
+_SPACE = re.compile(r"\s+")
+
+#: What the weights read of an element: (tag, class, id, role, itemprop).
+Key = tuple[Any, ...]
+
+
+def char_count(text: str | None) -> int:
+    """Visible characters, whitespace not counted: runs of spaces are layout, not text."""
+    if not text:
+        return 0
+    return sum(map(len, text.split()))
+
+
+def attribute_key(el: Any) -> Key:
+    get = el.get
+    return (el.tag, get("class"), get("id"), get("role"), get("itemprop"))
+
+
+@dataclass
+class Block:
+    """One paragraph of visible text; ``owner`` is its element (or element number)."""
+
+    owner: Any
+    kind: str
+    level: int
+    parts: list[str] = field(default_factory=list)
+    link_chars: int = 0
+    chars: int = 0
+
+    @property
+    def text(self) -> str:
+        return _SPACE.sub(" ", "".join(self.parts)).strip()
+
+
+@dataclass
+class Walk:
+    """One walk of a subtree: paragraphs with their owners numbered in preorder.
+
+    ``parents[i]`` is element i's parent (-1 for the walked root); ``spans[i]`` the
+    [first, end) range of element i's paragraphs and whether no heading encloses it (then a
+    walk of element i alone gives exactly those paragraphs). An element is reached through
+    ``elements`` (the Python walk keeps them) or through its child ``positions``.
+    """
+
+    root: Any
+    blocks: list[Block]
+    parents: list[int]
+    spans: dict[int, tuple[int, int, bool]]
+    keys: list[Key]
+    positions: list[int] | None = None
+    elements: list[Any] | None = None
+
+    def element(self, i: int) -> Any:
+        if self.elements is not None:
+            return self.elements[i]
+        assert self.positions is not None
+        steps = []
+        while i > 0:
+            steps.append(self.positions[i])
+            i = self.parents[i]
+        node = self.root
+        for pos in reversed(steps):
+            node = node[pos]
+        return node
+
+
+def walk(root: Any) -> Walk:
+    """Paragraphs and element numbers of a subtree, by the compiled walk when it can."""
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", 0):
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS)
+        if walked is not None:
+            raw, parents, raw_spans, keys, positions = walked
+            blocks = [
+                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count)
+                for owner, heading, level, text, lc, count in raw
+            ]
+            spans = {i: (first, end, bool(free)) for i, first, end, free in raw_spans}
+            return Walk(root, blocks, list(parents), spans, list(keys), list(positions))
+    return python_walk(root)
+
+
+def python_walk(root: Any) -> Walk:
+    """:func:`walk` in Python: the reference the compiled walk is held to."""
+    order: list[tuple[Any, Any]] = []
+    spans: dict[Any, list[int]] = {}
+    found = paragraphs(root, order, spans)
+    elements = [el for el, _ in order]
+    number = {el: i for i, el in enumerate(elements)}
+    parents = [number[p] if p is not None else -1 for _, p in order]
+    for b in found:
+        b.owner = number[b.owner]
+    return Walk(
+        root,
+        found,
+        parents,
+        {number[el]: (s[0], s[1], bool(s[2])) for el, s in spans.items()},
+        [attribute_key(el) for el in elements],
+        elements=elements,
+    )
+
+
+def paragraphs(
+    root: Any,
+    order: list[tuple[Any, Any]] | None = None,
+    spans: dict[Any, list[int]] | None = None,
+) -> list[Block]:
+    """Split a subtree into paragraphs at block elements, iteratively.
+
+    A paragraph belongs to the deepest element that holds all of its text, so that text
+    flowing through inline wrappers (a <span> around a whole article) counts for them.
+    ``order``, when given, receives (element, parent) in preorder. ``spans`` receives, per
+    block element, the [first, end) range of its paragraphs and whether no heading encloses
+    it.
+    """
+    blocks: list[Block] = []
+    open_els: list[Any] = []
+    # The paragraph being read: its text parts, counts, kind and heading level.
+    parts: list[str] = []
+    chars = links = 0
+    kind, level = "paragraph", 0
+    low = 0  # shallowest stack depth reached since the current paragraph began
+    link_depth = 0
+    heading: list[int] = []
+    block_tags, headings = BLOCK_TAGS, HEADINGS
+    record = order.append if order is not None else None
+
+    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+        tag = el.tag
+        if tag.__class__ is not str:
+            tag = ""
+        if event == "start":
+            if record is not None and tag:
+                record((el, open_els[-1] if open_els else None))
+            open_els.append(el)
+            if tag in block_tags:
+                if tag in headings:
+                    heading.append(headings[tag])
+                if chars:
+                    owner = open_els[low - 1] if low else root
+                    blocks.append(Block(owner, kind, level, parts, links, chars))
+                low = len(open_els)
+                kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
+                parts = []
+                chars = links = 0
+                if spans is not None:
+                    enclosed = len(heading) > (1 if tag in headings else 0)
+                    spans[el] = [len(blocks), -1, 0 if enclosed else 1]
+            if tag == "a":
+                link_depth += 1
+            text = el.text
+        else:
+            if tag == "a":
+                link_depth -= 1
+            if tag in block_tags:
+                if tag in headings:
+                    heading.pop()
+                if chars:
+                    owner = open_els[low - 1] if low else root
+                    blocks.append(Block(owner, kind, level, parts, links, chars))
+                low = len(open_els)
+                kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
+                parts = []
+                chars = links = 0
+                if spans is not None:
+                    spans[el][1] = len(blocks)
+            open_els.pop()
+            if len(open_els) < low:
+                low = len(open_els)
+            if el is root:
+                continue
+            text = el.tail
+        if text:
+            if text.isspace():
+                parts.append(" ")
+                continue
+            n = char_count(text)
+            parts.append(text)
+            chars += n
+            if link_depth:
+                links += n
+    if chars:
+        blocks.append(Block(open_els[low - 1] if low else root, kind, level, parts, links, chars))
+    return blocks
+
+
+def join_blocks(blocks: Iterable[Block]) -> list[tuple[str, int, str]]:
+    """(kind, level, text) of the paragraphs that hold text: what text prints read."""
+    out: list[tuple[str, int, str]] = []
+    for b in blocks:
+        text = b.text
+        if text:
+            out.append((b.kind, b.level, text))
+    return out

@@ -1,0 +1,151 @@
+"""The page's main content: weigh, choose, prune (seed 001), and what the page is called.
+
+:func:`main_content` walks the cleaned page once (:mod:`visdup.content.blocks`), weighs every
+element (:mod:`visdup.content.weights`), takes the heaviest as the article, and prunes the
+furniture left inside it. A listing or archive page has no single article: when teasers
+(linked headings, excerpts cut short) outweigh the best article by LISTING_RATIO, the
+element that holds the teasers is the content, never a footer with one sentence in it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from visdup.content.blocks import HEADINGS, Block, join_blocks, walk
+from visdup.content.titles import page_title
+from visdup.content.visibility import remove_element, remove_invisible
+from visdup.content.weights import Weights, choose, weigh
+from visdup.page.parse import parse_html
+
+#: Elements dropped from inside the main content: captions describe pictures, not the story.
+PRUNE_TAGS = frozenset({"figure", "figcaption"})
+#: A furniture-named branch inside the content goes unless it holds this share of its prose.
+PRUNE_NOISE_SHARE = 0.5
+#: A branch with net negative weight goes when this share of its text is links...
+PRUNE_LINK_DENSITY = 0.3
+#: ...and it holds under this share of the content's prose (a link-rich paragraph stays).
+PRUNE_LINK_LIST_SHARE = 0.1
+#: Teasers must outweigh the best article's prose this many times for a page to be a
+#: listing: an article with a "related stories" box keeps its article (AEB: no page of the
+#: 181 turns into a listing at 2; the generated archives all do).
+LISTING_RATIO = 2.0
+#: A listing shows at least this many teasers (a product page's one linked author is none).
+LISTING_MIN_TEASERS = 3
+
+
+@dataclass
+class MainContent:
+    """The article a page carries, with its title kept apart from the body text.
+
+    ``page_text`` is the whole visible text of the page (before pruning): thin pages are
+    compared by it. ``listing``: the content is a list of teasers, not one article.
+    """
+
+    title: str | None
+    node: Any
+    text: str
+    blocks: list[tuple[str, int, str]]
+    page_text: str = ""
+    listing: bool = False
+    heading: str | None = field(default=None)
+
+
+def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) -> MainContent:
+    """Find the article in a parsed page; the tree is modified in place (noise removed).
+
+    ``cleaned``: :func:`remove_invisible` already ran on this tree (then pass the ``title``
+    read before, since the <head> is gone).
+    """
+    if root is None:
+        return MainContent(None, None, "", [])
+    if not cleaned:
+        title = page_title(root)
+        remove_invisible(root)
+    bodies = root.xpath("//body")
+    body = bodies[0] if bodies else root
+    walked = walk(body)
+    page_text = " ".join(t for b in walked.blocks if (t := b.text))
+    if not walked.blocks:
+        return MainContent(title, body, "", [], page_text)
+    w = weigh(walked)
+    best = choose(w)
+    listing = False
+    if max(w.teasers) > 0:
+        teasers = choose(w, w.teasers)
+        if w.teaser_count[teasers] >= LISTING_MIN_TEASERS and w.teasers[
+            teasers
+        ] > LISTING_RATIO * max(w.good[best], 0.0):
+            best, listing = teasers, True
+    node = walked.element(best)
+    span = walked.spans.get(best)
+    if _prune(node, best, w, listing) or span is None or not span[2]:
+        inside: list[Block] = walk(node).blocks
+    else:  # nothing left the content: its paragraphs are those the first walk found
+        inside = walked.blocks[span[0] : span[1]]
+    kept = join_blocks(inside)
+    heading = next((t for kind, _, t in kept if kind == "heading"), None)
+    kept = _tidy(kept, title)
+    text = "\n\n".join(t for _, _, t in kept)
+    return MainContent(title, node, text, kept, page_text, listing, heading)
+
+
+def _prune(node: Any, index: int, w: Weights, listing: bool) -> int:
+    """Top-down: drop branches whose weight is far below the content they sit in; count them.
+
+    In a listing, teasers are the content: link-rich branches stay, and a furniture-named
+    branch goes when it holds under half of the teasers.
+    """
+    parents = w.walk.parents
+    n = len(parents)
+    sizes = [1] * n
+    for i in range(n - 1, 0, -1):
+        sizes[parents[i]] += sizes[i]
+    mass = w.teasers if listing else w.good
+    total = max(mass[index], 1)
+    removed = 0
+    stack = [(node, index)]
+    while stack:
+        el, idx = stack.pop()
+        j = idx + 1
+        for child in list(el):
+            if child.tag.__class__ is not str:
+                continue
+            k = j
+            j += sizes[k]
+            if child.tag in HEADINGS:
+                continue
+            furniture = mass[k] < PRUNE_NOISE_SHARE * total and w.factor(k) < 1
+            link_list = (
+                not listing
+                and w.net[k] < 0
+                and w.good[k] < PRUNE_LINK_LIST_SHARE * total
+                and w.link_density(k) > PRUNE_LINK_DENSITY
+            )
+            if child.tag in PRUNE_TAGS or furniture or link_list:
+                remove_element(child)
+                removed += 1
+            else:
+                stack.append((child, k))
+    return removed
+
+
+def _tidy(blocks: list[tuple[str, int, str]], title: str | None) -> list[tuple[str, int, str]]:
+    """Drop the title heading (kept apart) and headings left with nothing under them."""
+    if title:
+        folded = title.casefold()
+        for i, (kind, _, text) in enumerate(blocks[:3]):
+            if kind == "heading" and text.casefold() == folded:
+                blocks = blocks[:i] + blocks[i + 1 :]
+                break
+    while blocks and blocks[-1][0] == "heading":
+        blocks = blocks[:-1]
+    return blocks
+
+
+def extract(html: bytes | str) -> MainContent:
+    """Parse and extract in one call; unusable input gives empty content, never an error."""
+    doc = parse_html(html)
+    if doc.root is None:
+        return MainContent(None, None, "", [])
+    return main_content(doc.root)

@@ -1,0 +1,199 @@
+"""Remove what a reader never sees: never-rendered elements, hidden and floating layers.
+
+Seed 001's first step. Never-rendered elements (scripts, styles, the head, widgets, the
+``hidden`` attribute, closed dialogs) go first; then the page's own style rules and inline
+styles are resolved (:mod:`visdup.content.css`) and what they hide goes, unless it holds most
+of the page's prose (a script reveals it on load). The compiled scan
+(``visdup._native._stm.invisible_scan``) finds the never-rendered elements and the styles
+without building a Python object per element; the Python scan is its reference.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import lxml.etree
+
+from visdup._native import kernel
+from visdup.content.blocks import char_count
+from visdup.content.css import Cascade, apply_sheets, declarations, is_hiding, visually_hidden
+
+logger = logging.getLogger(__name__)
+
+_kernel = kernel("_stm")
+
+#: Elements that are never rendered, or rendered as widgets rather than text.
+NEVER_RENDERED = frozenset(
+    {
+        "script", "style", "template", "noscript", "head", "meta", "link", "base", "title",
+        "svg", "canvas", "iframe", "object", "embed", "audio", "video", "map", "input",
+        "button", "select", "textarea", "option", "datalist",
+    }
+)  # fmt: skip
+
+#: A CSS-hidden element holding this share of the page's prose (and at least
+#: REVEAL_MIN_CHARS characters) is taken to be revealed by a script on load, and kept: a
+#: page whose article sits in a `display:none` tab that a script opens is still read.
+REVEAL_SHARE = 0.5
+REVEAL_MIN_CHARS = 500
+
+_NEVER_SET = set(NEVER_RENDERED)  # the compiled scan takes a plain set
+
+
+def remove_element(el: Any) -> None:
+    """Remove an element but keep its tail, which is the parent's visible text."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    tail = el.tail
+    if tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(el)
+
+
+def remove_invisible(root: Any) -> int:
+    """Remove in place what is never seen or floats over the page; return how many went.
+
+    Inline styles and the page's own <style> rules both count. Hidden by CSS but holding
+    most of the page's prose means scripts reveal it on load: such an element stays.
+    `aria-hidden="true"` alone keeps an element (icons, but also visible duplicates
+    of real text); combined with a visually-hidden style it is seen by nobody and goes.
+    The count is of outermost elements removed: what sat inside them is not counted.
+    """
+    if root is None:
+        return 0
+    scanned = None
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", 0):
+        scanned = _kernel.invisible_scan(root, _NEVER_SET)
+    if scanned is None:
+        removed, sheets, inline = _scan_invisible(root)
+    else:
+        outer_paths, raw_sheets, styles = scanned
+        sheets = []
+        for text, media in raw_sheets:
+            media = (media or "all").lower()
+            if "screen" in media or "all" in media:
+                sheets.append(text)
+        # Paths name elements of the tree as it was: resolve them all before removing.
+        outermost = list(_resolve(root, outer_paths))
+        found = _resolve(root, [p for p, _ in styles])
+        inline = list(zip(found, [s for _, s in styles], strict=True))
+        for el in outermost:
+            remove_element(el)
+        removed = len(outermost)
+    cascade = Cascade()
+    if sheets:
+        apply_sheets(root, sheets, cascade)
+    for el, style in inline:
+        if style:
+            cascade.add(el, declarations(style), (1, 0, 0, 0, 0))
+    return _remove_hidden(root, cascade, removed)
+
+
+def _resolve(root: Any, paths: list[tuple[int, ...]]) -> Iterator[Any]:
+    """The elements at these child-position paths (in document order, sharing prefixes)."""
+    chain = [root]
+    prev: tuple[int, ...] = ()
+    for path in paths:
+        common = 0
+        limit = min(len(prev), len(path))
+        while common < limit and prev[common] == path[common]:
+            common += 1
+        del chain[common + 1 :]
+        for pos in path[common:]:
+            chain.append(chain[-1][pos])
+        prev = path
+        yield chain[-1]
+
+
+def _scan_invisible(root: Any) -> tuple[int, list[str], list[tuple[Any, str | None]]]:
+    """remove_invisible's scan in Python: never-rendered elements go; sheets, inline styles."""
+    never: set[Any] = set()
+    sheets: list[str] = []
+    # Held until the end: the later walks then reuse these element proxies rather than
+    # building new ones through lxml.html's Python class lookup.
+    everything = list(root.iter())
+    for el in everything:
+        tag = el.tag
+        if not isinstance(tag, str):
+            never.add(el)  # comments and processing instructions
+            continue
+        tag = tag.lower()
+        if tag == "style" and el.text:
+            media = (el.get("media") or "all").lower()
+            if "screen" in media or "all" in media:
+                sheets.append(el.text)
+        if (
+            tag in NEVER_RENDERED
+            or el.get("hidden") is not None
+            or (tag == "dialog" and el.get("open") is None)
+        ):
+            never.add(el)
+    removed = _remove_outermost(root, never)
+    inline = [(el, el.get("style")) for el in root.iter(lxml.etree.Element)]
+    return removed, sheets, inline
+
+
+def _remove_outermost(root: Any, doomed: set[Any]) -> int:
+    """Remove the doomed elements, skipping those inside one already going (no depth scans)."""
+    outermost: list[Any] = []
+    walker = lxml.etree.iterwalk(root, events=("start",))
+    for _, el in walker:
+        if el in doomed and el is not root:
+            outermost.append(el)
+            walker.skip_subtree()
+    for el in outermost:
+        remove_element(el)
+    return len(outermost)
+
+
+def _own_text_len(root: Any) -> dict[Any, int]:
+    """Non-link visible characters per element (for the scripted-reveal guard)."""
+    sizes: dict[Any, int] = {}
+    stack: list[list[Any]] = []
+    link_depth = 0
+    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+        if event == "start":
+            if el.tag == "a":
+                link_depth += 1
+            n = 0 if link_depth else char_count(el.text)
+            stack.append([el, n])
+        else:
+            node, n = stack.pop()
+            sizes[node] = n
+            if node.tag == "a":
+                link_depth -= 1
+            if stack:
+                stack[-1][1] += n + (0 if link_depth else char_count(node.tail))
+    return sizes
+
+
+def _remove_hidden(root: Any, cascade: Cascade, removed: int) -> int:
+    """Remove what the resolved styles hide, unless it holds most of the page's prose."""
+    hidden: list[Any] = []
+    for el in cascade.values:
+        if el.tag in {"html", "body"}:
+            continue
+        decls = cascade.resolved(el)
+        if is_hiding(decls) or (
+            el.get("aria-hidden", "").lower() == "true" and visually_hidden(decls)
+        ):
+            hidden.append(el)
+    if not hidden:
+        return removed
+    sizes = _own_text_len(root)
+    page_text = max(sizes.get(root, 0), 1)
+    doomed: set[Any] = set()
+    for el in hidden:
+        size = sizes.get(el, 0)
+        if size >= REVEAL_SHARE * page_text and size >= REVEAL_MIN_CHARS:
+            logger.debug("Keeping hidden <%s>: it holds most of the page's text", el.tag)
+            continue
+        doomed.add(el)
+    return removed + _remove_outermost(root, doomed)

@@ -1,0 +1,262 @@
+"""Node weights of seed 001 (Wang & Zhang): where on the page the article is.
+
+The seed's formula (1) is lost; the combination used here rewards text (t), punishes links
+(k) and shallow nodes (d), and scales by what the author called the node (m):
+
+- a paragraph is worth its characters minus LINK_COST x its link characters when it reads
+  like prose, and costs PLAIN_COST x its plain and LINK_COST_NOT_PROSE x its link characters
+  when it does not (menus, labels); a linked heading (a teaser card) costs
+  LINKED_HEADING_COST x;
+- S(Q) sums the paragraphs of Q's subtree; a child whose factor m is below 1 passes up only
+  m of its positive sum;
+- H(Q) = S(Q) x m(Q) x the smallest m among Q's ancestors x (1 + DEPTH_BONUS x min(d,
+  DEPTH_CAP)), d the depth below the walked root; the node with the highest H is the content.
+
+Every number here was chosen on the article-extraction benchmark (AEB) with
+``bench/bench_content.py --set aeb`` and checked, untouched, on the Python and PostgreSQL
+manuals (``--set python``, ``--set postgres``); the README has both tables.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from visdup.content.blocks import Block, Key, Walk
+
+#: Structural elements that hold page furniture rather than the article.
+NOISE_TAGS = frozenset({"nav", "aside", "footer", "menu"})
+#: Structural elements that hold the article.
+CONTENT_TAGS = frozenset({"article", "main"})
+
+#: class/id words that mark page furniture (weight factor below 1).
+NOISE_WORDS = frozenset(
+    {
+        "nav", "navbar", "navigation", "menu", "footer", "sidebar", "aside", "complementary",
+        "contentinfo", "ad", "ads", "advert", "advertisement", "advertising", "banner",
+        "sponsor", "sponsored", "promo", "comment", "comments", "disqus", "share", "sharing",
+        "social", "related", "recommended", "popular", "trending", "newsletter", "subscribe",
+        "signup", "breadcrumb", "breadcrumbs", "widget", "cookie", "cookies", "consent", "gdpr",
+        "modal", "popup", "masthead", "toolbar", "pagination", "pager", "tags", "taglist",
+        "outbrain", "taboola", "byline", "author", "meta", "more", "recirc", "teaser",
+        "caption", "credit", "gallery", "slideshow", "date", "dateline", "timestamp", "header",
+        "skip", "print", "topics",
+    }
+)  # fmt: skip
+
+#: class/id words that mark the article itself (weight factor above 1).
+CONTENT_WORDS = frozenset(
+    {
+        "article", "content", "post", "entry", "body", "story", "text", "main", "blog",
+        "articlebody", "postbody", "entrycontent", "storybody", "richtext", "prose",
+    }
+)  # fmt: skip
+
+#: m for a furniture element (nav, aside, footer, menu): below the 0.5 that lets a long
+#: article inside a <nav>-wrapped page still win, above the word factor (a tag is a weaker
+#: hint than a class the author chose).
+NOISE_TAG_FACTOR = 0.3
+#: m for a furniture class/id word: a comment list four times the article's length still
+#: loses to it.
+NOISE_WORD_FACTOR = 0.25
+#: m for an article class/id word or <article>/<main>: breaks near-ties toward the article.
+CONTENT_FACTOR = 1.5
+#: m for schema.org's itemprop="articleBody": the page says where its article is.
+ARTICLE_BODY_FACTOR = 2.0
+
+#: The d of seed 001: weight gained per level below the walked root, up to DEPTH_CAP levels;
+#: furniture sits shallower than the article.
+DEPTH_BONUS = 0.02
+DEPTH_CAP = 20
+
+#: Prose needs this many characters: shorter runs are labels, buttons and dates.
+MIN_PROSE_CHARS = 20
+#: A run whose link characters exceed this share is navigation, whatever its length.
+MAX_PROSE_LINK_SHARE = 0.6
+#: A run this long is prose without further checks (no menu item is 90 characters).
+LONG_PROSE_CHARS = 90
+#: A run this long with a space and a sentence mark inside is prose too.
+SENTENCE_PROSE_CHARS = 40
+#: Link characters inside prose cost this much: a paragraph that is mostly links weighs less.
+LINK_COST = 1.5
+#: Plain characters outside prose cost this much (labels are weak evidence of furniture).
+PLAIN_COST = 0.2
+#: Link characters outside prose cost this much (menus are strong evidence).
+LINK_COST_NOT_PROSE = 1.0
+#: A heading whose link characters exceed this share is a teaser card's title...
+LINKED_HEADING_SHARE = 0.5
+#: ...and costs this much per character: a list of teasers is not the article.
+LINKED_HEADING_COST = 3.0
+#: Endings of a teaser for another page, not this page's prose.
+TEASER_ENDINGS = ("…", "...", "[…]")
+
+_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_SENTENCE_END = re.compile(r"[.!?。！？;；:,，、]")
+
+#: factor() by key: pages of a site repeat the same few (tag, class, id, role, itemprop).
+_FACTORS: dict[Key, float] = {}
+_FACTORS_MAX = 50_000
+
+
+def factor(key: Key) -> float:
+    """The m of seed 001: what the page's author called this node, from its attribute key.
+
+    The classes of <html> and <body> describe the whole page (``class="print"`` on a
+    printer-friendly version), never a part of it, so they weigh nothing.
+    """
+    tag = key[0]
+    if tag in ("html", "body"):
+        return 1.0
+    value = _FACTORS.get(key)
+    if value is not None:
+        return value
+    words: set[str] = set()
+    for attr in key[1:]:
+        if attr:
+            words.update(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", attr).lower()) if w)
+    value = 1.0
+    if tag in NOISE_TAGS:
+        value *= NOISE_TAG_FACTOR
+    if not words.isdisjoint(NOISE_WORDS):
+        value *= NOISE_WORD_FACTOR
+    if not words.isdisjoint(CONTENT_WORDS) or tag in CONTENT_TAGS:
+        value *= CONTENT_FACTOR
+    if key[4] == "articleBody":
+        value *= ARTICLE_BODY_FACTOR
+    if len(_FACTORS) >= _FACTORS_MAX:
+        _FACTORS.clear()
+    _FACTORS[key] = value
+    return value
+
+
+def is_teaser(block: Block) -> bool:
+    """A paragraph that announces another page: a linked heading, or an excerpt cut short."""
+    if block.kind == "heading":
+        return block.link_chars > LINKED_HEADING_SHARE * block.chars
+    return block.chars >= MIN_PROSE_CHARS and block.text.endswith(TEASER_ENDINGS)
+
+
+def is_prose(block: Block) -> bool:
+    """Prose rather than furniture: long enough, few links, sentence-like."""
+    if block.chars < MIN_PROSE_CHARS:
+        return False
+    if block.link_chars > MAX_PROSE_LINK_SHARE * block.chars:
+        return False
+    text = block.text
+    if text.endswith(TEASER_ENDINGS):
+        return False
+    return (
+        block.chars >= LONG_PROSE_CHARS
+        or bool(_SENTENCE_END.search(text[-2:] or ""))
+        or (
+            block.chars >= SENTENCE_PROSE_CHARS and " " in text and bool(_SENTENCE_END.search(text))
+        )
+    )
+
+
+def block_value(block: Block) -> float:
+    """What one paragraph says about its owner: prose is worth its length, furniture costs."""
+    if block.kind == "heading":
+        if block.link_chars > LINKED_HEADING_SHARE * block.chars:
+            return -LINKED_HEADING_COST * block.chars
+        return 0.0
+    if is_prose(block):
+        return float(block.chars - LINK_COST * block.link_chars)
+    return -PLAIN_COST * (block.chars - block.link_chars) - LINK_COST_NOT_PROSE * block.link_chars
+
+
+@dataclass
+class Weights:
+    """Per-element sums over the paragraphs of its subtree, by element number."""
+
+    walk: Walk
+    net: list[float]  # S(Q): prose minus furniture
+    good: list[float]  # prose characters alone (discounted by furniture factors)
+    chars: list[int]
+    links: list[int]
+    teasers: list[float]  # characters of teasers (linked headings, cut excerpts)
+    teaser_count: list[int]
+    _factors: list[float | None]
+
+    def factor(self, i: int) -> float:
+        value = self._factors[i]
+        if value is None:
+            value = self._factors[i] = factor(self.walk.keys[i])
+        return value
+
+    def link_density(self, i: int) -> float:
+        return self.links[i] / max(1, self.chars[i])
+
+
+def weigh(walk: Walk) -> Weights:
+    """S(Q) and the prose of every element, summed bottom-up over the walk's paragraphs.
+
+    A subtree whose factor says furniture (comments, related links) passes up only that
+    share of its prose, so that a parent holding article and comments scores below the
+    article alone.
+    """
+    n = len(walk.parents)
+    net = [0.0] * n
+    good = [0.0] * n
+    chars = [0] * n
+    links = [0] * n
+    teasers = [0.0] * n
+    count = [0] * n
+    w = Weights(walk, net, good, chars, links, teasers, count, [None] * n)
+    for block in walk.blocks:
+        value = block_value(block)
+        owner = block.owner
+        net[owner] += value
+        chars[owner] += block.chars
+        links[owner] += block.link_chars
+        if value > 0:
+            good[owner] += block.chars - block.link_chars
+        if is_teaser(block):
+            teasers[owner] += block.chars
+            count[owner] += 1
+    parents = walk.parents
+    for i in range(n - 1, 0, -1):
+        c = chars[i]
+        if not c:
+            continue
+        parent = parents[i]
+        s, g, t = net[i], good[i], teasers[i]
+        # The factor only scales what is positive: skip its lookup for the rest.
+        m = min(1.0, w.factor(i)) if s > 0 or g or t else 1.0
+        net[parent] += s * m if s > 0 else s
+        good[parent] += g * m
+        teasers[parent] += t * m
+        count[parent] += count[i]
+        chars[parent] += c
+        links[parent] += links[i]
+    return w
+
+
+def choose(w: Weights, score: list[float] | None = None) -> int:
+    """The element with the highest weight H (its number), deeper elements winning ties.
+
+    H = S(Q) · m(Q) · the furniture discounts of Q's ancestors: one comment inside a
+    comment list does not win over the article however long it is. ``score`` replaces S(Q)
+    (the listing fallback weighs teasers instead).
+    """
+    values = w.net if score is None else score
+    parents = w.walk.parents
+    n = len(parents)
+    best, best_score = 0, float("-inf")
+    path = [1.0] * n
+    depth = [0] * n
+    for i in range(n):
+        if i:
+            parent = parents[i]
+            path[i] = min(path[parent], w.factor(parent)) if parent else 1.0
+            depth[i] = depth[parent] + 1
+        s = values[i]
+        if s <= 0:
+            continue
+        d = depth[i]
+        bonus = 1 + DEPTH_BONUS * (d if d < DEPTH_CAP else DEPTH_CAP)
+        weighted = s * w.factor(i) * path[i] * bonus
+        if weighted >= best_score:
+            best, best_score = i, weighted
+    return best
