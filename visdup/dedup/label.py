@@ -13,7 +13,10 @@ for each channel (the page's structure, its main content):
 
 Both channels together give the page's verdict: **duplicate** (same content, same template,
 or a byte-identical copy), **same_template** (new content in a known layout), **moved** (known
-content in another layout) or **novel**. The original of a group is the first page stored.
+content in another layout) or **novel** (:mod:`visdup.verdicts`). A page too thin for the
+content channel is a duplicate (kind ``thin``) when its whole visible text and its structure
+match a stored page's. A group's original does not depend on crawl order: a page that ranks
+before it (:func:`visdup.verdicts.original_rank`) takes its place in the same transaction.
 """
 
 from __future__ import annotations
@@ -25,18 +28,36 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
 from visdup.config import flag
-from visdup.index import MemoryIndex, SqlIndex
-from visdup.index.sql import advisory_lock
-from visdup.storage.store import PageRecord, Store, pages
+from visdup.index import MemoryIndex
+from visdup.storage.locks import advisory_lock
+from visdup.storage.store import PageRecord, Store
 from visdup.structure.fingerprint import hamming
+from visdup.verdicts import (
+    CONTENT,
+    DUPLICATE,
+    DUPLICATE_VERDICTS,
+    EXACT,
+    MOVED,
+    NOVEL,
+    SAME_TEMPLATE,
+    STRUCTURAL,
+    THIN,
+    original_rank,
+    same_url,
+)
 
 logger = logging.getLogger(__name__)
 
-EXACT, STRUCTURAL, TEMPLATE = "exact", "structural", "template"
-DUPLICATE, SAME_TEMPLATE, MOVED, NOVEL = "duplicate", "same_template", "moved", "novel"
+#: A structural match below VISDUP_SIMILARITY_THRESHOLD: one template, not a duplicate.
+TEMPLATE = "template"
+#: Stored thin pages with the page's visible-text key that its structure is compared with
+#: (the first stored of them first: the group's original is among them).
+THIN_CANDIDATES = 8
+#: Group sizes kept for pages just stored, until their pipeline reads them (the cap).
+RECENT_SIZES = 10_000
 
 T = TypeVar("T")
 
@@ -139,7 +160,8 @@ class Channel(Generic[T]):
         self.measure = measure
         self.accepts = accepts
         self.memory = MemoryIndex(k=k, max_candidates=max_lookup)
-        self.sql = SqlIndex(store.engine, name, k=k, max_candidates=max_lookup)
+        # shared band rows for other processes (PostgreSQL); None on SQLite: one writer
+        self.sql = store.band_index(name, k, max_lookup)
         self.cache: ObjectCache[T] = ObjectCache(load)
         self.order: list[int] = []  # keys in insertion order, for the catch-up check
         self._count = count
@@ -204,7 +226,7 @@ class Channel(Generic[T]):
                 or (self.shared is not None and mine & self.shared.keys(key))
             )
         ]
-        if self.store.is_postgres:
+        if self.sql is not None:  # pages other processes stored
             known.update(late)
             late += [
                 key
@@ -241,23 +263,30 @@ class Labeller:
         channels: dict[str, Channel[Any]],
         *,
         nofollow_verdicts: frozenset[str] = frozenset(),
+        count: Callable[[str, int], None] | None = None,
     ):
         self.store = store
         self.channels = channels
         self.nofollow_verdicts = nofollow_verdicts
+        self._count = count or (lambda _key, _n: None)
         self._lock = threading.Lock()
-        self._roots: dict[str, dict[int, int]] = {name: {} for name in channels}
+        self._parent: dict[int, int] = {}  # page -> its group's original (duplicate_of)
+        self._members: dict[int, set[int]] = {}  # original -> the pages that name it
+        self._named: dict[int, set[str]] = {}  # original -> canonicals its pages declare
+        self._thin: dict[int, list[int]] = {}  # visible-text key -> thin pages with it
+        self._sizes: dict[int, int] = {}  # page -> its group's size when it was stored
 
     def warm(self) -> int:
         """Load every stored fingerprint, so a second crawl finds the first crawl's pages."""
         n = 0
         for channel in self.channels.values():
             n = max(n, channel.warm())
-        for row in self.store.rows("id", "duplicate_of", "kind", "content_duplicate_of"):
-            if row.duplicate_of is not None:  # an exact copy's chain runs through its twin
-                self._roots.setdefault("structure", {})[row.id] = row.duplicate_of
-            if row.content_duplicate_of is not None:
-                self._roots.setdefault("content", {})[row.id] = row.content_duplicate_of
+        for row in self.store.rows("id", "duplicate_of", "canonical", "content_print"):
+            if row.duplicate_of is not None:
+                self._join(row.id, row.duplicate_of, row.canonical)
+            key = self._thin_key(row.content_print)
+            if key:
+                self._thin_add(key, row.id)
         return n
 
     def prepare(self, name: str, fp: int | None, obj: Any) -> Pending:
@@ -283,7 +312,7 @@ class Labeller:
                     key
                     for name, pending in prepared.items()
                     if name in self.channels and pending.fp is not None
-                    for key in self.channels[name].sql.lock_keys(pending.fp)
+                    for key in self._lock_keys(name, pending.fp)
                 ],
             )
             exact = None
@@ -310,24 +339,51 @@ class Labeller:
             if content is not None and structure.obj is not None and "structure" in self.channels:
                 # duplicate or moved: is the page laid out like the page whose content it has?
                 same_layout = self.channels["structure"].confirm(structure.obj, [content.page_id])
-            self._decide(conn, record, exact, matches.get("structure"), content, same_layout)
+            thin_key = self._thin_key(record.content_print)
+            thin = None
+            if thin_key and exact is None and content is None:
+                thin = self._thin_match(thin_key, structure)
+            self._decide(conn, record, exact, matches.get("structure"), content, same_layout, thin)
+            replaced = self._elect(conn, record)
             page_id = self.store.insert_page(
                 conn, record, run_id, links_followed=record.verdict not in self.nofollow_verdicts
             )
             if page_id is None:
                 return None
+            if replaced is not None:
+                self._take_over(conn, page_id, *replaced)
             for name, pending in prepared.items():
-                if name in self.channels and pending.fp is not None:
-                    self.channels[name].sql.add(page_id, pending.fp, conn=conn)
+                shared = self.channels[name].sql if name in self.channels else None
+                if shared is not None and pending.fp is not None:
+                    shared.add(page_id, pending.fp, conn=conn)
         # committed: now visible to this process's later pages
         for name, pending in prepared.items():
             if name in self.channels and pending.fp is not None:
                 self.channels[name].added(page_id, pending.fp, pending.obj)
-        if record.duplicate_of is not None:
-            self._roots.setdefault("structure", {})[page_id] = record.duplicate_of
-        if record.content_duplicate_of is not None:
-            self._roots.setdefault("content", {})[page_id] = record.content_duplicate_of
+        if replaced is not None:
+            self._swapped(page_id, replaced, record)
+        elif record.duplicate_of is not None:
+            self._join(page_id, record.duplicate_of, record.canonical)
+        elif record.canonical:
+            self._named.setdefault(page_id, set()).add(record.canonical)
+        if thin_key:
+            self._thin_add(thin_key, page_id)
+        group = record.duplicate_of if record.duplicate_of is not None else page_id
+        self._sizes[page_id] = len(self._members.get(group, ())) + 1
+        while len(self._sizes) > RECENT_SIZES:
+            self._sizes.pop(next(iter(self._sizes)))
         return page_id
+
+    def group_size_at(self, page_id: int | None) -> int:
+        """Pages in a recently stored page's group when it joined (its original included)."""
+        if page_id is None:
+            return 1
+        return self._sizes.pop(page_id, 1)
+
+    def _lock_keys(self, name: str, fp: int) -> list[int]:
+        """Advisory lock keys of a page's fingerprint (PostgreSQL only: SQLite has one writer)."""
+        shared = self.channels[name].sql
+        return shared.lock_keys(fp) if shared is not None else []
 
     def _decide(
         self,
@@ -337,51 +393,149 @@ class Labeller:
         structure: Match | None,
         content: Match | None,
         same_layout: Match | None = None,
+        thin: Match | None = None,
     ) -> None:
-        if exact is not None:  # an exact copy points at its first twin
-            record.duplicate_of, record.similarity, record.kind = exact.page_id, 1.0, EXACT
-            record.verdict = DUPLICATE
-            if content is not None:
-                self._set_content(conn, record, content)
-            return
+        """One verdict from every channel; only a duplicate names its group's original.
+
+        ``kind`` says which evidence made the duplicate: a byte-identical copy, the same main
+        content, the same visible text on a thin page, or, when the structure channel decides
+        alone, near-identical structure. Structural similarity is kept as a measure on every
+        page, but with the content channel on it never makes a duplicate by itself.
+        """
+        record.duplicate_of = record.kind = record.content_duplicate_of = None
         if structure is not None:
             record.similarity = round(structure.similarity, 6)
-        if structure is not None and structure.kind == STRUCTURAL:
-            # a structural near-duplicate points at its group's original
-            record.duplicate_of = self._root(conn, "structure", structure.page_id, "duplicate_of")
-            record.kind = STRUCTURAL
         if content is not None:
-            self._set_content(conn, record, content)
-        if "content" not in self.channels:
-            # structure alone: a structural match is all there is to say
-            near = structure is not None and structure.kind == STRUCTURAL
-            record.verdict = DUPLICATE if near else SAME_TEMPLATE if structure else NOVEL
+            record.content_duplicate_of = self._root(conn, content.page_id)
+            record.content_similarity = round(content.similarity, 6)
+            record.content_kind = content.kind
+        if exact is not None:
+            record.verdict, record.kind, record.similarity = DUPLICATE, EXACT, 1.0
+            record.duplicate_of = self._root(conn, exact.page_id)
         elif content is not None:
             record.verdict = DUPLICATE if same_layout is not None else MOVED
-        elif structure is not None:
-            record.verdict = SAME_TEMPLATE
+            record.kind = CONTENT
+            record.duplicate_of = record.content_duplicate_of
+        elif thin is not None:
+            record.verdict, record.kind = DUPLICATE, THIN
+            record.duplicate_of = self._root(conn, thin.page_id)
+        elif (
+            structure is not None
+            and structure.kind == STRUCTURAL
+            and "content" not in self.channels
+        ):
+            record.verdict, record.kind = DUPLICATE, STRUCTURAL
+            record.duplicate_of = self._root(conn, structure.page_id)
         else:
-            record.verdict = NOVEL
+            record.verdict = SAME_TEMPLATE if structure is not None else NOVEL
 
-    def _set_content(self, conn: Connection, record: PageRecord, content: Match) -> None:
-        record.content_duplicate_of = self._root(
-            conn, "content", content.page_id, "content_duplicate_of"
-        )
-        record.content_similarity = round(content.similarity, 6)
-        record.content_kind = content.kind
-
-    def _root(self, conn: Connection, channel: str, page_id: int, column: str) -> int:
-        """Follow a channel's links to the page that is nobody's duplicate (the first stored)."""
-        roots = self._roots.setdefault(channel, {})
+    def _root(self, conn: Connection, page_id: int) -> int:
+        """Follow ``duplicate_of`` links to the group's original (a page that names none)."""
         seen = {page_id}
         while True:
-            parent = roots.get(page_id)
+            parent = self._parent.get(page_id)
             if parent is None and self.store.is_postgres:  # maybe stored by another process
-                parent = conn.execute(select(pages.c[column]).where(pages.c.id == page_id)).scalar()
+                parent = self.store.parent_of(conn, page_id, "duplicate_of")
             if parent is None or parent in seen:
                 return page_id
             seen.add(parent)
             page_id = parent
+
+    def _join(self, page_id: int, original: int, canonical: str | None) -> None:
+        self._parent[page_id] = original
+        self._members.setdefault(original, set()).add(page_id)
+        if canonical:
+            self._named.setdefault(original, set()).add(canonical)
+
+    # ------------------------------------------------------------------ thin pages
+
+    def _thin_key(self, content_print: str | None) -> int:
+        """The visible-text key of a page too thin for the content channel, else 0."""
+        channel = self.channels.get("content")
+        if channel is None or not content_print or '"thin"' not in content_print:
+            return 0
+        from visdup.content.textprint import ContentPrint
+
+        try:
+            cp = ContentPrint.from_json(content_print)
+        except (ValueError, KeyError):
+            return 0
+        return 0 if channel.accepts(cp) else cp.thin
+
+    def _thin_add(self, key: int, page_id: int) -> None:
+        pages = self._thin.setdefault(key, [])
+        if len(pages) < THIN_CANDIDATES:
+            pages.append(page_id)
+
+    def _thin_match(self, key: int, structure: Pending) -> Match | None:
+        """A stored thin page with the same visible text and near-identical structure."""
+        ids = self._thin.get(key)
+        channel = self.channels.get("structure")
+        if not ids or channel is None or structure.obj is None:
+            return None
+        match = channel.confirm(structure.obj, list(ids))
+        if match is None or match.kind != STRUCTURAL:
+            return None  # same words in another layout: a login box and a 404 may share them
+        return Match(match.page_id, match.similarity, THIN)
+
+    # ------------------------------------------------------------------ originals
+
+    def _elect(self, conn: Connection, record: PageRecord) -> tuple[int, str, str] | None:
+        """Before the insert: does the new page rank before its group's original?
+
+        Then it takes the original's place (and verdict); the returned (old original, verdict,
+        kind) is what :meth:`_take_over` gives the old original.
+        """
+        original = record.duplicate_of
+        if original is None or record.verdict is None or record.kind is None:
+            return None
+        row = self.store.page_fields(conn, original, "url", "canonical", "verdict")
+        if row is None or row.verdict is None or row.verdict in DUPLICATE_VERDICTS:
+            return None
+        named = set(self._named.get(original, ())) | {
+            c for c in (row.canonical, record.canonical) if c
+        }
+        mine = original_rank(record.url, any(same_url(record.url, c) for c in named), 1 << 62)
+        theirs = original_rank(row.url, any(same_url(row.url, c) for c in named), original)
+        if mine >= theirs:
+            return None
+        replaced = (original, record.verdict, record.kind)
+        record.verdict = row.verdict
+        record.kind = record.duplicate_of = record.content_duplicate_of = None
+        return replaced
+
+    def _take_over(
+        self, conn: Connection, page_id: int, original: int, verdict: str, kind: str
+    ) -> None:
+        """In the insert's transaction: the group names the new page; the old original is its
+        duplicate."""
+        fields = {
+            "verdict": verdict,
+            "kind": kind,
+            "duplicate_of": page_id,
+            "content_duplicate_of": page_id if kind == CONTENT else None,
+        }
+        self.store.repoint_group(conn, original, page_id, fields)
+
+    def _swapped(self, page_id: int, replaced: tuple[int, str, str], record: PageRecord) -> None:
+        """After the commit: the in-memory groups and the stats follow the store."""
+        original, verdict, kind = replaced
+        members = self._members.pop(original, set())
+        for member in members:
+            self._parent[member] = page_id
+        self._parent[original] = page_id
+        members.add(original)
+        self._members[page_id] = members
+        named = self._named.pop(original, set())
+        if record.canonical:
+            named.add(record.canonical)
+        self._named[page_id] = named
+        # the old original was counted as what this page is now; it is the duplicate instead
+        self._count(f"visdup/verdict/{record.verdict}", -1)
+        self._count(f"visdup/verdict/{verdict}", 1)
+        self._count("visdup/duplicates", 1)
+        self._count(f"visdup/duplicates/{kind}", 1)
+        self._count("visdup/originals_replaced", 1)
 
 
 def build_labeller(
@@ -457,5 +611,5 @@ def build_labeller(
             count=count,
         )
     policy = str(get("VISDUP_DUPLICATE_POLICY"))
-    nofollow = frozenset({"duplicate", "moved"}) if "nofollow" in policy else frozenset()
-    return Labeller(store, channels, nofollow_verdicts=nofollow)
+    nofollow = DUPLICATE_VERDICTS if "nofollow" in policy else frozenset()
+    return Labeller(store, channels, nofollow_verdicts=nofollow, count=count)

@@ -164,6 +164,7 @@ def to_signed(fp: int) -> int:
 
 
 def to_unsigned(value: int) -> int:
+    """The signed BIGINT a column stores back to the unsigned 64-bit fingerprint."""
     return value & FP_MASK
 
 

@@ -3,7 +3,8 @@
 One table serves every channel: ``visdup_fingerprints(channel, key, fp, b0, b1, ...)``, one row
 per key, one indexed column per band table. A lookup is a union of equality probes, one per
 band, each an index range scan; distances are computed here, not in SQL, so any SQLAlchemy
-dialect with 64-bit integers works.
+dialect with 64-bit integers works. The table itself belongs to the store's schema
+(:func:`visdup.storage.schema.fingerprint_table`); crawls write it on PostgreSQL only.
 """
 
 from __future__ import annotations
@@ -12,26 +13,13 @@ import contextlib
 import hashlib
 import logging
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import (
-    BigInteger,
-    Column,
-    Index,
-    MetaData,
-    String,
-    Table,
-    bindparam,
-    delete,
-    func,
-    inspect,
-    or_,
-    select,
-    text,
-    union,
-)
+from sqlalchemy import Table, bindparam, delete, func, or_, select, text, union
 
 from visdup.index.base import BandLayout, check_fp, layout_for, to_signed, to_unsigned
+from visdup.storage.locks import advisory_lock
+from visdup.storage.schema import FINGERPRINTS, fingerprint_table
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -39,27 +27,12 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-TABLE_NAME = "visdup_fingerprints"
+TABLE_NAME = FINGERPRINTS
 _BATCH = 5000
 _IN_CHUNK = 500
 #: After a bulk load this large, PostgreSQL gets fresh statistics at once: without them its
 #: plan for the 28-way band OR took 62 ms per lookup at 100k rows, 0.5 ms with them.
 _ANALYZE_AFTER = 10_000
-
-
-def advisory_lock(conn: Connection, keys: Iterable[int]) -> None:
-    """PostgreSQL transaction-level advisory locks on ``keys``, taken in sorted order.
-
-    Every writer takes its keys in one ascending sweep, so two writers can never wait for
-    each other in a cycle. A no-op on other databases (SQLite has one writer at a time).
-    """
-    if conn.dialect.name != "postgresql":
-        return
-    # unnest without ORDER BY yields the array in order, so the locks are taken in order.
-    conn.execute(
-        text("SELECT pg_advisory_xact_lock(x) FROM unnest(CAST(:keys AS BIGINT[])) AS x"),
-        {"keys": sorted(set(keys))},
-    )
 
 
 class SqlIndex:
@@ -119,41 +92,11 @@ class SqlIndex:
     # -- schema ------------------------------------------------------------------------------
 
     def _table(self, wanted: int, schema: str | None) -> Table:
-        existing = None
-        insp = inspect(self.engine)
-        if insp.has_table(TABLE_NAME, schema=schema):
-            names = {c["name"] for c in insp.get_columns(TABLE_NAME, schema=schema)}
-            existing = sum(1 for i in range(len(names)) if f"b{i}" in names)
-            if existing < self.layout.tables:
-                raise ValueError(
-                    f"{TABLE_NAME} has {existing} band columns, k={self.k} needs "
-                    f"{self.layout.tables}: use a new table or database, or a smaller k"
-                )
-        count = existing if existing is not None else wanted
-        metadata = MetaData(schema=schema)
-        columns = [
-            Column("channel", String(32), primary_key=True),
-            Column("key", BigInteger, primary_key=True, autoincrement=False),
-            Column("fp", BigInteger, nullable=False),
-        ]
-        columns += [Column(f"b{i}", BigInteger) for i in range(count)]
-        table = Table(TABLE_NAME, metadata, *columns)
-        # (channel, fp, key): the exact lookup reads its keys in order straight from the index.
-        Index(f"ix_{TABLE_NAME}_fp", table.c.channel, table.c.fp, table.c.key)
-        for i in range(count):
-            # Partial: a layout with fewer tables leaves columns NULL, and those rows cost nothing.
-            # fp included: the band probe reads only the index.
-            Index(
-                f"ix_{TABLE_NAME}_b{i}",
-                table.c.channel,
-                table.c[f"b{i}"],
-                table.c.fp,
-                postgresql_where=table.c[f"b{i}"].isnot(None),
-                sqlite_where=table.c[f"b{i}"].isnot(None),
-            )
-        if existing is None:
-            metadata.create_all(self.engine, checkfirst=True)
-        return table
+        """The shared band table, from the store's schema (created there, under its lock)."""
+        try:
+            return fingerprint_table(self.engine, self.layout.tables, schema, create=wanted)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (k={self.k} needs {self.layout.tables})") from None
 
     def _check_layout(self) -> None:
         """Refuse a channel indexed under another layout: its buckets would silently miss."""
@@ -179,6 +122,7 @@ class SqlIndex:
         """
         t = self.table
         keys = [band == bindparam(f"k{i}") for i, band in enumerate(self._bands)]
+        query: CompoundSelect[Any] | Select[Any]
         if self._postgres:
             # One bitmap OR over the band indexes: measured 2.3x faster than a UNION at 28 bands.
             query = select(t.c.fp).distinct().where(t.c.channel == bindparam("channel"), or_(*keys))
@@ -225,18 +169,29 @@ class SqlIndex:
     def _upsert(self, rows: list[dict[str, int | str]], conn: Connection) -> None:
         t = self.table
         name = conn.dialect.name
-        if name in ("postgresql", "sqlite"):
-            if name == "postgresql":
-                from sqlalchemy.dialects.postgresql import insert
-            else:
-                from sqlalchemy.dialects.sqlite import insert
-            stmt = insert(t)
-            columns = ["fp", *(f"b{i}" for i in range(len(self._bands)))]
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[t.c.channel, t.c.key],
-                set_={c: stmt.excluded[c] for c in columns},
+        columns = ["fp", *(f"b{i}" for i in range(len(self._bands)))]
+        if name == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            pg = pg_insert(t)
+            conn.execute(
+                pg.on_conflict_do_update(
+                    index_elements=[t.c.channel, t.c.key], set_={c: pg.excluded[c] for c in columns}
+                ),
+                rows,
             )
-            conn.execute(stmt, rows)
+            return
+        if name == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            lite = sqlite_insert(t)
+            conn.execute(
+                lite.on_conflict_do_update(
+                    index_elements=[t.c.channel, t.c.key],
+                    set_={c: lite.excluded[c] for c in columns},
+                ),
+                rows,
+            )
             return
         conn.execute(
             delete(t).where(t.c.channel == self.channel, t.c.key.in_([r["key"] for r in rows]))
@@ -284,7 +239,9 @@ class SqlIndex:
         columns = list(rows[0])
         name = f'"{t.schema}"."{t.name}"' if t.schema else f'"{t.name}"'
         sql = f"COPY {name} ({', '.join(columns)}) FROM STDIN"
-        cursor = conn.connection.dbapi_connection.cursor()
+        dbapi = conn.connection.dbapi_connection
+        assert dbapi is not None
+        cursor: Any = dbapi.cursor()
         try:
             with cursor.copy(sql) as copy:
                 for row in rows:

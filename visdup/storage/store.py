@@ -1,9 +1,9 @@
-"""The one place SQL lives: schema, migrations and the queries the rest of visdup needs.
+"""The store: every query the rest of visdup needs, over the schema of ``storage.schema``.
 
-SQLite by default (WAL, busy timeout: a killed crawl keeps every committed page) and
-PostgreSQL for several processes. Each page's row, its fingerprints and the links found on it
-are written in one transaction, so a crash never leaves a label without its page or a page
-whose links are lost.
+SQLite by default (WAL, busy timeout, one writing process at a time) and PostgreSQL for
+several processes. Each page's row, its fingerprints and the links found on it are written in
+one transaction, so a crash never leaves a label without its page or a page whose links are
+lost; those stored links are the frontier a later run of the same crawl resumes from.
 """
 
 from __future__ import annotations
@@ -14,137 +14,25 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    Column,
-    Connection,
-    DateTime,
-    Engine,
-    Float,
-    ForeignKey,
-    Index,
-    Integer,
-    LargeBinary,
-    MetaData,
-    String,
-    Table,
-    Text,
-    create_engine,
-    event,
-    func,
-    insert,
-    inspect,
-    select,
-    text,
-    update,
-)
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, CursorResult, Engine, func, insert, or_, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from visdup.errors import VisdupError
+from visdup.errors import StoreError, VisdupError
+from visdup.index.base import to_signed, to_unsigned
+from visdup.storage import schema
+from visdup.storage.engine import READ_ONLY, database_path, describe, make_engine
+from visdup.storage.locks import WriterLock
+from visdup.storage.schema import clusters, errors, links, pages, runs
+from visdup.storage.urls import canonical_url, mask_password
+
+if TYPE_CHECKING:
+    from visdup.index.sql import SqlIndex
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-
-metadata = MetaData()
-
-meta_table = Table(
-    "visdup_meta",
-    metadata,
-    Column("key", String(64), primary_key=True),
-    Column("value", Text, nullable=False),
-)
-
-runs = Table(
-    "visdup_runs",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("spider", String(200), nullable=False),
-    Column("started_at", DateTime(timezone=True), nullable=False),
-    Column("finished_at", DateTime(timezone=True)),
-    Column("reason", String(200)),
-    Column("stats", Text),
-)
-
-pages = Table(
-    "visdup_pages",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("url", Text, nullable=False, unique=True),
-    Column("final_url", Text),
-    Column("status", Integer),
-    Column("depth", Integer),
-    Column("referer", Text),
-    Column("run_id", Integer, ForeignKey("visdup_runs.id")),
-    Column("fetched_at", DateTime(timezone=True), nullable=False),
-    Column("content_type", String(200)),
-    Column("encoding", String(64)),
-    Column("body_hash", String(40), index=True),
-    Column("body", LargeBinary),
-    Column("problem", Text),
-    Column("truncated", Boolean, nullable=False, default=False),
-    Column("replacement_ratio", Float),
-    # structural channel (seed 000)
-    Column("term", Text),
-    Column("term_size", Integer),
-    Column("term_nodes", Integer),
-    Column("simhash", BigInteger),
-    Column("duplicate_of", Integer, ForeignKey("visdup_pages.id"), index=True),
-    Column("similarity", Float),
-    Column("kind", String(20)),
-    # content channel (seeds 001, 002)
-    Column("title", Text),
-    Column("canonical", Text),
-    Column("content_print", Text),
-    Column("content_simhash", BigInteger),
-    Column("content_duplicate_of", Integer, ForeignKey("visdup_pages.id"), index=True),
-    Column("content_similarity", Float),
-    Column("content_kind", String(20)),
-    Column("verdict", String(20), index=True),
-    # template clusters (seed 003)
-    Column("cluster_id", Integer, index=True),
-)
-
-errors = Table(
-    "visdup_errors",
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("run_id", Integer, ForeignKey("visdup_runs.id")),
-    Column("url", Text),
-    Column("stage", String(40), nullable=False),
-    Column("message", Text, nullable=False),
-    Column("at", DateTime(timezone=True), nullable=False),
-)
-
-links = Table(
-    "visdup_links",
-    metadata,
-    Column("url", Text, primary_key=True),
-    Column("found_on", Integer, ForeignKey("visdup_pages.id")),
-    Column("depth", Integer),
-    Column("run_id", Integer, ForeignKey("visdup_runs.id")),
-    Column("followed", Boolean, nullable=False, default=True),
-)
-
-clusters = Table(
-    "visdup_clusters",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("representative", Text),
-    Column("size", Integer, nullable=False, default=0),
-    Column("state", Text),
-    Column("template", Text),
-    Column("version", Integer, nullable=False, default=0, index=True),
-    Column("updated_at", DateTime(timezone=True)),
-)
-
-Index("visdup_pages_run", pages.c.run_id)
-
-#: Migrations from version N to N+1: lists of SQL statements (portable ALTERs) or callables.
-MIGRATIONS: dict[int, list[Any]] = {}
+__all__ = ["PageRecord", "Store", "pack_body", "unpack_body"]
 
 
 def now() -> datetime:
@@ -195,116 +83,104 @@ class PageRecord:
 
     def row(self) -> dict[str, Any]:
         values = {k: v for k, v in self.__dict__.items() if k != "links"}
+        values["url"] = canonical_url(self.url)
         for key in ("simhash", "content_simhash"):
             if values[key] is not None:
                 values[key] = to_signed(values[key])
         return values
 
 
-def to_signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
-
-
-def to_unsigned(value: int) -> int:
-    return value + (1 << 64) if value < 0 else value
-
-
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA busy_timeout=30000")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.close()
-
-
-def make_engine(url: str) -> Engine:
-    if url.startswith("sqlite"):
-        engine = create_engine(
-            url, connect_args={"check_same_thread": False, "timeout": 30}, pool_pre_ping=False
-        )
-        event.listen(engine, "connect", _sqlite_pragmas)
-        return engine
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url[len("postgresql://") :]
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+def _new_id(result: CursorResult[Any]) -> int:
+    """The primary key an INSERT gave its row."""
+    key = result.inserted_primary_key
+    assert key is not None
+    return int(key[0])
 
 
 class Store:
-    """Schema owner and query surface; thread-safe (one connection per call from the pool)."""
+    """Schema owner and query surface; thread-safe (one connection per call from the pool).
 
-    def __init__(self, engine: Engine):
+    Reads go through a connection that begins a deferred transaction (WAL readers never wait);
+    everything else begins IMMEDIATE on SQLite (see :mod:`visdup.storage.engine`).
+    """
+
+    def __init__(self, engine: Engine, *, url: str | None = None, writer: bool = False):
         self.engine = engine
+        self._reader = engine.execution_options(**{READ_ONLY: True})
+        self.url = mask_password(url if url is not None else engine.url.render_as_string())
+        path = database_path(engine.url)
+        self._writer = WriterLock(path) if path is not None else None
+        if writer:
+            self.claim_writer()
         self.migrate()
 
     @classmethod
-    def from_url(cls, url: str) -> Store:
+    def from_url(cls, url: str, *, writer: bool = False) -> Store:
+        """Open (and create or migrate) the store at ``url``; StoreError names what is wrong.
+
+        ``writer=True`` (a crawl) also claims the SQLite file's one writer lock at once, so a
+        second live crawl is refused before it fetches anything.
+        """
+        engine = make_engine(url)
         try:
-            return cls(make_engine(url))
+            return cls(engine, url=url, writer=writer)
         except VisdupError:
+            engine.dispose()
             raise
-        except Exception as exc:
-            raise VisdupError(f"cannot open database {url!r}: {exc}") from exc
+        except SQLAlchemyError as exc:
+            engine.dispose()
+            raise StoreError(
+                f"cannot open the store {mask_password(url)!r}: {describe(exc, url)}"
+            ) from None
 
     @property
     def is_postgres(self) -> bool:
         return self.engine.dialect.name == "postgresql"
 
+    def claim_writer(self) -> None:
+        """Become the one writing process of a SQLite store (a no-op on PostgreSQL)."""
+        if self._writer is not None:
+            self._writer.acquire()
+
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.release()
         self.engine.dispose()
 
     # ------------------------------------------------------------------ schema
     def migrate(self) -> int:
-        """Create the schema on first use, then walk MIGRATIONS up to SCHEMA_VERSION."""
-        with self.engine.begin() as conn:
-            if self.is_postgres:
-                conn.execute(text("SELECT pg_advisory_xact_lock(715517)"))
-            existing = set(inspect(conn).get_table_names())
-            if meta_table.name not in existing:
-                metadata.create_all(conn)
-                conn.execute(
-                    insert(meta_table).values(key="schema_version", value=str(SCHEMA_VERSION))
-                )
-                return SCHEMA_VERSION
-            metadata.create_all(conn, checkfirst=True)
-            version = int(
-                conn.execute(
-                    select(meta_table.c.value).where(meta_table.c.key == "schema_version")
-                ).scalar_one()
-            )
-            if version > SCHEMA_VERSION:
-                raise VisdupError(
-                    f"database schema version {version} is newer than this visdup "
-                    f"({SCHEMA_VERSION})"
-                )
-            while version < SCHEMA_VERSION:
-                for step in MIGRATIONS.get(version, []):
-                    conn.execute(text(step)) if isinstance(step, str) else step(conn)
-                version += 1
-                logger.info("Migrated the visdup schema to version %d", version)
-            conn.execute(
-                update(meta_table)
-                .where(meta_table.c.key == "schema_version")
-                .values(value=str(version))
-            )
+        """Create the schema on first use, or upgrade it, under the schema lock."""
+        with self._reader.connect() as conn:
+            version = schema.stored_version(conn)
+        if version == schema.SCHEMA_VERSION:
             return version
+        with self.engine.begin() as conn:
+            return schema.migrate(conn)
 
-    def schema_version(self) -> int:
-        with self.engine.connect() as conn:
-            return int(
-                conn.execute(
-                    select(meta_table.c.value).where(meta_table.c.key == "schema_version")
-                ).scalar_one()
-            )
+    def band_index(
+        self, channel: str, k: int, max_candidates: int | None = None
+    ) -> SqlIndex | None:
+        """The shared SQL band index of a channel, where another process may read it.
+
+        Only PostgreSQL has several writers; a SQLite store has one process, whose in-memory
+        index (warmed from the pages' fingerprints) sees every page, so no band rows are written.
+        """
+        if not self.is_postgres:
+            return None
+        from visdup.index.sql import SqlIndex
+
+        return SqlIndex(self.engine, channel, k=k, max_candidates=max_candidates)
 
     # ------------------------------------------------------------------ runs
-    def begin_run(self, spider: str) -> int:
+    def begin_run(self, spider: str, crawl: str | None = None) -> int:
+        """Start a run of ``crawl`` (:func:`visdup.storage.urls.crawl_key`) as the store's writer.
+
+        A second live writer on the same SQLite file gets a StoreError that names PostgreSQL.
+        """
+        self.claim_writer()
         with self.engine.begin() as conn:
-            return int(
-                conn.execute(
-                    insert(runs).values(spider=spider, started_at=now())
-                ).inserted_primary_key[0]
-            )
+            result = conn.execute(insert(runs).values(spider=spider, crawl=crawl, started_at=now()))
+            return _new_id(result)
 
     def finish_run(self, run_id: int, reason: str, stats: dict[str, Any]) -> None:
         with self.engine.begin() as conn:
@@ -313,6 +189,8 @@ class Store:
                 .where(runs.c.id == run_id)
                 .values(finished_at=now(), reason=reason, stats=json.dumps(stats, default=str))
             )
+        if self._writer is not None:
+            self._writer.release()
 
     # ------------------------------------------------------------------ pages
     def insert_page(
@@ -323,19 +201,29 @@ class Store:
         *,
         links_followed: bool = True,
     ) -> int | None:
-        """Insert one page and its links inside the caller's transaction; None if the URL exists."""
+        """Insert one page and its links inside the caller's transaction; None if the URL exists.
+
+        The page's cluster counts one more page in the same transaction, so a cluster's size is
+        always the number of stored pages that carry it.
+        """
         row = record.row()
         row["run_id"] = run_id
         row["fetched_at"] = now()
-        existing = conn.execute(select(pages.c.id).where(pages.c.url == record.url)).scalar()
+        existing = conn.execute(select(pages.c.id).where(pages.c.url == row["url"])).scalar()
         if existing is not None:
             return None
         try:
             with conn.begin_nested():
-                page_id = int(conn.execute(insert(pages).values(**row)).inserted_primary_key[0])
+                page_id = _new_id(conn.execute(insert(pages).values(**row)))
         except IntegrityError:
             return None  # another process stored this URL a moment ago
         self._add_links(conn, page_id, record, run_id, links_followed)
+        if record.cluster_id is not None:
+            conn.execute(
+                update(clusters)
+                .where(clusters.c.id == record.cluster_id)
+                .values(size=clusters.c.size + 1)
+            )
         return page_id
 
     def _add_links(
@@ -346,7 +234,7 @@ class Store:
         run_id: int | None,
         followed: bool,
     ) -> None:
-        urls = sorted(set(record.links))
+        urls = sorted({canonical_url(u) for u in record.links})
         if not urls:
             return
         depth = (record.depth or 0) + 1
@@ -371,14 +259,6 @@ class Store:
                 )
             )
 
-    def has_url(self, url: str) -> bool:
-        with self.engine.connect() as conn:
-            return conn.execute(select(pages.c.id).where(pages.c.url == url)).first() is not None
-
-    def page_count(self) -> int:
-        with self.engine.connect() as conn:
-            return int(conn.execute(select(func.count()).select_from(pages)).scalar_one())
-
     def page_by_body_hash(self, conn: Connection, body_hash: str) -> int | None:
         return conn.execute(
             select(pages.c.id)
@@ -387,48 +267,84 @@ class Store:
             .limit(1)
         ).scalar()
 
+    def parent_of(self, conn: Connection, page_id: int, column: str) -> int | None:
+        """A page's ``duplicate_of`` or ``content_duplicate_of``, as ``conn`` sees it."""
+        return conn.execute(select(pages.c[column]).where(pages.c.id == page_id)).scalar()
+
+    def page_fields(self, conn: Connection, page_id: int, *names: str) -> Any:
+        """Some columns of one page, as ``conn`` sees it (None when there is no such page)."""
+        return conn.execute(
+            select(*(pages.c[n] for n in names)).where(pages.c.id == page_id)
+        ).first()
+
+    def repoint_group(
+        self, conn: Connection, old: int, new: int, old_fields: dict[str, Any]
+    ) -> None:
+        """``new`` becomes the original of ``old``'s group, inside the caller's transaction.
+
+        Every page that named ``old`` as its original names ``new``; ``old`` takes
+        ``old_fields`` (its verdict as a duplicate of ``new``).
+        """
+        for column in (pages.c.duplicate_of, pages.c.content_duplicate_of):
+            conn.execute(
+                update(pages).where(column == old, pages.c.id != new).values({column: new})
+            )
+        conn.execute(update(pages).where(pages.c.id == old).values(**old_fields))
+
     def values(self, column: str, ids: Iterable[int]) -> dict[int, Any]:
         """One column of the given pages (terms, content prints), keyed by page id."""
         ids = list(ids)
         if not ids:
             return {}
         col = pages.c[column]
-        with self.engine.connect() as conn:
-            return dict(conn.execute(select(pages.c.id, col).where(pages.c.id.in_(ids))).all())
+        with self._reader.connect() as conn:
+            return {
+                row[0]: row[1]
+                for row in conn.execute(select(pages.c.id, col).where(pages.c.id.in_(ids)))
+            }
 
     def fingerprints(self, column: str = "simhash") -> Iterator[tuple[int, int]]:
         """(page id, unsigned fingerprint) of every stored page, to warm an in-memory index."""
         col = pages.c[column]
-        with self.engine.connect() as conn:
+        with self._reader.connect() as conn:
             for row in conn.execute(
                 select(pages.c.id, col).where(col.is_not(None)).order_by(pages.c.id)
             ):
                 yield row[0], to_unsigned(row[1])
 
     def stored_urls(self) -> set[str]:
-        with self.engine.connect() as conn:
-            return set(conn.execute(select(pages.c.url)).scalars())
+        """Every stored page's URL in canonical form (rows of older versions included)."""
+        with self._reader.connect() as conn:
+            return {canonical_url(url) for url in conn.execute(select(pages.c.url)).scalars()}
 
-    def unfetched_links(self, limit: int = 100_000) -> list[tuple[str, int]]:
-        """Links found by earlier runs that no run stored yet: the frontier a crash left behind."""
-        with self.engine.connect() as conn:
-            query = (
-                select(links.c.url, links.c.depth)
-                .outerjoin(pages, pages.c.url == links.c.url)
-                .where(pages.c.id.is_(None), links.c.followed.is_(True))
-                .order_by(links.c.depth, links.c.url)
-                .limit(limit)
+    def unfetched_links(
+        self, crawl: str | None = None, limit: int = 100_000
+    ) -> list[tuple[str, int]]:
+        """Links found by earlier runs of ``crawl`` that no run stored yet: the frontier a stop
+        or a crash left behind (``crawl=None``: the links of every run)."""
+        query = (
+            select(links.c.url, links.c.depth)
+            .outerjoin(pages, pages.c.url == links.c.url)
+            .where(pages.c.id.is_(None), links.c.followed.is_(True))
+        )
+        if crawl is not None:
+            # runs of schema version 1 name no crawl: their links stay candidates, which the
+            # spider's scope (scheme, host, port) then sorts
+            query = query.join(runs, runs.c.id == links.c.run_id).where(
+                or_(runs.c.crawl == crawl, runs.c.crawl.is_(None))
             )
+        query = query.order_by(links.c.depth, links.c.url).limit(limit)
+        with self._reader.connect() as conn:
             return [(r.url, r.depth or 0) for r in conn.execute(query)]
 
     def rows(self, *columns: str) -> list[Any]:
         cols = [pages.c[c] for c in columns] if columns else [pages]
-        with self.engine.connect() as conn:
+        with self._reader.connect() as conn:
             return list(conn.execute(select(*cols).order_by(pages.c.id)))
 
     def page_bodies(self) -> Iterator[tuple[int, str, bytes]]:
         """(id, url, body) of every stored page with a usable body, for offline re-processing."""
-        with self.engine.connect() as conn:
+        with self._reader.connect() as conn:
             query = (
                 select(pages.c.id, pages.c.url, pages.c.body)
                 .where(pages.c.body.is_not(None), pages.c.problem.is_(None))
@@ -438,28 +354,30 @@ class Store:
                 yield row.id, row.url, unpack_body(row.body) or b""
 
     def update_pages(self, values: dict[int, dict[str, Any]]) -> None:
+        """Rewrite some columns of some pages in one transaction (a saved re-analysis)."""
         with self.engine.begin() as conn:
             for page_id, vals in values.items():
                 conn.execute(update(pages).where(pages.c.id == page_id).values(**vals))
 
+    # ------------------------------------------------------------------ clusters
     def save_clusters(self, items: list[dict[str, Any]]) -> None:
         """Replace the stored clusters (a batch re-clustering), and the pages' cluster ids."""
         with self.engine.begin() as conn:
             conn.execute(clusters.delete())
             conn.execute(update(pages).values(cluster_id=None))
             for item in items:
+                members = item.get("members", [])
                 conn.execute(
                     insert(clusters).values(
                         id=item["id"],
                         representative=item.get("representative"),
-                        size=item["size"],
+                        size=len(members),
                         state=json.dumps(item.get("state")) if item.get("state") else None,
                         template=json.dumps(item.get("template")) if item.get("template") else None,
                         version=0,
                         updated_at=now(),
                     )
                 )
-                members = item.get("members", [])
                 for start in range(0, len(members), 500):
                     conn.execute(
                         update(pages)
@@ -480,7 +398,6 @@ class Store:
             [
                 {
                     "id": t["cluster"],
-                    "size": len(members.get(t["cluster"], [])),
                     "representative": t.get("representative"),
                     "template": t,
                     "members": [ids[u] for u in members.get(t["cluster"], []) if u in ids],
@@ -508,33 +425,33 @@ class Store:
         *,
         version: int,
         representative: str | None = None,
-        size: int | None = None,
         state: Any = None,
         template: Any = None,
     ) -> None:
-        """Insert or update one cluster row; only the given values change."""
+        """Insert or update one cluster row; only the given values change.
+
+        A cluster's size is not written here: :meth:`insert_page` counts each stored page.
+        """
         values: dict[str, Any] = {"version": version, "updated_at": now()}
         if representative is not None:
             values["representative"] = representative
-        if size is not None:
-            values["size"] = size
         if state is not None:
             values["state"] = json.dumps(state)
         if template is not None:
             values["template"] = json.dumps(template)
         done = conn.execute(update(clusters).where(clusters.c.id == cluster_id).values(**values))
         if done.rowcount == 0:
-            values.setdefault("size", 0)
-            conn.execute(insert(clusters).values(id=cluster_id, **values))
+            conn.execute(insert(clusters).values(id=cluster_id, size=0, **values))
 
     def cluster_rows(self) -> list[Any]:
-        with self.engine.connect() as conn:
+        with self._reader.connect() as conn:
             return list(conn.execute(select(clusters).order_by(clusters.c.id)))
 
     def error_rows(self) -> list[Any]:
-        with self.engine.connect() as conn:
+        with self._reader.connect() as conn:
             return list(conn.execute(select(errors).order_by(errors.c.id)))
 
     def run_rows(self) -> list[Any]:
-        with self.engine.connect() as conn:
+        with self._reader.connect() as conn:
             return list(conn.execute(select(runs).order_by(runs.c.id)))
+

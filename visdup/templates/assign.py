@@ -16,8 +16,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import text
-
+from visdup.storage.locks import CLUSTERS_LOCK, advisory_lock
 from visdup.storage.store import Store
 from visdup.templates.cluster import OnlineClusterer
 from visdup.templates.extract import extract_record
@@ -25,9 +24,6 @@ from visdup.templates.stm import FlatTree
 from visdup.templates.template import Template, build_template
 
 logger = logging.getLogger(__name__)
-
-#: Key of the PostgreSQL advisory lock that serialises cluster changes across processes.
-_PG_LOCK = 715518
 
 
 @dataclass
@@ -79,7 +75,7 @@ class CrawlClusters:
         """Place one page (thread-safe); persists what changed before returning."""
         with self._lock, self.store.engine.begin() as conn:
             if self.store.is_postgres:
-                conn.execute(text(f"SELECT pg_advisory_xact_lock({_PG_LOCK})"))
+                advisory_lock(conn, [CLUSTERS_LOCK])  # one cluster writer at a time
                 if self.store.clusters_version(conn) > self.version:
                     self._reload(conn)
             before_next = self.clusterer.next_id
@@ -92,7 +88,6 @@ class CrawlClusters:
                 cid,
                 version=self.version,
                 representative=url if new else None,
-                size=self.clusterer.clusters[cid],
                 state=self.clusterer.cluster_state(cid) if changed else None,
             )
             result = Assignment(cid, new)

@@ -1,0 +1,285 @@
+"""Every table visdup writes, the schema version and the migrations between versions.
+
+Creation and migration run in one transaction; on PostgreSQL under the advisory lock
+:data:`~visdup.storage.locks.SCHEMA_LOCK`, so processes that start together on an empty
+database wait for each other instead of racing on ``CREATE TABLE``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    insert,
+    inspect,
+    select,
+    text,
+    update,
+)
+
+from visdup.errors import StoreError
+from visdup.storage.locks import SCHEMA_LOCK
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
+
+logger = logging.getLogger(__name__)
+
+#: Version 2: runs name their crawl (resume is per crawl), cluster sizes count stored pages,
+#: SQLite keeps no band table (its in-memory index reads the pages' fingerprints).
+SCHEMA_VERSION = 2
+
+metadata = MetaData()
+
+meta_table = Table(
+    "visdup_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+runs = Table(
+    "visdup_runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("spider", String(200), nullable=False),
+    # the crawl a run belongs to (its start URLs' origins): resume continues the same crawl
+    Column("crawl", String(500), index=True),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("reason", String(200)),
+    Column("stats", Text),
+)
+
+pages = Table(
+    "visdup_pages",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("url", Text, nullable=False, unique=True),  # canonical form (storage.urls)
+    Column("final_url", Text),
+    Column("status", Integer),
+    Column("depth", Integer),
+    Column("referer", Text),
+    Column("run_id", Integer, ForeignKey("visdup_runs.id")),
+    Column("fetched_at", DateTime(timezone=True), nullable=False),
+    Column("content_type", String(200)),
+    Column("encoding", String(64)),
+    Column("body_hash", String(40), index=True),
+    Column("body", LargeBinary),
+    Column("problem", Text),
+    Column("truncated", Boolean, nullable=False, default=False),
+    Column("replacement_ratio", Float),
+    # structural channel (seed 000)
+    Column("term", Text),
+    Column("term_size", Integer),
+    Column("term_nodes", Integer),
+    Column("simhash", BigInteger),
+    Column("duplicate_of", Integer, ForeignKey("visdup_pages.id"), index=True),
+    Column("similarity", Float),
+    Column("kind", String(20)),
+    # content channel (seeds 001, 002)
+    Column("title", Text),
+    Column("canonical", Text),
+    Column("content_print", Text),
+    Column("content_simhash", BigInteger),
+    Column("content_duplicate_of", Integer, ForeignKey("visdup_pages.id"), index=True),
+    Column("content_similarity", Float),
+    Column("content_kind", String(20)),
+    Column("verdict", String(20), index=True),
+    # template clusters (seed 003)
+    Column("cluster_id", Integer, index=True),
+)
+
+errors = Table(
+    "visdup_errors",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", Integer, ForeignKey("visdup_runs.id")),
+    Column("url", Text),
+    Column("stage", String(40), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
+links = Table(
+    "visdup_links",
+    metadata,
+    Column("url", Text, primary_key=True),  # canonical form: looked up against pages.url
+    Column("found_on", Integer, ForeignKey("visdup_pages.id")),
+    Column("depth", Integer),
+    Column("run_id", Integer, ForeignKey("visdup_runs.id")),
+    Column("followed", Boolean, nullable=False, default=True),
+)
+
+clusters = Table(
+    "visdup_clusters",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("representative", Text),
+    # pages that carry this cluster: counted when each page is stored
+    Column("size", Integer, nullable=False, default=0),
+    Column("state", Text),
+    Column("template", Text),
+    Column("version", Integer, nullable=False, default=0, index=True),
+    Column("updated_at", DateTime(timezone=True)),
+)
+
+Index("visdup_pages_run", pages.c.run_id)
+
+#: The shared SimHash band table of :class:`visdup.index.sql.SqlIndex` (PostgreSQL crawls and
+#: direct users of the SQL index); its band columns depend on k, so it is built on demand.
+FINGERPRINTS = "visdup_fingerprints"
+
+
+def _recount_clusters(conn: Connection) -> None:
+    """Cluster sizes drifted (the state JSON was written only when representatives moved)."""
+    conn.execute(
+        text(
+            "UPDATE visdup_clusters SET size = (SELECT count(*) FROM visdup_pages "
+            "WHERE visdup_pages.cluster_id = visdup_clusters.id)"
+        )
+    )
+
+
+def _drop_sqlite_bands(conn: Connection) -> None:
+    """SQLite crawls wrote band rows and indexes that nothing read: reclaim them."""
+    if conn.dialect.name == "sqlite":
+        conn.execute(text(f"DROP TABLE IF EXISTS {FINGERPRINTS}"))
+
+
+Step = str | Callable[["Connection"], None]
+
+#: Migrations from version N to N+1: portable SQL statements or callables.
+MIGRATIONS: dict[int, list[Step]] = {
+    1: [
+        "ALTER TABLE visdup_runs ADD COLUMN crawl VARCHAR(500)",
+        "CREATE INDEX ix_visdup_runs_crawl ON visdup_runs (crawl)",
+        _recount_clusters,
+        _drop_sqlite_bands,
+    ],
+}
+
+
+def lock_schema(conn: Connection) -> None:
+    """Serialise schema work across PostgreSQL processes until ``conn`` commits."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK})
+
+
+def stored_version(conn: Connection) -> int | None:
+    """The store's schema version; None for an empty database; StoreError when unreadable."""
+    names = set(inspect(conn).get_table_names())
+    if meta_table.name not in names:
+        if names & {t.name for t in metadata.sorted_tables}:
+            raise StoreError(
+                "the database holds visdup tables but no schema version (visdup_meta): "
+                "an unknown or damaged store; crawl into a new database"
+            )
+        return None
+    value = conn.execute(
+        select(meta_table.c.value).where(meta_table.c.key == "schema_version")
+    ).scalar()
+    if value is None or not str(value).isdigit():
+        raise StoreError(f"unknown visdup schema version {value!r} in visdup_meta")
+    return int(value)
+
+
+def migrate(conn: Connection) -> int:
+    """Create the schema on an empty database, or walk MIGRATIONS up to SCHEMA_VERSION."""
+    lock_schema(conn)
+    version = stored_version(conn)
+    if version is None:
+        metadata.create_all(conn)
+        conn.execute(insert(meta_table).values(key="schema_version", value=str(SCHEMA_VERSION)))
+        return SCHEMA_VERSION
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the store has schema version {version}, newer than this visdup reads "
+            f"({SCHEMA_VERSION}): upgrade visdup"
+        )
+    if version < 1:
+        raise StoreError(f"unknown visdup schema version {version} in visdup_meta")
+    start = version
+    while version < SCHEMA_VERSION:
+        for step in MIGRATIONS.get(version, []):
+            if isinstance(step, str):
+                conn.execute(text(step))
+            else:
+                step(conn)
+        version += 1
+    if version != start:
+        conn.execute(
+            update(meta_table)
+            .where(meta_table.c.key == "schema_version")
+            .values(value=str(version))
+        )
+        logger.info("Migrated the visdup schema from version %d to %d", start, version)
+    return version
+
+
+def fingerprint_table(
+    engine: Engine, bands: int, schema: str | None = None, *, create: int | None = None
+) -> Table:
+    """The band table with at least ``bands`` band columns, created (under the schema lock) with
+    ``create`` columns (default ``bands``) if absent.
+
+    An existing table keeps its column count; one with fewer than ``bands`` is refused, since a
+    channel's buckets would silently miss.
+    """
+    with engine.begin() as conn:
+        lock_schema(conn)
+        insp = inspect(conn)
+        count = max(bands, create or 0)
+        exists = insp.has_table(FINGERPRINTS, schema=schema)
+        if exists:
+            names = {c["name"] for c in insp.get_columns(FINGERPRINTS, schema=schema)}
+            count = sum(1 for i in range(len(names)) if f"b{i}" in names)
+            if count < bands:
+                raise ValueError(
+                    f"{FINGERPRINTS} has {count} band columns, {bands} are needed: use a new "
+                    "table or database, or a smaller k"
+                )
+        table = _fingerprint_table(count, schema)
+        if not exists:
+            table.metadata.create_all(conn)
+    return table
+
+
+def _fingerprint_table(count: int, schema: str | None) -> Table:
+    own = MetaData(schema=schema)
+    columns: list[Column[Any]] = [
+        Column("channel", String(32), primary_key=True),
+        Column("key", BigInteger, primary_key=True, autoincrement=False),
+        Column("fp", BigInteger, nullable=False),
+    ]
+    columns += [Column(f"b{i}", BigInteger) for i in range(count)]
+    table = Table(FINGERPRINTS, own, *columns)
+    # (channel, fp, key): the exact lookup reads its keys in order straight from the index.
+    Index(f"ix_{FINGERPRINTS}_fp", table.c.channel, table.c.fp, table.c.key)
+    for i in range(count):
+        # Partial: a layout with fewer tables leaves columns NULL, and those rows cost nothing.
+        # fp included: the band probe reads only the index.
+        Index(
+            f"ix_{FINGERPRINTS}_b{i}",
+            table.c.channel,
+            table.c[f"b{i}"],
+            table.c.fp,
+            postgresql_where=table.c[f"b{i}"].isnot(None),
+            sqlite_where=table.c[f"b{i}"].isnot(None),
+        )
+    return table
