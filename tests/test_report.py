@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.crawling import crawl
@@ -47,3 +48,186 @@ async def test_demo_report(tmp_path, capsys):
     assert main(["report", "--db", db]) == 0
     text = capsys.readouterr().out
     assert "duplicate groups" in text and "templates" in text and "canonical" in text
+
+
+# --------------------------------------------------------------------- per-page table, HTML
+
+
+@deferred_f_from_coro_f
+async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
+    import csv
+
+    db = f"sqlite:///{tmp_path / 'demo.sqlite3'}"
+    with serve(SITE_ROOT) as server:
+        await crawl(db, server.url_for("/"))
+    assert main(["report", "--db", db, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    jsonl, table = tmp_path / "pages.jsonl", tmp_path / "pages.csv"
+    assert main(["report", "--db", db, "--pages", str(jsonl)]) == 0
+    assert main(["report", "--db", db, "--pages", str(table)]) == 0
+    rows = [json.loads(line) for line in jsonl.read_text(encoding="utf-8").splitlines()]
+    with table.open(encoding="utf-8", newline="") as f:
+        from_csv = list(csv.DictReader(f))
+    assert len(rows) == len(from_csv) == report["pages"]
+    assert list(rows[0]) == list(from_csv[0]) == [
+        "url", "title", "status", "verdict", "kind", "duplicate_of", "similarity",
+        "near_duplicates", "template", "canonical",
+    ]  # fmt: skip
+    assert [r["url"] for r in rows] == [r["url"] for r in from_csv]
+    by_url = {r["url"]: r for r in rows}
+    # every copy names its group's original; the original and the others count each other
+    for group in report["groups"]:
+        size = len(group["members"]) + 1
+        assert by_url[group["original"]]["near_duplicates"] == size - 1
+        assert by_url[group["original"]]["duplicate_of"] == ""
+        for m in group["members"]:
+            row = by_url[m["url"]]
+            assert row["kind"] == m["kind"] and row["near_duplicates"] == size - 1
+            repeats = row["verdict"] in {"duplicate", "moved"}
+            assert row["duplicate_of"] == (group["original"] if repeats else "")
+    grouped = {g["original"] for g in report["groups"]} | {
+        m["url"] for g in report["groups"] for m in g["members"]
+    }
+    for row in rows:
+        if row["url"] not in grouped:
+            assert row["duplicate_of"] == "" and row["near_duplicates"] == 0
+        assert row["status"] == 200 and row["verdict"] in report["verdicts"]
+    assert sum(r["verdict"] == "moved" for r in rows) == report["verdicts"]["moved"]
+    assert {r["template"] for r in rows} == {t["id"] for t in report["templates"]}
+    assert all(r["title"] for r in rows)
+    for group in report["groups"]:  # a copy's closest similarity is its match in the group
+        for m in group["members"]:
+            assert by_url[m["url"]]["similarity"] == round(m["similarity"], 4)
+    assert main(["report", "--db", db, "--pages", str(tmp_path / "pages.xlsx")]) == 2
+    assert "jsonl or .csv" in capsys.readouterr().err
+
+
+@deferred_f_from_coro_f
+async def test_html_report_is_self_contained_and_escaped(tmp_path, capsys):
+    from tests.crawling import article, write_site
+    from visdup.report.html import csp
+
+    hostile = '<img src=x onerror="alert(1)">'
+    site = write_site(
+        tmp_path / "site",
+        {
+            "index.html": article(
+                "Home", ["Welcome to a small site about nothing much at all today."],
+                ["/a.html", "/b.html", "/evil.html", "/a.html?copy=1"],
+            ),
+            "a.html": article("A", ["First paragraph of the article A here.",
+                                    "Second paragraph of it, also quite long enough.",
+                                    "Third paragraph, so the content channel takes part."], []),
+            "b.html": article("B", ["Another text entirely, on other matters of note.",
+                                    "It goes on with more words than before, as usual.",
+                                    "And ends with a closing remark that says goodbye."], []),
+            "evil.html": article(hostile.replace("<", "&lt;"), ["Hostile title page."], []),
+        },
+    )  # fmt: skip
+    db = f"sqlite:///{tmp_path / 'x.sqlite3'}"
+    with serve(site) as server:
+        await crawl(db, server.url_for("/index.html"))
+    out = tmp_path / "report.html"
+    assert main(["report", "--db", db, "--html", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    text = out.read_text(encoding="utf-8")
+    assert csp_value(text).startswith(
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-"
+    )
+    script = text.split("<script>", 1)[1].split("</script>", 1)[0]
+    assert csp(script) == csp_value(text)  # the one script is the one the policy allows
+    assert text.count("<script") == 1 and "src=x" not in text.replace("src=x onerror", "")
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in text
+    assert f'data-kpi="pages">{report["pages"]}<' in text
+    assert f'data-kpi="groups">{len(report["groups"])}<' in text
+    # nothing the browser would fetch: no external source, stylesheet or image
+    for needle in ("<link", "<img", 'src="http', "url(", "@import"):
+        assert needle not in text
+    assert text.count('class="layout"') == len(report["templates"])
+
+
+def csp_value(text: str) -> str:
+    """The policy as the browser reads it (the attribute is escaped like every other)."""
+    import html
+
+    raw = text.split('http-equiv="Content-Security-Policy" content="', 1)[1].split('"', 1)[0]
+    return html.unescape(raw)
+
+
+@deferred_f_from_coro_f
+async def test_reanalysis_from_the_store(tmp_path, capsys):
+    db = f"sqlite:///{tmp_path / 'demo.sqlite3'}"
+    with serve(SITE_ROOT) as server:
+        await crawl(db, server.url_for("/"))
+    assert main(["report", "--db", db, "--json"]) == 0
+    crawled = json.loads(capsys.readouterr().out)
+    # at the crawl's own thresholds, the store's terms and prints give the crawl's verdicts
+    assert main(["report", "--db", db, "--json", "--threshold", "0.95"]) == 0
+    captured = capsys.readouterr()
+    same = json.loads(captured.out)
+    assert "re-analysis" in captured.err and "unchanged" in captured.err
+    assert same["verdicts"] == crawled["verdicts"]
+    assert len(same["groups"]) == len(crawled["groups"])
+    # a content threshold of 1.0 leaves only mirrors and exact copies as duplicates
+    assert main(["report", "--db", db, "--json", "--content-threshold", "1.0"]) == 0
+    strict = json.loads(capsys.readouterr().out)
+    assert strict["verdicts"].get("moved", 0) <= crawled["verdicts"]["moved"]
+    assert sum(len(g["members"]) for g in strict["groups"]) < sum(
+        len(g["members"]) for g in crawled["groups"]
+    )
+    # structure alone at a low threshold: nothing was fetched, the stored verdicts stay
+    assert main(["report", "--db", db, "--json", "--threshold", "0.3"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--db", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == crawled
+    # --save stores the re-analysed labels in place of the crawl's
+    assert main(["report", "--db", db, "--content-threshold", "1.0", "--save"]) == 0
+    assert "saved" in capsys.readouterr().err
+    assert main(["report", "--db", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == strict
+    assert main(["report", "--db", db, "--save"]) == 2
+    with pytest.raises(SystemExit):
+        main(["report", "--db", db, "--threshold", "1.5"])
+
+
+# --------------------------------------------------------------------- pictures and diffs
+
+
+def test_differing_subtree_names_the_path_and_marks_tokens():
+    from visdup.report.diff import differing_subtree, marked_tokens
+    from visdup.structure.term import Term
+
+    a = Term.parse("grp(row(text,text),grp(row,[3]col(text)),row(text))")
+    b = Term.parse("grp(row(text,text),grp(row,[4]col(text)),row(text))")
+    d = differing_subtree(a, b)
+    assert d.path == ["grp", "grp#2", "[3]col#2"]
+    assert (d.left, d.right) == ("[3]col(text)", "[4]col(text)")
+    left, right = marked_tokens(d.left, d.right)
+    assert ("[3]", True) in left and ("[4]", True) in right and ("col(text)", False) in left
+    # an inserted child: the region between the shared first and last children
+    c = Term.parse("grp(row(text,text),grp(row,[3]col(text),text),row(text))")
+    d = differing_subtree(a, c)
+    assert d.path == ["grp", "grp#2", "children #3"] and (d.left, d.right) == ("∅", "text")
+    assert differing_subtree(a, a).identical
+    # different roots: the whole terms
+    e = Term.parse("row(text)")
+    assert differing_subtree(a, e).path == ["grp|row"]
+
+
+def test_layout_picture_is_bounded():
+    import re
+
+    from visdup.report.svg import layout
+    from visdup.structure.term import Term
+
+    wide = Term.parse(
+        "grp(" + ",".join(f"row({','.join(['text'] * (i % 7 + 1))})" for i in range(200)) + ")"
+    )
+    svg = layout(wide)
+    boxes = len(re.findall(r"M[\d.]+ [\d.]+h", svg))
+    # 800 leaves on 640 px: the 0.8 px texts and the 29 one-text rows are left out
+    assert boxes == 1 + 200 - 29
+    small = Term.parse("grp([2]row([4]text),col(text))")
+    svg = layout(small)
+    assert svg.count('class="lg"') == 1 and svg.count('class="lr"') == 1
+    assert len(re.findall(r"M[\d.]+ [\d.]+h", svg)) == 5 and "row ×2" in svg

@@ -16,6 +16,8 @@ PIPELINES = {
     "visdup.pipelines.LabelPipeline": 300,
 }
 SPIDER_MIDDLEWARES = {"visdup.middlewares.NoFollowDuplicatesMiddleware": 950}
+#: Crawl progress, and the verdict settings recorded in the run's stats for the report.
+EXTENSIONS = {"visdup.progress.Progress": 500}
 
 
 class Addon:
@@ -30,3 +32,4 @@ class Addon:
             return
         settings["ITEM_PIPELINES"].update(PIPELINES)
         settings["SPIDER_MIDDLEWARES"].update(SPIDER_MIDDLEWARES)
+        settings["EXTENSIONS"].update(EXTENSIONS)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from visdup.errors import InputError
+from visdup.escape import csv_cell
 from visdup.report.data import StoreData
 from visdup.report.summary import Group
 
@@ -77,7 +78,9 @@ def write_pages(path: Path, rows: Iterable[dict[str, Any]]) -> int:
                 writer = csv.DictWriter(out, fieldnames=COLUMNS)
                 writer.writeheader()
                 for row in rows:
-                    writer.writerow({k: "" if row[k] is None else row[k] for k in COLUMNS})
+                    writer.writerow(
+                        {k: "" if row[k] is None else csv_cell(row[k]) for k in COLUMNS}
+                    )
                     n += 1
             else:
                 for row in rows:

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from visdup.escape import one_line
 from visdup.report.data import PageRow, StoreData, load
 from visdup.report.urlpatterns import url_patterns
 from visdup.storage.store import Store
@@ -159,6 +160,7 @@ def render_json(report: dict[str, Any]) -> str:
 
 
 def render_text(report: dict[str, Any]) -> str:
+    """The report for a terminal: page text (URLs, patterns, fields) cannot drive it."""
     lines = [f"{report['pages']} pages, {len(report['groups'])} duplicate groups"]
     if report.get("groups"):
         lines.append(
@@ -170,21 +172,22 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("problems: " + ", ".join(f"{k} {v}" for k, v in report["problems"].items()))
     for group in report["groups"]:
         lines.append("")
-        lines.append(f"original  {group['original']}")
+        lines.append(f"original  {one_line(group['original'])}")
         if group.get("canonical") and group["canonical"] != group["original"]:
-            lines.append(f"canonical {group['canonical']}")
+            lines.append(f"canonical {one_line(group['canonical'])}")
         for m in group["members"]:
             sim = f"{m['similarity']:.3f}" if m["similarity"] is not None else "  -  "
             mark = " " if m.get("declared") else "*"
-            lines.append(f"  {m['kind']:<10} {sim} {mark} {m['url']}")
+            lines.append(f"  {m['kind']:<10} {sim} {mark} {one_line(m['url'])}")
     if report.get("templates"):
         lines.append("")
         lines.append(f"{len(report['templates'])} templates")
         for t in report["templates"]:
-            lines.append(f"  #{t['id']:<4} {t['size']:>5} pages  {t['representative']}")
+            lines.append(f"  #{t['id']:<4} {t['size']:>5} pages  {one_line(t['representative'])}")
             for pattern in t["url_patterns"][:3]:
-                lines.append(f"        {pattern}")
+                lines.append(f"        {one_line(pattern)}")
             if t.get("fields"):
                 more = f" (+{len(t['fields']) - 8})" if len(t["fields"]) > 8 else ""
-                lines.append(f"        fields: {', '.join(t['fields'][:8])}{more}")
+                fields = one_line(", ".join(t["fields"][:8]))
+                lines.append(f"        fields: {fields}{more}")
     return "\n".join(lines)
