@@ -1,10 +1,19 @@
-"""One line of setup: ``ADDONS = {"visdup.Addon": 100}``."""
+"""One line of setup: ``ADDONS = {"visdup.Addon": 100}``.
+
+The add-on only fills in what the project left unset: every value goes in at add-on
+priority (below the project's, ``-s`` and the spider's), and components are added with
+Scrapy's ``setdefault_in_component_priority_dict``, so a project that lists a visdup
+component, at another priority or as ``None`` to switch it off, keeps its own choice.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from visdup.config import SCRAPY_DEFAULTS, defaults
+from scrapy.utils.misc import load_object
+
+from visdup.config import SCRAPY_DEFAULTS, check, defaults
+from visdup.errors import ConfigError
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
@@ -15,21 +24,34 @@ PIPELINES = {
     "visdup.pipelines.ContentPipeline": 250,
     "visdup.pipelines.LabelPipeline": 300,
 }
-SPIDER_MIDDLEWARES = {"visdup.middlewares.NoFollowDuplicatesMiddleware": 950}
+SPIDER_MIDDLEWARES = {
+    "visdup.middlewares.NoFollowDuplicatesMiddleware": 950,
+    "visdup.middlewares.RecordsMiddleware": 960,
+}
+#: Before robots.txt (100): a stored page costs no request at all.
+DOWNLOADER_MIDDLEWARES = {"visdup.frontier.SkipStoredMiddleware": 50}
 #: Crawl progress, and the verdict settings recorded in the run's stats for the report.
 EXTENSIONS = {"visdup.progress.Progress": 500}
 
 
 class Addon:
-    """Installs visdup's defaults, pipelines and spider middleware into a Scrapy project."""
+    """Installs visdup's defaults, pipelines and spider middlewares into a Scrapy project."""
 
     def update_settings(self, settings: BaseSettings) -> None:
-        for name, value in defaults().items():
+        for name, value in {**defaults(), **SCRAPY_DEFAULTS}.items():
+            # set() keeps a value of higher priority: the project's, -s, the spider's
             settings.set(name, value, priority="addon")
-        for name, value in SCRAPY_DEFAULTS.items():
-            settings.set(name, value, priority="addon")
-        if not settings.getbool("VISDUP_ENABLED", True):
+        try:
+            enabled = check("VISDUP_ENABLED", settings.get("VISDUP_ENABLED"))
+        except ConfigError:
+            enabled = True  # the components refuse the bad value when the crawl opens
+        if not enabled:
             return
-        settings["ITEM_PIPELINES"].update(PIPELINES)
-        settings["SPIDER_MIDDLEWARES"].update(SPIDER_MIDDLEWARES)
-        settings["EXTENSIONS"].update(EXTENSIONS)
+        for setting, components in (
+            ("ITEM_PIPELINES", PIPELINES),
+            ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES),
+            ("DOWNLOADER_MIDDLEWARES", DOWNLOADER_MIDDLEWARES),
+            ("EXTENSIONS", EXTENSIONS),
+        ):
+            for path, priority in components.items():
+                settings.setdefault_in_component_priority_dict(setting, load_object(path), priority)

@@ -1,7 +1,12 @@
-"""State one crawl shares between visdup's components: the store, the run, the labeller.
+"""State one crawl shares between visdup's components: settings, store, labeller, clusters.
 
-Pipelines and the spider middleware are built separately by Scrapy; they meet here, one
-context per crawler, so each component also works alone and the add-on merely wires them.
+Pipelines and spider middlewares are built separately by Scrapy; they meet here, one context
+per crawler, so each component also works alone and the add-on merely wires them.
+
+The context is built by the first visdup component Scrapy creates, before any page is
+fetched. That is where a crawl fails fast: a bad setting, database URL, missing driver or
+unreachable database logs one ERROR line and raises from ``from_crawler``, which Scrapy turns
+into a failed crawl (``scrapy crawl`` exits non-zero) before the spider opens.
 """
 
 from __future__ import annotations
@@ -13,16 +18,22 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.asyncio import run_in_thread
 from twisted.internet.defer import Deferred
-from twisted.internet.threads import deferToThread
 
-from visdup.config import defaults, flag
+from visdup.config import check, defaults, resolve
+from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
 from visdup.dedup.label import Labeller, build_labeller
+from visdup.errors import StoreError, VisdupError
 from visdup.storage.store import Store
+from visdup.storage.urls import crawl_key
+from visdup.storage.urls import mask_password as _safe_url
+from visdup.templates.assign import CrawlClusters
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
+
+    from visdup.items import Page
 
 logger = logging.getLogger(__name__)
 
@@ -30,46 +41,77 @@ _contexts: weakref.WeakKeyDictionary[Crawler, CrawlContext] = weakref.WeakKeyDic
 
 STATS = ("pages", "duplicates", "candidates", "ted_calls", "errors")
 
+#: The pipelines whose presence switches an analysis step on (a project's None switches it off).
+CONTENT_STEP = "visdup.pipelines.ContentPipeline"
+TEMPLATE_STEP = "visdup.pipelines.ClusterPipeline"
+
 
 def setting(crawler: Crawler, name: str) -> Any:
-    """A VISDUP_ setting, falling back to visdup's documented default when the project lacks it."""
+    """A VISDUP_ setting, typed and checked, or visdup's documented default when unset."""
     value = crawler.settings.get(name)
-    return defaults()[name] if value is None else value
+    return check(name, defaults()[name] if value is None else value)
 
 
 def check_enabled(crawler: Crawler) -> None:
-    if not crawler.settings.getbool("VISDUP_ENABLED", True):
+    """NotConfigured when visdup is switched off; a bad value refuses the crawl."""
+    try:
+        enabled = setting(crawler, "VISDUP_ENABLED")
+    except VisdupError as exc:
+        raise _refused(exc) from None
+    if not enabled:
         raise NotConfigured("VISDUP_ENABLED is False")
+
+
+def _wired(crawler: Crawler, setting_name: str, path: str) -> bool:
+    """Whether a component (or a subclass of it) is enabled in a component priority dict."""
+    from scrapy.utils.conf import build_component_list
+    from scrapy.utils.misc import load_object
+
+    for component in build_component_list(crawler.settings.getwithbase(setting_name)):
+        cls = load_object(component) if isinstance(component, str) else component
+        if any(f"{k.__module__}.{k.__qualname__}" == path for k in getattr(cls, "__mro__", ())):
+            return True
+    return False
 
 
 class CrawlContext:
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.stats = crawler.stats
-        self.database_url = str(setting(crawler, "VISDUP_DATABASE_URL"))
-        self.policy = str(setting(crawler, "VISDUP_DUPLICATE_POLICY"))
-        if self.policy not in {"label", "drop", "nofollow", "drop_nofollow"}:
-            raise ValueError(
-                "VISDUP_DUPLICATE_POLICY must be label, drop, nofollow or drop_nofollow, "
-                f"not {self.policy!r}"
-            )
-        self.cluster_cap = int(setting(crawler, "VISDUP_CLUSTER_CAP"))
-        self.store_body = flag(setting(crawler, "VISDUP_STORE_BODY"))
-        self.visual_classes = crawler.settings.getdict("VISDUP_VISUAL_CLASSES") or None
-        self.denoise_term = flag(setting(crawler, "VISDUP_DENOISE_TERM"))
-        self.content_enabled = flag(setting(crawler, "VISDUP_CONTENT_ENABLED"))
+        try:
+            #: Every VISDUP_ setting, typed and checked.
+            self.config: dict[str, Any] = resolve(crawler.settings)
+        except VisdupError as exc:
+            raise _refused(exc) from None
+        self.database_url: str = self.config["VISDUP_DATABASE_URL"]
+        self.policy: str = self.config["VISDUP_DUPLICATE_POLICY"]
+        self.cluster_cap: int = self.config["VISDUP_CLUSTER_CAP"]
+        self.store_body: bool = self.config["VISDUP_STORE_BODY"]
+        self.content_enabled: bool = self.config["VISDUP_CONTENT_ENABLED"]
+        #: What each page's analysis computes: a step runs when its setting and pipeline are on.
+        self.options = AnalysisOptions.from_settings(
+            self.config,
+            content=_wired(crawler, "ITEM_PIPELINES", CONTENT_STEP),
+            template=_wired(crawler, "ITEM_PIPELINES", TEMPLATE_STEP),
+        )
         self._open_lock = threading.Lock()
-        self.store: Store | None = None
+        self._stats_lock = threading.Lock()
+        self._noted: set[str] = set()
         self.labeller: Labeller | None = None
         self.run_id: int | None = None
         self.group_sizes: dict[int, int] = {}
-        # Page items waiting for their verdict, for the spider middleware (nofollow policy).
+        self._clusters: CrawlClusters | None = None
+        # Page items waiting for their verdict or records, for the spider middlewares.
         self.verdicts: dict[str, Deferred[str | None]] = {}
+        self.records: dict[str, Deferred[list[Any]]] = {}
+        # The store now: a crawl that cannot store anything must not fetch anything.
+        self.store: Store | None = self._open_store()
         for name in STATS:
             self.stats.set_value(f"visdup/{name}", 0)
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
-        # a page dropped or failed before the label pipeline gives no verdict: release its links
+        # a page dropped, failed or done before a step gave its result: release its waiters
+        crawler.signals.connect(self.item_gone, signal=signals.item_scraped)
         crawler.signals.connect(self.item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self.item_gone, signal=signals.item_error)
 
@@ -80,20 +122,33 @@ class CrawlContext:
             ctx = _contexts[crawler] = cls(crawler)
         return ctx
 
+    def _open_store(self) -> Store:
+        try:
+            return Store.from_url(self.database_url, writer=True)  # one writer per SQLite file
+        except VisdupError as exc:
+            raise _refused(exc) from None
+        except Exception as exc:  # a driver's own error: name it, never the password
+            raise _refused(
+                StoreError(f"cannot open the store {_safe_url(self.database_url)}: {exc}")
+            ) from exc
+
+    def setting(self, name: str) -> Any:
+        return self.config[name]
+
     def open(self) -> None:
-        """Open the store and warm the indexes; idempotent and thread-safe (components race)."""
+        """Build the labeller and warm its indexes; idempotent and thread-safe (components race)."""
         with self._open_lock:
             if self.labeller is None:
                 self._open()
 
     def _open(self) -> None:
-        self.store = Store.from_url(self.database_url)
-        self.labeller = build_labeller(
-            self.store, lambda name: setting(self.crawler, name), count=self.inc
-        )
-        warmed = self.labeller.warm()
+        assert self.store is not None
+        labeller = build_labeller(self.store, self.config.__getitem__, count=self.inc)
+        warmed = labeller.warm()
         spider = self.crawler.spider.name if self.crawler.spider else "crawl"
-        self.run_id = self.store.begin_run(spider)
+        starts = getattr(self.crawler.spider, "start_urls", None) or ()
+        self.run_id = self.store.begin_run(spider, crawl=crawl_key(starts, spider))
+        self.labeller = labeller
         logger.info(
             "visdup: store %s (%d pages already known), run %d",
             _safe_url(self.database_url),
@@ -101,24 +156,67 @@ class CrawlContext:
             self.run_id,
         )
 
+    def clusters(self) -> CrawlClusters:
+        """The crawl's online template clusters (built once, thread-safe)."""
+        with self._open_lock:
+            if self._clusters is None:
+                assert self.store is not None
+                get = self.config
+                self._clusters = CrawlClusters(
+                    self.store,
+                    threshold=1.0 - get["VISDUP_CLUSTER_THRESHOLD"],
+                    representatives=get["VISDUP_CLUSTER_REPRESENTATIVES"],
+                    template_min_pages=get["VISDUP_TEMPLATE_MIN_PAGES"],
+                    template_max_pages=get["VISDUP_TEMPLATE_MAX_PAGES"],
+                    min_fit=get["VISDUP_EXTRACT_MIN_FIT"],
+                    extract=get["VISDUP_EXTRACT_ITEMS"],
+                )
+            return self._clusters
+
+    # ---------------------------------------------------------------- analysis
+    def analyse(self, item: Page) -> PageAnalysis:
+        """The page item's analysis (blocking: call it in a worker thread)."""
+        return analyse(
+            item.body,
+            url=item.url,
+            final_url=item.final_url,
+            content_type=item.content_type,
+            tree=item.tree,
+            encoding=item.encoding,
+            options=self.options,
+        )
+
+    def note(self, url: str, kind: str, text: str) -> None:
+        """A page read other than declared or not whole: logged once per kind, then counted."""
+        self.inc(f"visdup/notes/{kind}")
+        with self._stats_lock:
+            first = kind not in self._noted
+            self._noted.add(kind)
+        if first:
+            logger.warning(
+                "visdup: %s: %s (further pages like it are counted in visdup/notes/%s)",
+                url,
+                text,
+                kind,
+            )
+
+    # ---------------------------------------------------------------- stats
     def inc(self, key: str, n: int = 1) -> None:
-        """Count a stat from any thread: Scrapy's stats collector belongs to the reactor."""
-        if threading.current_thread() is threading.main_thread():
+        """Count a stat from any thread: the lock keeps read-add-write whole."""
+        with self._stats_lock:
             self.stats.inc_value(key, n)
-        else:
-            from twisted.internet import reactor
 
-            reactor.callFromThread(self.stats.inc_value, key, n)
-
+    # ---------------------------------------------------------------- signals
     async def spider_opened(self, spider: Any) -> None:
-        # Opening the store and warming the indexes reads the database: not on the reactor.
-        await maybe_deferred_to_future(deferToThread(self.open))
+        # Warming the indexes reads the database: not on the event loop's thread.
+        await run_in_thread(self.open)
 
     async def spider_closed(self, spider: Any, reason: str) -> None:
-        for d in self.verdicts.values():
-            if not d.called:
-                d.callback(None)
-        self.verdicts.clear()
+        for waiters, empty in ((self.verdicts, None), (self.records, [])):
+            for d in waiters.values():
+                if not d.called:
+                    d.callback(empty)
+            waiters.clear()
         if self.store is None:
             return
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
@@ -131,7 +229,7 @@ class CrawlContext:
             stats.get("visdup/ted_calls", 0),
             stats.get("visdup/errors", 0),
         )
-        await maybe_deferred_to_future(deferToThread(self._close, reason, stats))
+        await run_in_thread(self._close, reason, stats)
 
     def _close(self, reason: str, stats: dict[str, Any]) -> None:
         assert self.store is not None
@@ -141,10 +239,11 @@ class CrawlContext:
 
     def item_gone(self, item: Any, **kwargs: Any) -> None:
         url = getattr(item, "url", None)
-        if isinstance(url, str) and url in self.verdicts:
+        if isinstance(url, str):
             self.give_verdict(url, getattr(item, "verdict", None))
+            self.give_records(url, [])
 
-    # ---------------------------------------------------------------- verdicts
+    # ---------------------------------------------------------------- waiters
     def expect_verdict(self, url: str) -> Deferred[str | None]:
         d = self.verdicts.get(url)
         if d is None:
@@ -156,11 +255,22 @@ class CrawlContext:
         if d is not None and not d.called:
             d.callback(verdict)
 
+    def expect_records(self, url: str) -> Deferred[list[Any]]:
+        d = self.records.get(url)
+        if d is None:
+            d = self.records[url] = Deferred()
+        return d
 
-def _safe_url(url: str) -> str:
-    """The database URL without its password, for logs."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        return f"{scheme}://{creds.split(':')[0]}:***@{host}" if ":" in creds else url
-    return url
+    def give_records(self, url: str, records: list[Any]) -> bool:
+        """Hand a page's records to the middleware waiting for them; False when none waits."""
+        d = self.records.pop(url, None)
+        if d is None or d.called:
+            return False
+        d.callback(records)
+        return True
+
+
+def _refused(exc: VisdupError) -> VisdupError:
+    """One clear ERROR line for a crawl that cannot start; the error goes on to Scrapy."""
+    logger.error("visdup: the crawl cannot start: %s", exc)
+    return exc

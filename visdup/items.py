@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scrapy.http import Response
 
+    from visdup.dedup.analysis import PageAnalysis
+
 
 def _not_exported(_value: Any) -> None:
     return None
@@ -23,7 +25,7 @@ class Record(dict):
 
 @dataclass
 class Page:
-    """One HTML response; the pipelines add what they learn (``page_id`` .. ``verdict``)."""
+    """One HTML response; the pipelines add what they learn (``analysis``, ``page_id`` ..)."""
 
     url: str
     final_url: str
@@ -35,8 +37,13 @@ class Page:
     # Feed exports write the labels, not the bytes (the store keeps bodies) nor the tree.
     body: bytes = field(default=b"", repr=False, metadata={"serializer": _not_exported})
     links: list[str] = field(default_factory=list, repr=False)
-    # The response's parsed tree, so the page is parsed once; cleared once the term is made.
+    # The response's parsed tree, so the page is parsed once; cleared once it is analysed.
     tree: Any = field(
+        default=None, repr=False, compare=False, metadata={"serializer": _not_exported}
+    )
+    #: The page's one analysis (visdup.dedup.analysis.PageAnalysis), set by the first visdup
+    #: pipeline and read by the others; not exported.
+    analysis: PageAnalysis | None = field(
         default=None, repr=False, compare=False, metadata={"serializer": _not_exported}
     )
     page_id: int | None = None

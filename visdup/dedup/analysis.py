@@ -1,34 +1,274 @@
-"""One page's analysis, the same for a crawl and for files: parse → term → main content.
+"""One page's analysis, the same for a crawl and for files: one value, computed once.
 
-The pipelines and ``visdup dups`` both call these, so a page gets the same fingerprints
-whichever way it arrives.
+:func:`analyse` parses a page once (or reuses the tree a Scrapy response already parsed) and
+runs every step on it in one fixed order, so no step can see what another removed:
+
+1. the canonical link and the title, read before anything leaves the tree;
+2. the visual term and its structural SimHash (on the tree as parsed);
+3. invisible nodes removed (the one edit every later step wants);
+4. the template step's input (:func:`template_input`), before main content prunes;
+5. main content (it prunes the tree) and its layered text print.
+
+The result, :class:`PageAnalysis`, is immutable. The crawl's pipelines, ``visdup dups`` and
+batch jobs all call :func:`analyse`, so a page gets the same fingerprints whichever way it
+arrives.
 """
 
 from __future__ import annotations
 
+import codecs
+import copy
 import hashlib
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urljoin
 
+from w3lib.encoding import html_body_declared_encoding, read_bom, resolve_encoding
+
+from visdup.content import main_content, page_title, remove_invisible
+from visdup.content.textprint import ContentPrint, content_print
 from visdup.errors import InputError
-from visdup.page.parse import Document
+from visdup.page.parse import Document, decode, from_tree, parse_html, screen
 from visdup.storage.store import PageRecord, pack_body
 from visdup.structure.fingerprint import term_simhash
 from visdup.structure.term import Term, document_term
-
-if TYPE_CHECKING:
-    from visdup.content.textprint import ContentPrint
+from visdup.templates.stm import FlatTree, dom_tree
 
 logger = logging.getLogger(__name__)
 
+#: Bytes of a body read to tell which charset it declares and which one decodes it.
+CHARSET_SNIFF = 65536
 
-def new_record(url: str, body: bytes, *, keep_body: bool = True, **fields: object) -> PageRecord:
-    record = PageRecord(url=url, **fields)  # type: ignore[arg-type]
-    record.body_hash = hashlib.sha1(body).hexdigest() if body else None
-    record.body = pack_body(body) if keep_body and body else None
-    return record
+
+@dataclass(frozen=True, slots=True)
+class AnalysisOptions:
+    """What to compute for each page: the steps a crawl or a command has switched on."""
+
+    #: Overrides of the tag → visual class table.
+    classes: Mapping[str, str | None] | None = None
+    #: Build the visual term on the tree without invisible nodes.
+    denoise_term: bool = False
+    #: Main content and its text print (the content channel).
+    content: bool = True
+    #: The template step's input (template clusters).
+    template: bool = False
+
+    @classmethod
+    def from_settings(
+        cls, values: Mapping[str, Any], *, content: bool = True, template: bool = True
+    ) -> AnalysisOptions:
+        """From resolved VISDUP_ settings; ``content``/``template`` say whether a step is wired."""
+        return cls(
+            classes=values.get("VISDUP_VISUAL_CLASSES") or None,
+            denoise_term=bool(values.get("VISDUP_DENOISE_TERM")),
+            content=content and bool(values.get("VISDUP_CONTENT_ENABLED")),
+            template=template and bool(values.get("VISDUP_CLUSTER_ENABLED")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PageAnalysis:
+    """Everything visdup learns from one page's bytes, before it meets any other page."""
+
+    url: str
+    body_hash: str | None = None
+    #: Why the page is unusable (empty, binary, not HTML, no term), else None.
+    problem: str | None = None
+    #: The charset the page was read in.
+    encoding: str | None = None
+    truncated: bool = False
+    replacement_ratio: float = 0.0
+    #: (kind, text): pages read other than declared ("charset") or not whole ("truncated").
+    notes: tuple[tuple[str, str], ...] = ()
+    canonical: str | None = None
+    title: str | None = None
+    term: Term | None = None
+    simhash: int | None = None
+    content: ContentPrint | None = field(default=None, repr=False)
+    template_input: FlatTree | None = field(default=None, repr=False)
+
+    def record(self, *, keep_body: bool, body: bytes = b"", **fields: Any) -> PageRecord:
+        """A fresh store record of this analysis; ``fields`` are the fetch's own (status...)."""
+        record = PageRecord(url=self.url, **fields)
+        record.body_hash = self.body_hash
+        record.body = pack_body(body) if keep_body and body else None
+        record.problem = self.problem
+        record.encoding = self.encoding or record.encoding
+        record.truncated = self.truncated
+        record.replacement_ratio = round(self.replacement_ratio, 6)
+        record.canonical = self.canonical
+        record.title = self.title
+        if self.term is not None:
+            record.term = str(self.term)
+            record.term_size = self.term.size
+            record.term_nodes = self.term.nodes
+            record.simhash = self.simhash
+        if self.content is not None and not (self.content.empty and not self.content.thin):
+            record.content_print = self.content.to_json()  # thin pages too: their text key
+            if not self.content.empty:
+                record.content_simhash = self.content.simhash
+        return record
+
+
+def analyse(
+    body: bytes,
+    *,
+    url: str,
+    final_url: str | None = None,
+    content_type: str | None = None,
+    tree: Any = None,
+    encoding: str | None = None,
+    options: AnalysisOptions = AnalysisOptions(),
+) -> PageAnalysis:
+    """The page's analysis; ``tree``/``encoding``: what a Scrapy response already parsed.
+
+    Never raises on a bad page: ``problem`` says why it is unusable. A tree given here is
+    not modified (the analysis works on its own copy).
+    """
+    body_hash = hashlib.sha1(body).hexdigest() if body else None
+    edits = options.template or options.content or options.denoise_term
+    doc = document(
+        body,
+        content_type=content_type,
+        url=final_url or url,
+        tree=tree,
+        encoding=encoding,
+        copy_tree=edits,
+    )
+    base = dict(url=url, body_hash=body_hash, encoding=doc.encoding or encoding)
+    if doc.root is None:
+        return PageAnalysis(problem=doc.problem or "no document", **base)  # type: ignore[arg-type]
+    canonical = canonical_url(doc, final_url or url)  # before <head> goes
+    title: str | None = None
+    if options.denoise_term:
+        clean(doc)
+        title = doc.title
+    try:
+        _raw, term = document_term(doc, options.classes)
+    except InputError as exc:
+        return PageAnalysis(problem=str(exc), notes=_notes(doc), **base)  # type: ignore[arg-type]
+    except Exception as exc:
+        logger.exception("visdup: cannot build the term of %s", url)
+        return PageAnalysis(  # type: ignore[arg-type]
+            problem=f"term failed: {exc}", notes=_notes(doc), **base
+        )
+    template = None
+    content = None
+    if options.template or options.content:
+        clean(doc)  # from here on the tree has no invisible nodes
+        title = doc.title
+        if options.template:
+            template = _template_step(doc, url)
+        if options.content:
+            title, content = _content_step(doc, url)
+    return PageAnalysis(
+        problem=None,
+        truncated=doc.truncated,
+        replacement_ratio=doc.replacement_ratio,
+        notes=_notes(doc),
+        canonical=canonical,
+        title=title,
+        term=term,
+        simhash=term_simhash(term),
+        content=content,
+        template_input=template,
+        **base,  # type: ignore[arg-type]
+    )
+
+
+def template_input(doc: Document) -> FlatTree | None:
+    """What the template step reads of a page: its DOM tree without invisible nodes.
+
+    The one place that decides it; it runs after :func:`clean` and before main content prunes.
+    """
+    tree = dom_tree(doc.root, denoise=False)
+    return tree if tree.nodes else None
+
+
+def _template_step(doc: Document, url: str) -> FlatTree | None:
+    try:
+        return template_input(doc)
+    except Exception:
+        logger.exception("visdup: cannot read the layout of %s", url)
+        return None
+
+
+def _content_step(doc: Document, url: str) -> tuple[str | None, ContentPrint | None]:
+    """Main content (seed 001) and its layered fingerprint (seed 002); prunes the tree."""
+    try:
+        found = main_content(doc.root, cleaned=True, title=doc.title)
+        return found.title, content_print(found.blocks, visible=found.page_text, url=url)
+    except Exception:
+        logger.exception("visdup: cannot extract the main content of %s", url)
+        return doc.title, None
+
+
+def _notes(doc: Document) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        ("charset" if note.startswith("charset") else "truncated", note) for note in doc.notes
+    )
+
+
+def _codec(name: str | None) -> str | None:
+    """A charset name in one spelling (``UTF8``, ``utf_8`` → ``utf-8``; ``latin1`` → cp1252)."""
+    if not name:
+        return None
+    resolved = resolve_encoding(name.strip().strip("\"'")) or name
+    try:
+        return codecs.lookup(resolved).name
+    except LookupError:
+        return None
+
+
+def declared_charset(body: bytes, content_type: str | None) -> str | None:
+    """The charset a page declares (BOM, HTTP header, then ``<meta>``), or None."""
+    bom, _mark = read_bom(body[:4])
+    if bom:
+        return _codec(bom)
+    if content_type and "charset=" in content_type.lower():
+        raw = content_type.lower().split("charset=", 1)[1].split(";")[0]
+        if (found := _codec(raw)) is not None:
+            return found
+    return _codec(html_body_declared_encoding(body[:CHARSET_SNIFF]))
+
+
+def document(
+    body: bytes,
+    *,
+    content_type: str | None = None,
+    url: str | None = None,
+    tree: Any = None,
+    encoding: str | None = None,
+    copy_tree: bool = True,
+) -> Document:
+    """Bytes → a parsed page this analysis owns, parsed at most once.
+
+    A response's tree (``tree``, decoded as ``encoding``) is reused unless the
+    page declared a charset and the body is in another one (a lying header, mostly UTF-8
+    served as Latin-1): then the bytes are decoded as a browser would and parsed again, with
+    a note. A page that declares nothing keeps the response's reading (Scrapy tries UTF-8,
+    then cp1252), so it is parsed once and noted never. The response's tree belongs to the
+    spider, which may still read it: with ``copy_tree`` (for steps that edit the tree) the
+    document holds a copy, which costs about half a parse.
+    """
+    problem = screen(body, content_type)
+    if problem:
+        return Document(None, problem=problem)
+    if tree is None:
+        return parse_html(body, content_type=content_type, url=url)
+    read_as = _codec(encoding)
+    declared = declared_charset(body, content_type)
+    if declared is None or read_as in {"utf-8", "ascii"}:
+        return from_tree(copy.deepcopy(tree) if copy_tree else tree, encoding=encoding)
+    browser = _codec(decode(body[:CHARSET_SNIFF], content_type)[0])
+    if browser == read_as:
+        return from_tree(copy.deepcopy(tree) if copy_tree else tree, encoding=encoding)
+    doc = parse_html(body, content_type=content_type, url=url)
+    if doc.encoding and _codec(doc.encoding) != declared:
+        doc.notes.append(f"charset declared as {declared}, the body is {doc.encoding}")
+    return doc
 
 
 def canonical_url(doc: Document, base: str) -> str | None:
@@ -42,63 +282,10 @@ def canonical_url(doc: Document, base: str) -> str | None:
     return None
 
 
-def analyse_structure(
-    doc: Document,
-    record: PageRecord,
-    *,
-    classes: Mapping[str, str | None] | None = None,
-    denoise: bool = False,
-) -> Term | None:
-    """Fill the record's structural fields; None (and ``record.problem``) for an unusable page."""
-    record.encoding = record.encoding or doc.encoding
-    record.replacement_ratio = round(doc.replacement_ratio, 6)
-    record.canonical = canonical_url(doc, record.final_url or record.url)  # before <head> goes
-    if denoise:
-        clean(doc)
-    try:
-        _raw, term = document_term(doc, classes)
-    except InputError as exc:
-        record.problem = str(exc)
-        return None
-    except Exception as exc:
-        logger.exception("visdup: cannot build the term of %s", record.url)
-        record.problem = f"term failed: {exc}"
-        return None
-    record.truncated = doc.truncated
-    record.term = str(term)
-    record.term_size = term.size
-    record.term_nodes = term.nodes
-    record.simhash = term_simhash(term)
-    return term
-
-
 def clean(doc: Document) -> None:
     """Remove what a reader never sees, once per page, keeping the title it had."""
     if doc.denoised or doc.root is None:
         return
-    from visdup.content.denoise import page_title, remove_invisible
-
     doc.title = page_title(doc.root)
     remove_invisible(doc.root)
     doc.denoised = True
-
-
-def analyse_content(doc: Document, record: PageRecord) -> ContentPrint | None:
-    """Main content (seed 001) and its layered fingerprint (seed 002); modifies the tree."""
-    from visdup.content.denoise import main_content
-    from visdup.content.textprint import content_print
-
-    if doc.root is None:
-        return None
-    try:
-        clean(doc)
-        content = main_content(doc.root, cleaned=True, title=doc.title)
-        cp = content_print(content.blocks)
-    except Exception:
-        logger.exception("visdup: cannot extract the main content of %s", record.url)
-        return None
-    record.title = content.title
-    if not cp.empty:
-        record.content_print = cp.to_json()
-        record.content_simhash = cp.simhash
-    return cp

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from visdup.config import defaults, flag
-from visdup.dedup.analysis import analyse_content, analyse_structure, new_record
+from visdup.dedup.analysis import AnalysisOptions, analyse
 from visdup.dedup.label import Labeller, Pending, build_labeller
 from visdup.errors import InputError
-from visdup.page.parse import parse_html
 from visdup.storage.store import Store
 
 logger = logging.getLogger(__name__)
@@ -39,23 +38,27 @@ class FileLabeller:
         self.labeller: Labeller = build_labeller(store, self.get, count=self._count)
         self.labeller.warm()
         self.run_id = store.begin_run("files")
-        self.content = flag(self.get("VISDUP_CONTENT_ENABLED"))
-        self.classes = self.get("VISDUP_VISUAL_CLASSES") or None
-        self.denoise = flag(self.get("VISDUP_DENOISE_TERM"))
+        self.keep_body = flag(self.get("VISDUP_STORE_BODY"))
+        self.options = AnalysisOptions(
+            classes=self.get("VISDUP_VISUAL_CLASSES") or None,
+            denoise_term=flag(self.get("VISDUP_DENOISE_TERM")),
+            content=flag(self.get("VISDUP_CONTENT_ENABLED")),
+            template=False,  # labels only: files are clustered by ``visdup cluster``
+        )
 
     def _count(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n
 
     def add(self, name: str, body: bytes) -> int | None:
-        record = new_record(name, body, keep_body=flag(self.get("VISDUP_STORE_BODY")))
-        doc = parse_html(body, url=name)
-        term = analyse_structure(doc, record, classes=self.classes, denoise=self.denoise)
+        page = analyse(body, url=name, options=self.options)
+        record = page.record(keep_body=self.keep_body, body=body)
         prepared: dict[str, Pending] = {
-            "structure": self.labeller.prepare("structure", record.simhash, term)
+            "structure": self.labeller.prepare("structure", page.simhash, page.term)
         }
-        if term is not None and self.content:
-            cp = analyse_content(doc, record)
-            prepared["content"] = self.labeller.prepare("content", record.content_simhash, cp)
+        if page.content is not None:
+            prepared["content"] = self.labeller.prepare(
+                "content", record.content_simhash, page.content
+            )
         if record.problem:
             self._count("visdup/errors")
             self.store.add_error(self.run_id, name, "parse", record.problem)
