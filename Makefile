@@ -1,12 +1,16 @@
 # make demo: install into .venv, serve the embedded demo site, crawl it into SQLite, report.
 # make test: install into .venv and run the whole test suite.
+#            The HTML report's browser tests also need playwright (pip) and Chromium (Debian's
+#            chromium package): installed where possible, else those tests skip with the reason.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_DIR := .demo
 
-.PHONY: install demo test lint bench clean
+BROWSER_STAMP := $(VENV)/.browser-stamp
+
+.PHONY: install browser demo test lint bench clean
 
 $(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,15 +21,34 @@ $(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c)
 
 install: $(STAMP)
 
+# Best effort, never fatal: the playwright wheel (no browser download) and Debian's chromium,
+# with apt-get when running as root (or with password-less sudo).
+$(BROWSER_STAMP): $(STAMP)
+	-$(BIN)/python -m pip install -q -e '.[browser]' || echo "playwright not installed: browser tests will skip"
+	-@if command -v chromium >/dev/null 2>&1 || test -x /usr/bin/chromium; then \
+		echo "chromium: $$(command -v chromium || echo /usr/bin/chromium)"; \
+	elif command -v apt-get >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+		else SUDO=none; fi; \
+		if [ "$$SUDO" = none ]; then echo "chromium absent (apt-get install chromium as root): browser tests will skip"; \
+		else ($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium) \
+			|| echo "chromium not installed: browser tests will skip"; fi; \
+	else echo "chromium absent: browser tests will skip"; fi
+	touch $(BROWSER_STAMP)
+
+browser: $(BROWSER_STAMP)
+
 demo: $(STAMP)
 	mkdir -p $(DEMO_DIR)
 	rm -f $(DEMO_DIR)/visdup.sqlite3 $(DEMO_DIR)/visdup.sqlite3-wal $(DEMO_DIR)/visdup.sqlite3-shm
 	$(BIN)/visdup demo --db sqlite:///$(DEMO_DIR)/visdup.sqlite3
+	$(BIN)/visdup report --db sqlite:///$(DEMO_DIR)/visdup.sqlite3 \
+		--html $(DEMO_DIR)/report.html --pages $(DEMO_DIR)/pages.csv
 
 lint: $(STAMP)
 	$(BIN)/ruff check visdup tests bench
 
-test: $(STAMP)
+test: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/ruff check visdup tests bench
 	$(BIN)/python -m pytest -q
 
