@@ -14,7 +14,6 @@ import pytest
 
 from visdup.cli import content as content_command
 from visdup.content import extract, main_content, remove_invisible
-from visdup.errors import InputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "content"
 AEB = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "aeb"
@@ -266,13 +265,16 @@ def test_command_text_output(capsys) -> None:
     assert "Along the lower river" in out and "Related report" not in out
 
 
-def test_command_bad_input(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no such file"):
-        _run([str(tmp_path / "missing.html")])
+def test_command_bad_input(tmp_path: Path, capsys) -> None:
+    """Unreadable files: one error line each, exit status 2 (the other files still print)."""
+    parser = argparse.ArgumentParser()
+    content_command.add_arguments(parser)
     bad = tmp_path / "bad.html.gz"
     bad.write_bytes(b"this is not gzip")
-    with pytest.raises(InputError, match="cannot read"):
-        _run([str(bad)])
+    args = parser.parse_args([str(tmp_path / "missing.html"), str(bad)])
+    assert content_command.run(args) == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and "bad.html.gz" in err
 
 
 # ----------------------------------------------------------------- AEB quality

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from visdup.structure.fingerprint import hamming, simhash64
 
@@ -181,15 +182,46 @@ def _shingle_simhash(shingles: Counter[str]) -> int:
     return int.from_bytes(np.packbits(mask).tobytes(), "big")
 
 
+#: Runs of digits, and hex or dashed ids with a digit in them (session ids, UUIDs, request
+#: ids): what varies from one URL of a family to the next.
+_NUMBERS = re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{6,}\b|\d+")
+
+
+def visible_key(text: str, url: str | None = None) -> int:
+    """64-bit hash of a page's whole visible text, without what varies per URL.
+
+    Thin pages (a login wall, a soft 404, an empty result list) are told apart by all the
+    text they show, read the way a reader compares them: case, punctuation and whitespace
+    aside, numbers and ids as one placeholder, and the page's own URL (its path, its query
+    values: a ``ReturnUrl`` echoed back, the missing path a 404 names) taken out.
+    """
+    norm = " " + normalise(text) + " "
+    if url:
+        parts = urlsplit(url)
+        echoes = [parts.path, parts.path + "?" + parts.query if parts.query else ""]
+        echoes += [value for _key, value in parse_qsl(parts.query, keep_blank_values=True)]
+        pieces = {normalise(unquote(e)) for e in echoes if e}
+        for piece in sorted(pieces, key=len, reverse=True):  # a whole URL before its path
+            if piece:
+                norm = norm.replace(" " + piece + " ", " ")
+    norm = _SPACE.sub(" ", _NUMBERS.sub("0", norm)).strip()
+    return _hash64(norm) if norm else 0
+
+
 @dataclass(frozen=True)
 class ContentPrint:
-    """A page's storable content fingerprint: exact layers plus a SimHash for the index."""
+    """A page's storable content fingerprint: exact layers plus a SimHash for the index.
+
+    ``thin`` is the :func:`visible_key` of the whole page (0: not computed): pages too thin
+    for the layers are compared by it.
+    """
 
     document: int
     simhash: int
     sections: tuple[int, ...]
     paragraphs: tuple[int, ...]
     sentences: tuple[int, ...]
+    thin: int = 0
 
     @property
     def empty(self) -> bool:
@@ -205,6 +237,7 @@ class ContentPrint:
                 "sections": [f"{x:016x}" for x in self.sections],
                 "paragraphs": [f"{x:016x}" for x in self.paragraphs],
                 "sentences": [f"{x:016x}" for x in self.sentences],
+                **({"thin": f"{self.thin:016x}"} if self.thin else {}),
             },
             separators=(",", ":"),
         )
@@ -220,11 +253,18 @@ class ContentPrint:
             sections=tuple(int(x, 16) for x in data["sections"]),
             paragraphs=tuple(int(x, 16) for x in data["paragraphs"]),
             sentences=tuple(int(x, 16) for x in data["sentences"]),
+            thin=int(data.get("thin", "0"), 16),
         )
 
 
-def content_print(blocks: Iterable[tuple[str, int, str]]) -> ContentPrint:
-    """Fingerprint main-content blocks (`MainContent.blocks`)."""
+def content_print(
+    blocks: Iterable[tuple[str, int, str]], *, visible: str | None = None, url: str | None = None
+) -> ContentPrint:
+    """Fingerprint main-content blocks (`MainContent.blocks`).
+
+    ``visible``: the page's whole visible text (`MainContent.page_text`), keyed for thin
+    pages with :func:`visible_key` (``url`` names what varies per URL).
+    """
     tree = structure_tree(blocks)
     nodes = _walk(tree)
     paragraphs = [n for n in nodes if n.kind == "paragraph"]
@@ -237,6 +277,7 @@ def content_print(blocks: Iterable[tuple[str, int, str]]) -> ContentPrint:
         sections=tuple(n.fingerprint for n in nodes if n.kind == "section"),
         paragraphs=tuple(p.fingerprint for p in paragraphs),
         sentences=tuple(_hash64(s) for s in sentences),
+        thin=visible_key(visible, url) if visible else 0,
     )
 
 

@@ -1,0 +1,89 @@
+"""The one vocabulary of verdicts and kinds, and which page of a group is its original.
+
+Every page gets one **verdict**; a page whose verdict is a duplicate verdict (``duplicate``,
+``moved``) also gets a **kind**, the evidence that made it one, and ``duplicate_of``, its
+group's original. Other pages carry neither. Stats (``visdup/verdict/<verdict>``,
+``visdup/duplicates/<kind>``), items, the store's rows and the report all use these words.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+from w3lib.url import canonicalize_url
+
+#: Same content in the same layout, or a byte-identical copy.
+DUPLICATE = "duplicate"
+#: Same content in another layout (print version, syndicated copy).
+MOVED = "moved"
+#: New content in a known layout: no duplicate.
+SAME_TEMPLATE = "same_template"
+#: Nothing stored is close: no duplicate.
+NOVEL = "novel"
+VERDICTS = (DUPLICATE, MOVED, SAME_TEMPLATE, NOVEL)
+#: The verdicts the duplicate policy acts on (drop, do not follow); structure alone never.
+DUPLICATE_VERDICTS = frozenset({DUPLICATE, MOVED})
+
+#: A byte-identical copy.
+EXACT = "exact"
+#: The same main content (layered text fingerprints, seed 002).
+CONTENT = "content"
+#: Near-identical structure when the structure channel decides alone (content channel off).
+STRUCTURAL = "structural"
+#: Too little text for the content channel: the same normalised visible text and
+#: near-identical structure (login walls, soft 404s, empty result pages).
+THIN = "thin"
+KINDS = (EXACT, CONTENT, STRUCTURAL, THIN)
+
+
+def is_duplicate(verdict: str | None) -> bool:
+    return verdict in DUPLICATE_VERDICTS
+
+
+#: Query parameters that track a visit or a session rather than name a page.
+TRACKING_PARAMS = frozenset(
+    {
+        "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "yclid", "igshid", "ref",
+        "ref_src", "referrer", "sid", "session", "sessionid", "session_id",
+        "phpsessid", "jsessionid", "aspsessionid", "cfid", "cftoken", "zenid", "oscsid",
+        "returnurl", "return_url", "redirect", "redirect_to", "next",
+    }
+)  # fmt: skip
+_TRACKING_PREFIXES = ("utm_", "mtm_", "pk_", "hsa_")
+#: Session ids in the path: ``;jsessionid=…`` and friends.
+_PATH_SESSION = re.compile(r";\s*(jsessionid|sid|sessionid|phpsessid)=", re.IGNORECASE)
+
+
+def tracked(url: str) -> bool:
+    """Whether a URL carries tracking parameters or a session id."""
+    parts = urlsplit(url)
+    if _PATH_SESSION.search(parts.path) or _PATH_SESSION.search(url):
+        return True
+    for key, _value in parse_qsl(parts.query, keep_blank_values=True):
+        key = key.lower()
+        if key in TRACKING_PARAMS or key.startswith(_TRACKING_PREFIXES):
+            return True
+    return False
+
+
+def original_rank(url: str, named: bool, page_id: int) -> tuple[int, int, int, int]:
+    """Order of a group's pages as its original, best first, from the page alone.
+
+    The page the group names canonical; else a URL without tracking parameters or session
+    ids; then the shortest path (a print version or a partner's copy sits deeper); then the
+    first stored. Only the last step depends on crawl order.
+    """
+    parts = urlsplit(url)
+    path = _PATH_SESSION.split(parts.path, maxsplit=1)[0]
+    return (0 if named else 1, 1 if tracked(url) else 0, len(path) + len(parts.query), page_id)
+
+
+def same_url(a: str, b: str) -> bool:
+    """Whether two URLs name one page (w3lib's canonical form, fragments dropped)."""
+    if a == b:
+        return True
+    try:
+        return canonicalize_url(a) == canonicalize_url(b)
+    except (ValueError, UnicodeError):
+        return False
