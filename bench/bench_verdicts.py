@@ -11,6 +11,7 @@ them (exact copies, URL variants, mirrors, the one-sentence edit). Configuration
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
 import subprocess
@@ -18,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from w3lib.url import canonicalize_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -35,7 +38,8 @@ CONFIGS = {
 
 
 def _path(url: str) -> str:
-    parts = urlsplit(url)
+    """Path and query in w3lib's canonical form (the store keeps URLs that way)."""
+    parts = urlsplit(canonicalize_url(url if "://" in url else "http://demo" + url))
     return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
@@ -66,7 +70,7 @@ def truth() -> list[list[str]]:
             union(clean, v)
     groups: dict[str, list[str]] = {}
     for x in list(parent):
-        groups.setdefault(find(x), []).append(x)
+        groups.setdefault(find(x), []).append(_path(x))
     return list(groups.values())
 
 
@@ -78,11 +82,18 @@ def predicted(db: str) -> list[list[str]]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--show", type=int, default=0, help="list N false and missed pairs")
+    parser.add_argument("--config", choices=sorted(CONFIGS), action="append")
+    args = parser.parse_args()
+    show = args.show
     true_pairs = _pairs(truth())
     print(f"{len(true_pairs)} true duplicate pairs on the demo site")
     print(f"{'configuration':<32} {'precision':>9} {'recall':>7} {'F1':>6}  false+  missed")
     with serve(SITE_ROOT) as server, tempfile.TemporaryDirectory() as tmp:
         for name, settings in CONFIGS.items():
+            if args.config and name not in args.config:
+                continue
             db = f"sqlite:///{tmp}/{len(settings)}-{abs(hash(name))}.sqlite3"
             cmd = [sys.executable, "-m", "visdup", "crawl", server.url_for("/"), "--db", db]
             for s in ["LOG_LEVEL=WARNING", *settings]:
@@ -99,6 +110,10 @@ def main() -> None:
                 f"{name:<32} {precision:>9.3f} {recall:>7.3f} {f1:>6.3f}  "
                 f"{len(pred - truth_here):>6}  {len(truth_here - pred):>6}"
             )
+            if show:
+                for label, pairs in (("false+", pred - truth_here), ("missed", truth_here - pred)):
+                    for pair in sorted(sorted(p) for p in pairs)[:show]:
+                        print(f"    {label}  {pair[0]}  {pair[1]}")
 
 
 if __name__ == "__main__":
