@@ -1,0 +1,418 @@
+"""The store: clear errors without secrets, whole transactions, one SQLite writer, the schema."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, inspect, text
+
+from tests.crawling import article, listing, write_site
+from visdup.demo.server import serve
+from visdup.errors import InputError, StoreError
+from visdup.storage import schema
+from visdup.storage.store import PageRecord, Store
+from visdup.storage.urls import canonical_url, crawl_key, mask_password, origin
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _sqlite(tmp_path: Path, name: str = "store.sqlite3") -> str:
+    return f"sqlite:///{tmp_path / name}"
+
+
+def _open_error(url: str) -> StoreError:
+    with pytest.raises(StoreError) as info:
+        Store.from_url(url)
+    assert isinstance(info.value, InputError), "a store that cannot be opened is bad input"
+    return info.value
+
+
+# -- URLs ---------------------------------------------------------------------------------------
+
+
+def test_urls_in_one_canonical_form():
+    assert canonical_url("http://Example.com:80/a.html?b=2&a=1#top") == (
+        "http://example.com:80/a.html?a=1&b=2"
+    )
+    assert canonical_url("http://x/a.html#one") == canonical_url("http://x/a.html#two")
+    assert canonical_url("site/page.html") == "site/page.html"  # files keep their names
+    assert origin("http://h/a") == "http://h:80" != origin("http://h:8080/a")
+    assert origin("https://H/") == "https://h:443"
+    assert crawl_key(["http://a:1/x", "http://a:1/y", "http://b/"], "site") == (
+        "http://a:1 http://b:80"
+    )
+    assert crawl_key([], "books") == "spider:books"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql+psycopg://admin:S3cret@db:5432/x", "postgresql+psycopg://admin:***@db:5432/x"),
+        (
+            "postgresql://u@h/x?password=S3cret&sslmode=require",
+            "postgresql://u@h/x?password=***&sslmode=require",
+        ),
+        ("sqlite:///x.db", "sqlite:///x.db"),
+    ],
+)
+def test_mask_password(url, shown):
+    assert mask_password(url) == shown
+
+
+# -- errors that name the problem, never the password ------------------------------------------
+
+
+def test_typo_in_the_scheme(tmp_path):
+    error = _open_error(f"sqlit:///{tmp_path / 'x.db'}")
+    assert "unsupported database 'sqlit'" in str(error)
+    assert "did you mean 'sqlite'" in str(error)
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_not_a_url():
+    assert "not a database URL" in str(_open_error("just some words"))
+    assert "no database URL" in str(_open_error(""))
+
+
+def test_unreachable_server_hides_the_password():
+    error = _open_error("postgresql+psycopg://admin:S3cret@127.0.0.1:1/x")
+    assert "cannot connect to 'postgresql+psycopg://admin:***@127.0.0.1:1/x'" in str(error)
+    assert "S3cret" not in str(error)
+    assert "S3cret" not in repr(error.__cause__) and error.__suppress_context__
+
+
+def test_missing_driver_names_the_extra():
+    """psycopg made unimportable in a child process: the message says what to install."""
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "from visdup.storage.store import Store\n"
+        "from visdup.errors import StoreError\n"
+        "try:\n"
+        "    Store.from_url('postgresql://admin:S3cret@127.0.0.1:5432/test')\n"
+        "except StoreError as exc:\n"
+        "    print(exc)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60
+    )
+    assert "pip install 'visdup[postgres]'" in out.stdout, out.stderr[-2000:]
+    assert "postgresql+psycopg" in out.stdout
+    assert "S3cret" not in out.stdout + out.stderr
+
+
+def test_unknown_driver():
+    error = _open_error("postgresql+nosuchdriver://admin:S3cret@127.0.0.1/x")
+    assert "pip install 'visdup[postgres]'" in str(error) and "S3cret" not in str(error)
+
+
+def test_unusable_sqlite_paths(tmp_path):
+    assert "no directory" in str(_open_error(_sqlite(tmp_path / "missing")))
+    (tmp_path / "dir.db").mkdir()
+    assert "is a directory" in str(_open_error(_sqlite(tmp_path, "dir.db")))
+    (tmp_path / "junk.db").write_bytes(b"this is not a database at all" * 100)
+    assert "not a database" in str(_open_error(_sqlite(tmp_path, "junk.db")))
+
+
+def test_unwritable_directory(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes everywhere: the permission check cannot be observed")
+    locked = tmp_path / "ro"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert "not writable" in str(_open_error(_sqlite(locked)))
+    finally:
+        locked.chmod(0o700)
+
+
+# -- transactions -------------------------------------------------------------------------------
+
+
+def _record(url: str, links: list[str]) -> PageRecord:
+    return PageRecord(url=url, status=200, depth=0, simhash=5, links=links)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request, tmp_path):
+    if request.param == "sqlite":
+        return _sqlite(tmp_path)
+    return request.getfixturevalue("pg_url")
+
+
+def test_a_page_and_its_links_commit_together(store_url, monkeypatch):
+    """D1: the links fail after the page row went in: nothing of the page may stay."""
+    store = Store.from_url(store_url)
+    run = store.begin_run("test")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full while writing links")
+
+    monkeypatch.setattr(store, "_add_links", broken)
+    with pytest.raises(RuntimeError), store.engine.begin() as conn:
+        store.insert_page(conn, _record("http://x/a.html", ["http://x/b.html"]), run)
+    assert store.rows() == []
+    monkeypatch.undo()
+    with store.engine.begin() as conn:  # the same page, written whole this time
+        record = _record("http://x/a.html#top", ["http://x/b.html#s"])
+        page_id = store.insert_page(conn, record, run)
+    assert [r.url for r in store.rows("url")] == ["http://x/a.html"]
+    assert store.unfetched_links() == [("http://x/b.html", 1)]
+    with store.engine.begin() as conn:  # the URL in another spelling is the same page
+        assert store.insert_page(conn, _record("http://x/a.html#other", []), run) is None
+    assert page_id is not None
+    store.close()
+
+
+def test_sqlite_transactions_begin_before_a_savepoint(tmp_path):
+    """The pysqlite recipe: work before and after a SAVEPOINT belongs to one transaction."""
+    store = Store.from_url(_sqlite(tmp_path))
+    with pytest.raises(RuntimeError), store.engine.begin() as conn:
+        conn.execute(text("INSERT INTO visdup_meta (key, value) VALUES ('a', '1')"))
+        with conn.begin_nested():
+            conn.execute(text("INSERT INTO visdup_meta (key, value) VALUES ('b', '2')"))
+        raise RuntimeError("roll everything back")
+    with store.engine.connect() as conn:
+        keys = set(conn.execute(text("SELECT key FROM visdup_meta")).scalars())
+    assert keys == {"schema_version"}
+    store.close()
+
+
+# -- one writer on SQLite --------------------------------------------------------------------------
+
+_HOLDER = """
+import sys, time
+from visdup.storage.store import Store
+store = Store.from_url(sys.argv[1], writer=True)
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_second_writer_is_refused_until_the_first_dies(tmp_path):
+    url = _sqlite(tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, url], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        with pytest.raises(StoreError) as info:
+            Store.from_url(url, writer=True)
+        message = str(info.value)
+        assert "PostgreSQL" in message and f"pid {holder.pid}" in message
+        reader = Store.from_url(url)  # reading (a report) stays possible
+        assert reader.rows() == []
+        with pytest.raises(StoreError):
+            reader.begin_run("second crawl")  # and a reader cannot start a run either
+        reader.close()
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    # a killed writer leaves no lock behind
+    store = Store.from_url(url, writer=True)
+    store.begin_run("after the kill")
+    store.close()
+    again = Store.from_url(url, writer=True)  # close() released it
+    again.close()
+
+
+def test_postgres_has_no_single_writer_lock(pg_url):
+    first = Store.from_url(pg_url, writer=True)
+    second = Store.from_url(pg_url, writer=True)
+    assert first.begin_run("a") != second.begin_run("b")
+    first.close()
+    second.close()
+
+
+# -- schema ---------------------------------------------------------------------------------------
+
+
+def test_newer_or_unknown_schema_is_refused(tmp_path):
+    url = _sqlite(tmp_path)
+    Store.from_url(url).close()
+    with sqlite3.connect(tmp_path / "store.sqlite3") as conn:
+        conn.execute("UPDATE visdup_meta SET value = '99' WHERE key = 'schema_version'")
+    assert "newer than this visdup reads" in str(_open_error(url))
+    with sqlite3.connect(tmp_path / "store.sqlite3") as conn:
+        conn.execute("UPDATE visdup_meta SET value = 'x1' WHERE key = 'schema_version'")
+    assert "unknown visdup schema version 'x1'" in str(_open_error(url))
+    with sqlite3.connect(tmp_path / "store.sqlite3") as conn:
+        conn.execute("DROP TABLE visdup_meta")
+    assert "no schema version" in str(_open_error(url))
+
+
+def test_version_1_store_is_migrated(tmp_path):
+    """Runs gain their crawl, cluster sizes are recounted, SQLite's unread band table goes."""
+    url = _sqlite(tmp_path)
+    store = Store.from_url(url)
+    run = store.begin_run("old")
+    with store.engine.begin() as conn:
+        store.put_cluster(conn, 7, version=1, representative="http://x/a")
+        for name in ("a", "b", "c"):
+            record = _record(f"http://x/{name}", [])
+            record.cluster_id = 7
+            store.insert_page(conn, record, run)
+    store.close()
+    with sqlite3.connect(tmp_path / "store.sqlite3") as conn:  # back to version 1's shape
+        conn.execute("DROP INDEX ix_visdup_runs_crawl")
+        conn.execute("ALTER TABLE visdup_runs DROP COLUMN crawl")
+        conn.execute("UPDATE visdup_clusters SET size = 779")
+        conn.execute("CREATE TABLE visdup_fingerprints (channel TEXT, key INTEGER, fp INTEGER)")
+        conn.execute("UPDATE visdup_meta SET value = '1' WHERE key = 'schema_version'")
+    store = Store.from_url(url)
+    with store.engine.connect() as conn:
+        assert schema.stored_version(conn) == schema.SCHEMA_VERSION
+        names = set(inspect(conn).get_table_names())
+        columns = {c["name"] for c in inspect(conn).get_columns("visdup_runs")}
+    assert "visdup_fingerprints" not in names and "crawl" in columns
+    assert [(c.id, c.size) for c in store.cluster_rows()] == [(7, 3)]
+    store.close()
+
+
+def test_cluster_size_counts_the_pages_that_carry_it(store_url):
+    """D11: every stored page counts once, whatever the clusterer's state says."""
+    store = Store.from_url(store_url)
+    run = store.begin_run("test")
+    with store.engine.begin() as conn:
+        store.put_cluster(conn, 1, version=1, representative="http://x/0", state={"any": 1})
+    for i in range(5):
+        record = _record(f"http://x/{i}", [])
+        record.cluster_id = 1
+        with store.engine.begin() as conn:
+            store.insert_page(conn, record, run)
+            store.put_cluster(conn, 1, version=2 + i)  # later assignments change no state
+    with store.engine.begin() as conn:  # a URL stored already is not counted again
+        record = _record("http://x/0", [])
+        record.cluster_id = 1
+        assert store.insert_page(conn, record, run) is None
+    assert [(c.id, c.size) for c in store.cluster_rows()] == [(1, 5)]
+    store.close()
+
+
+@pytest.mark.postgres
+def test_processes_creating_the_schema_at_once_do_not_collide(pg_url):
+    """D10: four openers on an empty PostgreSQL database, released together."""
+    barrier = threading.Barrier(4)
+    failures: list[BaseException] = []
+
+    def open_store() -> None:
+        try:
+            barrier.wait()
+            store = Store.from_url(pg_url)
+            index = store.band_index("structure", 6)
+            assert index is not None
+            index.add(threading.get_ident() % 1000, 42)
+            store.close()
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures, failures
+    engine = create_engine(pg_url)
+    with engine.connect() as conn:
+        assert schema.stored_version(conn) == schema.SCHEMA_VERSION
+        assert conn.execute(text("SELECT count(*) FROM visdup_fingerprints")).scalar() == 4
+    engine.dispose()
+
+
+def test_sqlite_stores_keep_no_band_rows(tmp_path):
+    store = Store.from_url(_sqlite(tmp_path))
+    assert store.band_index("structure", 6) is None
+    store.close()
+
+
+# -- kill -9 --------------------------------------------------------------------------------
+
+PAGES = 150
+
+
+def _chain_site(root: Path) -> Path:
+    """Pages reachable only through each other, each with a leaf that only it links to."""
+    pages = {"index.html": listing("Home", [(f"/p{i}.html", str(i)) for i in range(5)])}
+    for i in range(PAGES):
+        nxt = [f"/p{(i + step) % PAGES}.html" for step in (1, 7)]
+        pages[f"p{i}.html"] = article(
+            f"Page {i}", [f"text {i} " * (i % 7 + 1)], [*nxt, f"/leaf{i}.html#part"]
+        )
+        pages[f"leaf{i}.html"] = article(f"Leaf {i}", [f"leaf {i}"], [])
+    return write_site(root, pages)
+
+
+def _count_pages(db_path: Path) -> int:
+    try:
+        with sqlite3.connect(db_path, timeout=1) as conn:
+            return conn.execute("SELECT count(*) FROM visdup_pages").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _crawl_command(url: str, db_path: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "visdup",
+        "crawl",
+        url,
+        "--db",
+        f"sqlite:///{db_path}",
+        "-s",
+        "LOG_LEVEL=WARNING",
+        "-s",
+        "CONCURRENT_REQUESTS=8",
+    ]
+
+
+def test_killed_sqlite_crawls_lose_nothing(tmp_path):
+    """Four kill -9 at random points while pages are stored, then a completion run: every page
+    once, every page with its links, none missing (the frontier survived every kill)."""
+    rnd = random.Random()
+    root = _chain_site(tmp_path / "site")
+    db_path = tmp_path / "visdup.sqlite3"
+    total = 1 + 2 * PAGES
+    kills = 0
+    log = tmp_path / "crawl.log"
+    with serve(root) as server:
+        command = _crawl_command(server.url_for("/index.html"), db_path)
+        for _ in range(4):
+            target = _count_pages(db_path) + rnd.randint(5, 40)
+            with open(log, "w") as err:
+                proc = subprocess.Popen(
+                    command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err
+                )
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and proc.poll() is None:
+                if _count_pages(db_path) >= target:
+                    break
+                time.sleep(rnd.uniform(0.01, 0.2))
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
+                kills += 1
+            proc.wait()
+            with sqlite3.connect(db_path) as conn:
+                assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert kills >= 3, "the crawls ended before they were killed: " + log.read_text()[-3000:]
+        done = subprocess.run(command, cwd=tmp_path, timeout=300, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-3000:]
+    with sqlite3.connect(db_path) as conn:
+        stored, distinct = conn.execute(
+            "SELECT count(*), count(DISTINCT url) FROM visdup_pages"
+        ).fetchone()
+        rows = conn.execute("SELECT id, url FROM visdup_pages").fetchall()
+        urls = {url.replace(server.url, ""): page_id for page_id, url in rows}
+        found = dict(conn.execute("SELECT url, found_on FROM visdup_links"))
+    assert stored == distinct == total, (stored, distinct, total)
+    for i in range(PAGES):
+        leaf = server.url_for(f"/leaf{i}.html")
+        assert found.get(leaf) == urls[f"/p{i}.html"], f"page p{i} was stored without its links"
