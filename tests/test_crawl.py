@@ -9,6 +9,7 @@ import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.crawling import article, crawl, listing, write_site
+from tests.test_verdicts import original_and_copy
 from visdup.demo.server import serve
 from visdup.report.summary import build_report
 from visdup.storage.store import Store
@@ -71,20 +72,23 @@ async def test_crawl_labels_every_page_into_sqlite(site, tmp_path):
     assert stats["visdup/pages"] == len(rows) >= 13
     copy = rows[site.url_for("/copy/alpha.html")]
     alpha = rows[site.url_for("/a/alpha.html")]
-    first, second = sorted([copy, alpha], key=lambda r: r.id)
-    # an exact copy names its first stored twin
-    assert second.kind == "exact" and second.duplicate_of == first.id
+    # an exact copy names its twin, whichever of the two was stored first
+    original, dup = original_and_copy(copy, alpha, "duplicate")
+    assert dup.kind == "exact" and dup.duplicate_of == original.id
     tracked = rows[site.url_for("/a/beta.html?utm_source=x")]
     beta = rows[site.url_for("/a/beta.html")]
-    first, second = sorted([tracked, beta], key=lambda r: r.id)
-    assert second.kind == "exact" and second.duplicate_of == first.id
-    # articles share one template: structural near-duplicates of the first stored article
-    structural = [r for r in rows.values() if r.kind == "structural"]
-    assert structural, "same-template articles are structurally similar"
-    assert all(r.similarity >= 0.95 for r in structural)
-    # a near-duplicate names its group's original, which is nobody's duplicate
+    original, dup = original_and_copy(tracked, beta, "duplicate")
+    assert dup.kind == "exact"
+    # articles share one template with new content each: same_template, not duplicates
+    articles = [r for u, r in rows.items() if "/a/" in u and r.verdict != "duplicate"]
+    assert sum(r.verdict == "same_template" for r in articles) >= len(articles) - 1 >= 8
+    # a copy names its group's original, which is nobody's copy
     by_id = {r.id: r for r in rows.values()}
-    assert all(by_id[r.duplicate_of].duplicate_of is None for r in structural)
+    copies = [r for r in rows.values() if r.verdict in {"duplicate", "moved"}]
+    assert len(copies) == stats["visdup/duplicates"] == 2
+    for r in copies:
+        original = by_id[r.duplicate_of or r.content_duplicate_of]
+        assert original.verdict not in {"duplicate", "moved"}
     assert stats["visdup/ted_calls"] >= 1 and stats["visdup/candidates"] >= 1
     report = build_report(store)
     assert report["pages"] == len(rows)
@@ -145,7 +149,9 @@ async def test_drop_policy_drops_duplicates(site, tmp_path):
         db, site.url_for("/index.html"), settings={"VISDUP_DUPLICATE_POLICY": "drop"}
     )
     stats = crawler.stats.get_stats()
-    assert stats.get("item_dropped_count", 0) == stats["visdup/duplicates"] >= 2
+    replaced = stats.get("visdup/originals_replaced", 0)  # kept when it arrived
+    assert stats.get("item_dropped_count", 0) == stats["visdup/duplicates"] - replaced
+    assert stats["visdup/duplicates"] == 2
 
 
 @deferred_f_from_coro_f
@@ -344,3 +350,172 @@ async def test_cluster_cap_drops_pages_beyond_the_cap(tmp_path):
     # the first page is the original, four more join its group, the other seven are dropped
     assert stats["visdup/capped"] == 7
     assert stats["visdup/pages"] == 13, "capped pages are still labelled and stored"
+
+
+def _groups(rows) -> set[frozenset[str]]:
+    """Pages linked as copies (either channel), as unordered groups of paths."""
+    parent = {r.id: r.id for r in rows}
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for r in rows:
+        exact = r.duplicate_of if r.kind == "exact" else None
+        for other in (exact, r.content_duplicate_of):
+            if other is not None:
+                parent[root(r.id)] = root(other)
+    groups: dict[int, set[str]] = {}
+    for r in rows:
+        groups.setdefault(root(r.id), set()).add(r.url)
+    return {frozenset(g) for g in groups.values() if len(g) > 1}
+
+
+@deferred_f_from_coro_f
+async def test_results_do_not_depend_on_pipeline_order(tmp_path):
+    """Priorities swapped: the same analysis per page, the same copies, the same clusters."""
+    from tests.conftest import FIXTURES
+
+    reversed_order = {
+        "ITEM_PIPELINES": {
+            "visdup.pipelines.LabelPipeline": 100,
+            "visdup.pipelines.ContentPipeline": 110,
+            "visdup.pipelines.ClusterPipeline": 120,
+            "visdup.pipelines.TermPipeline": 130,
+        }
+    }
+    results = []
+    with serve(FIXTURES / "sites" / "basic") as server:
+        for n, extra in enumerate([{}, reversed_order]):
+            db = f"sqlite:///{tmp_path / f'{n}.sqlite3'}"
+            await crawl(db, server.url_for("/"), settings=extra)
+            store = Store.from_url(db)
+            rows = [r for r in store.rows() if r.term is not None]
+            store.close()
+            base = server.url
+            analysis = {
+                r.url.replace(base, ""): (
+                    r.term,
+                    r.simhash,
+                    r.content_print,
+                    r.content_simhash,
+                    r.title,
+                    r.canonical,
+                )
+                for r in rows
+            }
+            clusters: dict[int, set[str]] = {}
+            for r in rows:
+                clusters.setdefault(r.cluster_id, set()).add(r.url.replace(base, ""))
+            copies = {frozenset(u.replace(base, "") for u in g) for g in _groups(rows)}
+            results.append((analysis, {frozenset(c) for c in clusters.values()}, copies))
+    (analysis_a, clusters_a, copies_a), (analysis_b, clusters_b, copies_b) = results
+    assert len(analysis_a) >= 14 and None not in {a[1] for a in analysis_a.values()}
+    assert analysis_a == analysis_b
+    assert copies_a == copies_b and len(copies_a) == 3
+    assert clusters_a == clusters_b and len(clusters_a) >= 2
+
+
+@pytest.mark.parametrize(
+    ("settings", "error", "says"),
+    [
+        ({"VISDUP_HAMMING_K": 99}, "ConfigError", "VISDUP_HAMMING_K"),
+        ({"VISDUP_DUPLICATE_POLICY": "bogus"}, "ConfigError", "VISDUP_DUPLICATE_POLICY"),
+        ({"VISDUP_DATABASE_URL": "sqlit:///x.db"}, "StoreError", "sqlit"),
+        (
+            {"VISDUP_DATABASE_URL": "postgresql+psycopg://postgres:S3cret@127.0.0.1:1/x"},
+            "StoreError",
+            "127.0.0.1",
+        ),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_a_crawl_that_cannot_store_fails_before_fetching(
+    site, tmp_path, caplog, settings, error, says
+):
+    import logging
+
+    caplog.set_level(logging.INFO)
+    db = settings.pop("VISDUP_DATABASE_URL", _db(tmp_path))
+    with pytest.raises(Exception) as raised:
+        await crawl(db, site.url_for("/index.html"), settings=settings)
+    assert type(raised.value).__name__ == error and says in str(raised.value)
+    assert "S3cret" not in str(raised.value)
+    errors = [r for r in caplog.records if r.levelname == "ERROR" and r.name.startswith("visdup")]
+    assert len(errors) == 1, [r.getMessage() for r in errors]
+    assert says in errors[0].getMessage() and "S3cret" not in errors[0].getMessage()
+    assert site.requests == [], "nothing fetched"
+
+
+def test_scrapy_crawl_with_a_bad_setting_exits_non_zero_in_one_error_line(site, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "site",
+            "-a",
+            f"url={site.url_for('/index.html')}",
+            "-s",
+            f"VISDUP_DATABASE_URL=sqlite:///{tmp_path / 'v.sqlite3'}",
+            "-s",
+            "VISDUP_SIMILARITY_THRESHOLD=abc",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "SCRAPY_SETTINGS_MODULE": "visdup.project_settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    ours = [line for line in done.stderr.splitlines() if "[visdup" in line and "ERROR" in line]
+    assert len(ours) == 1, done.stderr[-3000:]
+    assert "VISDUP_SIMILARITY_THRESHOLD must be a number, not 'abc'" in ours[0]
+    assert site.requests == [] and "Spider opened" not in done.stderr
+
+
+def _plain_page(title: str, links: list[str]) -> str:
+    anchors = "".join(f"<a href='{u}'>{u}</a>" for u in links)
+    text = " ".join(
+        f"Crème brûlée number {i} is served at the café near the fjord." for i in range(6)
+    )
+    head = f"<html><head><title>{title}</title></head>"
+    return f"{head}<body><h1>{title}</h1><p>{text}</p>{anchors}</body></html>"
+
+
+@deferred_f_from_coro_f
+async def test_charset_notes_only_for_declared_charsets_and_logged_once(tmp_path, caplog):
+    """A lying header is noted (once in the log, every time in the stats); no charset, no note."""
+    import logging
+
+    caplog.set_level(logging.WARNING)
+    names = [f"/p{i}.html" for i in range(4)]
+    pages = {n.lstrip("/"): _plain_page(f"Café {n}", names) for n in names}
+    lying = write_site(tmp_path / "lying", pages)  # UTF-8 bytes, header says Latin-1
+    with serve(lying, charset="iso-8859-1") as server:
+        crawler = await crawl(_db(tmp_path), server.url_for("/p0.html"))
+    stats = crawler.stats.get_stats()
+    assert stats["visdup/notes/charset"] == 4
+    noted = [r.getMessage() for r in caplog.records if "charset declared" in r.getMessage()]
+    assert len(noted) == 1 and "the body is utf-8" in noted[0]
+    rows = Store.from_url(_db(tmp_path)).rows()
+    assert {r.encoding for r in rows} == {"utf-8"} and all("Café" in r.title for r in rows)
+
+    caplog.clear()
+    undeclared = tmp_path / "undeclared"
+    undeclared.mkdir()
+    for n in names:  # cp1252 bytes, no charset in the header nor in the page
+        (undeclared / n.lstrip("/")).write_bytes(_plain_page(f"Café {n}", names).encode("cp1252"))
+    db = f"sqlite:///{tmp_path / 'undeclared.sqlite3'}"
+    with serve(undeclared) as server:
+        crawler = await crawl(db, server.url_for("/p0.html"))
+    assert "visdup/notes/charset" not in crawler.stats.get_stats()
+    assert not [r for r in caplog.records if "charset" in r.getMessage()]
+    rows = Store.from_url(db).rows()
+    assert len(rows) == 4 and all("Café" in r.title for r in rows), [r.title for r in rows]
