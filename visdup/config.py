@@ -13,8 +13,9 @@ from typing import Any
 
 from visdup.errors import ConfigError
 
-#: Largest number of nearest candidates confirmed with the tree edit distance per page.
-VISDUP_CANDIDATES = 8
+#: Most candidates confirmed with the exact measure per page and channel, best possible first
+#: (ranked by a cheap bound). Measured with bench/bench_recall.py: 8 lost near-duplicates.
+VISDUP_CANDIDATES = 16
 
 #: Cap on pages labelled into one structural duplicate group before its further members are
 #: dropped (0: no cap). Keeps endless calendars and faceted listings from eating a crawl.
@@ -96,6 +97,15 @@ VISDUP_STORE_BODY = True
 #: 0: no budget): an endless calendar or faceted listing stops there, with a warning and the
 #: stat visdup/links_over_budget. Raise it for sites with more pages of one pattern.
 VISDUP_TEMPLATE_BUDGET = 5000
+
+#: Most DP cells one tree edit distance may fill (``distance.dp_cells``, counted before it
+#: runs); larger pairs are skipped (stat ``visdup/ted_skipped``). The C kernel fills about
+#: 300 million cells a second: 50 million is ~0.15 s, far above any real page pair measured.
+VISDUP_TED_MAX_CELLS = 50_000_000
+
+#: Most DP cells the confirmations of one page may fill together, across its channels'
+#: candidates and the catch-up at commit: bounds a page's confirmation to ~0.3 s.
+VISDUP_TED_PAGE_CELLS = 100_000_000
 
 #: Pages a template is generalised against (a sample spread over the cluster).
 VISDUP_TEMPLATE_MAX_PAGES = 40
@@ -191,6 +201,8 @@ SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_SIMILARITY_THRESHOLD": (float, 0.0, 1.0),
     "VISDUP_STORE_BODY": (bool, None, None),
     "VISDUP_TEMPLATE_BUDGET": (int, 0, None),
+    "VISDUP_TED_MAX_CELLS": (int, 1, None),
+    "VISDUP_TED_PAGE_CELLS": (int, 1, None),
     "VISDUP_TEMPLATE_MAX_PAGES": (int, 1, None),
     "VISDUP_TEMPLATE_MIN_PAGES": (int, 1, None),
     "VISDUP_TEMPLATE_THRESHOLD": (float, 0.0, 1.0),

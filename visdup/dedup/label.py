@@ -31,7 +31,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import Connection
 
 from visdup.config import flag
-from visdup.index import MemoryIndex
+from visdup.index import MemoryIndex, layout_for
 from visdup.storage.locks import advisory_lock
 from visdup.storage.store import PageRecord, Store
 from visdup.structure.fingerprint import hamming
@@ -121,20 +121,48 @@ class SharedKeys:
         return self._keys.get(page_id, frozenset())
 
     def query(self, keys: Iterable[int], limit: int) -> list[int]:
-        """Pages sharing the most keys, most first; keys in too many pages are ignored."""
+        """Pages with the largest share of keys in common, best first; boilerplate ignored.
+
+        The share is of the smaller page's keys (containment): a short page quoted whole by a
+        long one shares 3 of its 3 sentences, and must rank above a long page that shares 10
+        of 100. Ranking by the raw count lost exactly those (bench/bench_recall.py).
+        """
+        mine = set(keys)
         shared: dict[int, int] = {}
-        for key in set(keys):
+        for key in mine:
             posting = self._postings.get(key)
             if posting is None or len(posting) > self.max_postings:
                 continue
             for page_id in posting:
                 shared[page_id] = shared.get(page_id, 0) + 1
-        ranked = sorted(shared.items(), key=lambda kv: (-kv[1], kv[0]))
+        size = len(mine)
+        ranked = sorted(
+            shared.items(),
+            key=lambda kv: (-kv[1] / max(1, min(size, len(self._keys.get(kv[0], ())))), kv[0]),
+        )
         return [page_id for page_id, _n in ranked[:limit]]
 
 
+#: Layout of the in-memory band tables: the one guaranteed to find k=8, whatever the
+#: VISDUP_HAMMING_K (the SQL index keeps its own). Its 45 tables also catch pages further off.
+WIDE_LAYOUT_K = 8
+#: Hamming radius of the in-memory candidate search (complete to the layout's k, beyond it
+#: where a band collides). Measured with bench/bench_recall.py: the nearest page at the
+#: template threshold lies beyond 10 bits for about 1 % of the pages of a documentation site.
+SEARCH_RADIUS = 16
+#: Nearest stored pages (by Hamming distance) a lookup returns, before they are ranked by
+#: the measure's cheap bound: enough for every page of one template to stand in line.
+LOOKUP_PAGES = 64
+
+
 class Channel(Generic[T]):
-    """One way of being alike: a SimHash index over a fingerprint, and a confirming measure."""
+    """One way of being alike: candidate sources, a cheap bound, and a confirming measure.
+
+    Candidates come from the SimHash bands (and shared keys); they are confirmed in the order
+    of an upper bound on the measure (``bound``), not of their Hamming distance, and the
+    confirmation stops as soon as no remaining candidate can beat what was found (or reach
+    ``floor``), after ``candidates`` exact measures, or when the page's work budget is spent.
+    """
 
     def __init__(
         self,
@@ -143,10 +171,15 @@ class Channel(Generic[T]):
         *,
         fingerprint_column: str,
         load: Callable[[list[int]], dict[int, T]],
-        measure: Callable[[T, T], tuple[float, str | None]],
+        measure: Callable[[T, T, Any], tuple[float, str | None]],
         accepts: Callable[[T], bool] = lambda _obj: True,
         keys: Callable[[T], Iterable[int]] | None = None,
         good_enough: float = 1.0,
+        floor: float = 0.0,
+        summarise: Callable[[T], Any] | None = None,
+        bound: Callable[[Any, Any], float] | None = None,
+        budget: Callable[[], Any] | None = None,
+        shape: Callable[[T], int] | None = None,
         k: int,
         max_lookup: int | None = None,
         candidates: int,
@@ -156,10 +189,13 @@ class Channel(Generic[T]):
         self.store = store
         self.column = fingerprint_column
         self.k = k
+        self.radius = max(k, SEARCH_RADIUS)
         self.max_candidates = candidates
         self.measure = measure
         self.accepts = accepts
-        self.memory = MemoryIndex(k=k, max_candidates=max_lookup)
+        self.memory = MemoryIndex(
+            k=k, max_candidates=max_lookup, layout=layout_for(max(k, WIDE_LAYOUT_K))
+        )
         # shared band rows for other processes (PostgreSQL); None on SQLite: one writer
         self.sql = store.band_index(name, k, max_lookup)
         self.cache: ObjectCache[T] = ObjectCache(load)
@@ -167,6 +203,15 @@ class Channel(Generic[T]):
         self._count = count
         self.keys = keys
         self.good_enough = good_enough
+        self.floor = floor
+        self.summarise = summarise
+        self.bound = bound
+        self.new_budget = budget
+        # a second fingerprint of the object itself (not stored: computed when pages are added)
+        self.shape = shape
+        self.shapes = MemoryIndex(k=k, layout=self.memory.layout) if shape is not None else None
+        self._summaries: OrderedDict[int, Any] = OrderedDict()
+        self._summary_lock = threading.Lock()
         self.shared = SharedKeys() if keys is not None else None
 
     def warm(self) -> int:
@@ -175,72 +220,125 @@ class Channel(Generic[T]):
             self.memory.add(page_id, fp)
             self.order.append(page_id)
             n += 1
-        if self.shared is not None and self.keys is not None:
+        if self.shared is not None or self.shapes is not None:
             for start in range(0, len(self.order), 1000):
                 chunk = self.order[start : start + 1000]
                 for page_id, obj in self.cache.get_many(chunk).items():
-                    self.shared.add(page_id, self.keys(obj))
+                    self._add_views(page_id, obj)
         return n
 
+    def _add_views(self, page_id: int, obj: T) -> None:
+        if self.shared is not None and self.keys is not None:
+            self.shared.add(page_id, self.keys(obj))
+        if self.shapes is not None and self.shape is not None:
+            self.shapes.add(page_id, self.shape(obj))
+
+    def budget(self) -> Any:
+        """A fresh work budget for one page (None: unbounded)."""
+        return self.new_budget() if self.new_budget is not None else None
+
     def candidates(self, fp: int, obj: T | None = None) -> tuple[list[int], int]:
-        """Nearest stored pages (SimHash within k, then shared keys), and the watermark."""
+        """Nearest stored pages (SimHash bands, then shared keys), and the watermark."""
         watermark = len(self.order)
-        found = [key for key, _fp, _d in self.memory.query(fp, k=self.k, limit=self.max_candidates)]
+        found = [key for key, _fp, _d in self.memory.near(fp, self.radius, LOOKUP_PAGES)]
+        known = set(found)
+        if self.shapes is not None and self.shape is not None and obj is not None:
+            for key, _fp, _d in self.shapes.near(self.shape(obj), self.radius, LOOKUP_PAGES):
+                if key not in known:
+                    known.add(key)
+                    found.append(key)
         if self.shared is not None and self.keys is not None and obj is not None:
-            known = set(found)
             found += [
                 key
-                for key in self.shared.query(self.keys(obj), self.max_candidates)
+                for key in self.shared.query(self.keys(obj), LOOKUP_PAGES)
                 if key not in known
             ]
         self._count("visdup/candidates", len(found))
         return found, watermark
 
-    def confirm(self, obj: T, ids: list[int]) -> Match | None:
-        """The best match at or above the channel's threshold, nearest candidates first."""
+    def _summary(self, page_id: int, obj: T) -> Any:
+        assert self.summarise is not None
+        with self._summary_lock:
+            summary = self._summaries.get(page_id)
+            if summary is not None:
+                self._summaries.move_to_end(page_id)
+                return summary
+        summary = self.summarise(obj)
+        with self._summary_lock:
+            self._summaries[page_id] = summary
+            while len(self._summaries) > self.cache.capacity:
+                self._summaries.popitem(last=False)
+        return summary
+
+    def confirm(self, obj: T, ids: list[int], budget: Any = None) -> Match | None:
+        """The best match at or above the channel's floor, best possible candidates first."""
         if not ids or not self.accepts(obj):
             return None
-        best: Match | None = None
         stored = self.cache.get_many(ids)
-        for page_id in ids:
+        ranked: list[tuple[float, int, int, T]] = []
+        mine = self.summarise(obj) if self.summarise is not None else None
+        for position, page_id in enumerate(ids):
             other = stored.get(page_id)
             if other is None or not self.accepts(other):
                 continue
-            score, kind = self.measure(obj, other)
+            ceiling = 1.0
+            if self.bound is not None:
+                theirs = self._summary(page_id, other) if self.summarise is not None else other
+                ceiling = self.bound(mine if self.summarise is not None else obj, theirs)
+                if ceiling < self.floor:
+                    continue  # cannot reach the floor: no exact measure needed
+            ranked.append((-ceiling, position, page_id, other))
+        ranked.sort(key=lambda r: (r[0], r[1]))
+        best: Match | None = None
+        for negative, _position, page_id, other in ranked[: self.max_candidates]:
+            if best is not None and (
+                -negative <= best.similarity or best.similarity >= self.good_enough
+            ):
+                break  # nothing left can beat it
+            score, kind = self.measure(obj, other, budget)
             if kind is not None and (best is None or score > best.similarity):
                 best = Match(page_id, score, kind)
-                if score >= self.good_enough:  # nearest first: a closer page is unlikely
-                    break
         return best
 
-    def late(self, conn: Connection, fp: int, obj: T, seen: list[int], watermark: int) -> list[int]:
-        """Near pages stored after the candidates were taken (here or by other processes)."""
+    def late(
+        self, conn: Connection | None, fp: int, obj: T, seen: list[int], watermark: int
+    ) -> list[int]:
+        """Near pages stored after the candidates were taken (here or, with ``conn``, by others)."""
         known = set(seen)
         mine = frozenset(self.keys(obj)) if self.keys is not None else frozenset()
+        shape = self.shape(obj) if self.shape is not None and self.shapes is not None else None
         late = [
             key
             for key in self.order[watermark:]
             if key not in known
             and (
-                ((kfp := self.memory.fingerprint(key)) is not None and hamming(kfp, fp) <= self.k)
+                (
+                    (kfp := self.memory.fingerprint(key)) is not None
+                    and hamming(kfp, fp) <= self.radius
+                )
                 or (self.shared is not None and mine & self.shared.keys(key))
+                or (
+                    shape is not None
+                    and self.shapes is not None
+                    and (kshape := self.shapes.fingerprint(key)) is not None
+                    and hamming(kshape, shape) <= self.radius
+                )
             )
         ]
-        if self.sql is not None:  # pages other processes stored
+        if conn is not None and self.sql is not None:  # pages other processes stored
             known.update(late)
             late += [
                 key
                 for key, _f, _d in self.sql.query(fp, k=self.k, limit=64, conn=conn)
                 if key not in known and key not in self.memory
             ]
-        return late[: self.max_candidates]
+        return late[:LOOKUP_PAGES]
 
     def added(self, page_id: int, fp: int, obj: T) -> None:
         self.memory.add(page_id, fp)
         self.order.append(page_id)
         self.cache.put(page_id, obj)
-        if self.shared is not None and self.keys is not None:
-            self.shared.add(page_id, self.keys(obj))
+        self._add_views(page_id, obj)
 
 
 @dataclass
@@ -252,6 +350,8 @@ class Pending:
     seen: list[int] | None = None
     watermark: int = 0
     match: Match | None = None
+    #: The page's confirmation work budget, shared by prepare and the catch-up in commit.
+    budget: Any = None
 
 
 class Labeller:
@@ -294,15 +394,35 @@ class Labeller:
         channel = self.channels.get(name)
         if channel is None or fp is None or obj is None or not channel.accepts(obj):
             return Pending()  # this page takes no part in the channel, and is not indexed in it
-        pending = Pending(fp=fp, obj=obj)
+        pending = Pending(fp=fp, obj=obj, budget=channel.budget())
         pending.seen, pending.watermark = channel.candidates(fp, obj)
-        pending.match = channel.confirm(obj, pending.seen)
+        pending.match = channel.confirm(obj, pending.seen, pending.budget)
         return pending
+
+    def catch_up(self, prepared: dict[str, Pending]) -> None:
+        """Confirm, outside the lock, the pages this process stored since ``prepare``.
+
+        Under the lock only the pages stored in the meantime remain to check, so a burst of
+        near-duplicates does not queue every writer behind one page's confirmations.
+        """
+        for name, pending in prepared.items():
+            channel = self.channels.get(name)
+            if channel is None or pending.fp is None or pending.obj is None:
+                continue
+            watermark = len(channel.order)
+            seen = pending.seen or []
+            late = channel.late(None, pending.fp, pending.obj, seen, pending.watermark)
+            found = channel.confirm(pending.obj, late, pending.budget)
+            if found and (pending.match is None or found.similarity > pending.match.similarity):
+                pending.match = found
+            pending.seen = [*(pending.seen or []), *late]
+            pending.watermark = watermark
 
     def commit(
         self, record: PageRecord, prepared: dict[str, Pending], run_id: int | None
     ) -> int | None:
         """Step 3: catch up, decide, insert; returns the new page id (None: URL already stored)."""
+        self.catch_up(prepared)
         with self._lock, self.store.engine.begin() as conn:
             structure = prepared.get("structure", Pending())
             # one sorted sweep over every channel's band keys: no two writers deadlock
@@ -330,7 +450,7 @@ class Labeller:
                     late = channel.late(
                         conn, pending.fp, pending.obj, pending.seen or [], pending.watermark
                     )
-                    late_match = channel.confirm(pending.obj, late)
+                    late_match = channel.confirm(pending.obj, late, pending.budget)
                     if late_match and (match is None or late_match.similarity > match.similarity):
                         match = late_match
                 matches[name] = match
@@ -338,7 +458,9 @@ class Labeller:
             same_layout = None
             if content is not None and structure.obj is not None and "structure" in self.channels:
                 # duplicate or moved: is the page laid out like the page whose content it has?
-                same_layout = self.channels["structure"].confirm(structure.obj, [content.page_id])
+                same_layout = self.channels["structure"].confirm(
+                    structure.obj, [content.page_id], structure.budget
+                )
             thin_key = self._thin_key(record.content_print)
             thin = None
             if thin_key and exact is None and content is None:
@@ -542,7 +664,8 @@ def build_labeller(
     store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
 ) -> Labeller:
     """The structural channel always; the content channel unless VISDUP_CONTENT_ENABLED is off."""
-    from visdup.structure.distance import similarity
+    from visdup.structure.distance import OverBudget, Profile, WorkBudget, similarity
+    from visdup.structure.fingerprint import shape_simhash
     from visdup.structure.term import Term
 
     k = int(get("VISDUP_HAMMING_K"))
@@ -551,10 +674,17 @@ def build_labeller(
     theta = float(get("VISDUP_SIMILARITY_THRESHOLD"))
     template_theta = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
     max_nodes = int(get("VISDUP_MAX_TERM_NODES"))
+    max_cells = int(get("VISDUP_TED_MAX_CELLS"))
+    page_cells = int(get("VISDUP_TED_PAGE_CELLS"))
 
-    def measure_terms(a: Term, b: Term) -> tuple[float, str | None]:
+    def measure_terms(a: Term, b: Term, budget: WorkBudget | None) -> tuple[float, str | None]:
         count("visdup/ted_calls", 1)
-        sim = similarity(a, b, at_least=template_theta, max_nodes=max_nodes)
+        try:
+            sim = similarity(a, b, at_least=template_theta, max_nodes=max_nodes, budget=budget)
+        except OverBudget as exc:
+            count("visdup/ted_skipped", 1)
+            logger.debug("visdup: comparison skipped, %s", exc)
+            return 0.0, None
         if sim >= theta:
             return sim, STRUCTURAL
         return sim, (TEMPLATE if sim >= template_theta else None)
@@ -571,6 +701,11 @@ def build_labeller(
             measure=measure_terms,
             accepts=lambda t: t.nodes <= max_nodes,
             good_enough=theta,
+            floor=template_theta,
+            summarise=Profile,
+            bound=Profile.best_similarity,
+            budget=lambda: WorkBudget(max_cells, page_cells),
+            shape=shape_simhash,
             k=k,
             max_lookup=max_lookup,
             candidates=n,
@@ -583,8 +718,10 @@ def build_labeller(
         content_theta = float(get("VISDUP_CONTENT_THRESHOLD"))
         min_sentences = int(get("VISDUP_CONTENT_MIN_SENTENCES"))
 
-        def measure_content(a: ContentPrint, b: ContentPrint) -> tuple[float, str | None]:
-            m = compare(a, b)
+        def measure_content(
+            a: ContentPrint, b: ContentPrint, _budget: Any
+        ) -> tuple[float, str | None]:
+            m = compare(a, b, threshold=content_theta)  # the setting, not the module default
             if m.kind == "mirror":
                 return 1.0, "mirror"
             score = max(m.score, m.containment)
@@ -605,9 +742,11 @@ def build_labeller(
             measure=measure_content,
             accepts=lambda cp: len(cp.sentences) >= min_sentences,
             keys=lambda cp: cp.sentences,
+            floor=content_theta,
             k=k,
             max_lookup=max_lookup,
-            candidates=n,
+            # a text comparison is a few set intersections: every candidate is measured
+            candidates=max(n, 2 * LOOKUP_PAGES),
             count=count,
         )
     policy = str(get("VISDUP_DUPLICATE_POLICY"))

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MAX_NODES",
     "KERNEL",
+    "OverBudget",
+    "Profile",
+    "WorkBudget",
     "distance_lower_bound",
     "dp_cells",
     "similarity",
@@ -272,7 +275,7 @@ def tree_distance(
     n1, n2 = len(a.sizes), len(b.sizes)
     if n1 > max_nodes or n2 > max_nodes:
         raise ValueError(f"tree too large: {n1} and {n2} nodes, cap is {max_nodes}")
-    if a is b or (a.labels == b.labels and a.marks == b.marks and a.sizes == b.sizes):
+    if _same(a, b):
         return 0
     return _kernel(
         _label_ids(a.labels),
@@ -299,6 +302,49 @@ def dp_cells(a: Term | FlatTree, b: Term | FlatTree) -> int:
     return min(la * lb, ra * rb)
 
 
+class OverBudget(Exception):
+    """The exact DP was needed, and its cells would exceed the comparison's or page's budget."""
+
+    def __init__(self, cells: int, allowed: int):
+        super().__init__(f"{cells} DP cells needed, {allowed} allowed")
+        self.cells = cells
+        self.allowed = allowed
+
+
+class WorkBudget:
+    """DP cells one page may spend on exact confirmations, and one comparison at most.
+
+    Node caps do not bound the time of the DP: a 9.7 KB "comb" page (deep chains of wrappers
+    with a text beside each) fills ~10^10 cells against its twin, minutes of CPU, while a
+    1,000-node documentation page fills ~10^5. ``dp_cells`` counts a pair's cells in O(n)
+    before anything runs, so the cost of a page's confirmation is bounded ahead of time.
+    Not thread-safe by design: one budget belongs to one page being labelled.
+    """
+
+    __slots__ = ("left", "per_comparison", "skipped", "spent")
+
+    def __init__(self, per_comparison: int | None = None, per_page: int | None = None):
+        self.per_comparison = per_comparison or None
+        self.left = per_page or None
+        self.spent = 0
+        self.skipped = 0
+
+    def take(self, cells: int) -> bool:
+        """Spend ``cells`` if both limits allow it; False (and one more skip) otherwise."""
+        cap = self.per_comparison
+        if (cap is not None and cells > cap) or (self.left is not None and cells > self.left):
+            self.skipped += 1
+            return False
+        if self.left is not None:
+            self.left -= cells
+        self.spent += cells
+        return True
+
+    def allowed(self) -> int:
+        caps = [c for c in (self.per_comparison, self.left) if c is not None]
+        return min(caps) if caps else -1
+
+
 def _histogram_bound(a: Term | FlatTree, b: Term | FlatTree) -> int:
     """Label-histogram lower bound on delta(a, b); see ``distance_lower_bound``."""
     weight: dict[str, int] = {}
@@ -321,6 +367,46 @@ def _histogram_bound(a: Term | FlatTree, b: Term | FlatTree) -> int:
                 neg -= v
         best = max(best, pos, neg)
     return best
+
+
+class Profile:
+    """A tree's weighted size and label histograms: what ``distance_lower_bound`` reads.
+
+    Computed once per tree, it makes the bound O(labels) per pair (four visual classes), so a
+    page can rank a hundred candidates by their best possible similarity before any DP.
+    """
+
+    __slots__ = ("counts", "weight", "weights")
+
+    def __init__(self, tree: Term | FlatTree):
+        weights: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        for label, mark in zip(tree.labels, tree.marks, strict=True):
+            weights[label] = weights.get(label, 0) + mark
+            if mark > 0:
+                counts[label] = counts.get(label, 0) + 1
+        self.weights = weights
+        self.counts = counts
+        self.weight = sum(weights.values())
+
+    def bound(self, other: Profile) -> int:
+        """``distance_lower_bound`` of the two trees, from their profiles alone."""
+        best = 0
+        for mine, theirs in ((self.weights, other.weights), (self.counts, other.counts)):
+            pos = neg = 0
+            for label in mine.keys() | theirs.keys():
+                v = mine.get(label, 0) - theirs.get(label, 0)
+                if v > 0:
+                    pos += v
+                else:
+                    neg -= v
+            best = max(best, pos, neg)
+        return best
+
+    def best_similarity(self, other: Profile) -> float:
+        """An upper bound on cmp of the two trees: no DP can find them closer."""
+        total = self.weight + other.weight
+        return 1.0 if total == 0 else _cmp(self.bound(other), total)
 
 
 def distance_lower_bound(a: Term | FlatTree, b: Term | FlatTree) -> int:
@@ -359,6 +445,7 @@ def similarity(
     *,
     at_least: float | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    budget: WorkBudget | None = None,
 ) -> float:
     """cmp(a, b) = 1 - delta / (|a| + |b|) with |t| the sum of marks; 1.0 for two empty terms.
 
@@ -369,6 +456,9 @@ def similarity(
     always the exact cmp, and a result < theta is the exact cmp or an upper
     bound on it (true cmp <= result < theta). ValueError (node cap) is raised
     only when the DP is actually needed.
+
+    With a ``budget``, the DP's cells (``dp_cells``) are counted before it runs and taken from
+    the budget; when they do not fit, :class:`OverBudget` is raised and nothing runs.
     """
     wa = sum(a.marks)
     wb = sum(b.marks)
@@ -382,4 +472,12 @@ def similarity(
         bound = _cmp(distance_lower_bound(a, b), total)
         if bound < at_least:
             return bound
+    if budget is not None and not _same(a, b):
+        cells = dp_cells(a, b)
+        if not budget.take(cells):
+            raise OverBudget(cells, budget.allowed())
     return _cmp(tree_distance(a, b, max_nodes=max_nodes), total)
+
+
+def _same(a: Term | FlatTree, b: Term | FlatTree) -> bool:
+    return a is b or (a.labels == b.labels and a.marks == b.marks and a.sizes == b.sizes)

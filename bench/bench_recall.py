@@ -1,0 +1,259 @@
+"""Recall of the prefilter + confirmation against exhaustive confirmation, per channel.
+
+For every page, in several shuffled orders, the truth is exhaustive: does *any* earlier page
+reach the channel's threshold with the channel's own measure (TED similarity for structure,
+the layered text fingerprints for content)? visdup's answer is what its labeller found through
+the SimHash index, the other candidate sources and the confirmation. Channels:
+
+- structure: an earlier page at >= VISDUP_SIMILARITY_THRESHOLD (a structural near-duplicate);
+- template: an earlier page at >= VISDUP_TEMPLATE_THRESHOLD (same template);
+- content: an earlier page whose content the content measure calls the same.
+
+Also printed, per page: candidates, exact TED runs and the labeller's time (candidate search
+and confirmation, without parsing), in the first and the last quarter of each order, so a
+cost that grows with the number of stored pages shows.
+
+    .venv/bin/python bench/bench_recall.py [--sets python,postgres,warpcore,aeb,swde]
+        [--pages 300] [--orders 3] [-s NAME=VALUE ...]
+
+The Debian manuals come from ``bash ../shared/data/get-debian-docs.sh debian-docs``; the
+other sets from ../shared/data. A set that is absent is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._data import REPO, SHARED  # noqa: E402
+from visdup.config import defaults, flag  # noqa: E402
+from visdup.dedup.analysis import AnalysisOptions, analyse  # noqa: E402
+from visdup.dedup.label import EXACT, build_labeller  # noqa: E402
+from visdup.storage.store import Store  # noqa: E402
+from visdup.structure.distance import similarity  # noqa: E402
+
+DEBIAN = {
+    "python": "usr/share/doc/python3.11/html",
+    "postgres": "usr/share/doc/postgresql-doc-15/html",
+}
+
+
+def load_set(name: str, limit: int, seed: int) -> list[tuple[str, bytes]]:
+    """(name, body) of up to ``limit`` pages of one set, a random sample when it has more."""
+    if name in DEBIAN:
+        base = Path(os.environ.get("VISDUP_DEBIAN_DOCS", REPO / "debian-docs")) / DEBIAN[name]
+        files = sorted(base.rglob("*.html")) if base.is_dir() else []
+        read = Path.read_bytes
+    elif name == "warpcore":
+        files = sorted((SHARED / "warpcore" / "site").rglob("*.html"))
+        read = Path.read_bytes
+    elif name in ("aeb", "swde"):
+        folder = SHARED / ("aeb/html" if name == "aeb" else "swde-booksamillion/pages")
+        files = sorted(folder.glob("*.gz"))
+
+        def read(p: Path) -> bytes:
+            return gzip.decompress(p.read_bytes())
+    else:
+        raise SystemExit(f"unknown set {name}")
+    if limit and len(files) > limit:
+        files = sorted(random.Random(seed).sample(files, limit))
+    return [(str(p), read(p)) for p in files]
+
+
+@dataclasses.dataclass
+class Analysed:
+    record: Any
+    term: Any
+    content: Any
+
+
+def analyse_all(pages: list[tuple[str, bytes]], get: Any) -> list[Analysed]:
+    options = AnalysisOptions(content=flag(get("VISDUP_CONTENT_ENABLED")), template=False)
+    out = []
+    for name, body in pages:
+        page = analyse(body, url=name, options=options)
+        out.append(Analysed(page.record(keep_body=False), page.term, page.content))
+    return out
+
+
+def exhaustive(pages: list[Analysed], get: Any) -> dict[str, list[set[int]]]:
+    """For each channel and page, every other page at or above the channel's threshold."""
+    theta = float(get("VISDUP_SIMILARITY_THRESHOLD"))
+    template = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
+    max_nodes = int(get("VISDUP_MAX_TERM_NODES"))
+    n = len(pages)
+    near: dict[str, list[set[int]]] = {c: [set() for _ in range(n)] for c in CHANNELS}
+    for i in range(n):
+        a = pages[i].term
+        if a is None or a.nodes > max_nodes:
+            continue
+        for j in range(i + 1, n):
+            b = pages[j].term
+            if b is None or b.nodes > max_nodes:
+                continue
+            same_bytes = pages[i].record.body_hash == pages[j].record.body_hash
+            sim = 1.0 if same_bytes else similarity(a, b, at_least=template, max_nodes=max_nodes)
+            if sim >= template:
+                near["template"][i].add(j)
+                near["template"][j].add(i)
+            if sim >= theta:
+                near["structure"][i].add(j)
+                near["structure"][j].add(i)
+    # the content measure is the labeller's own, built from the same settings
+    scratch, path = _store()
+    try:
+        channel = build_labeller(scratch, get, count=lambda _k, _n=1: None).channels.get("content")
+    finally:
+        scratch.close()
+        path.unlink(missing_ok=True)
+    if channel is not None:
+        ok = [p.content is not None and channel.accepts(p.content) for p in pages]
+        for i in range(n):
+            if not ok[i]:
+                continue
+            for j in range(i + 1, n):
+                if not ok[j]:
+                    continue
+                _score, kind = channel.measure(pages[i].content, pages[j].content, None)
+                if kind is not None:
+                    near["content"][i].add(j)
+                    near["content"][j].add(i)
+    return near
+
+
+CHANNELS = ("structure", "template", "content")
+
+
+def _store() -> tuple[Store, Path]:
+    handle, name = tempfile.mkstemp(prefix="visdup-recall-", suffix=".sqlite3")
+    os.close(handle)
+    return Store.from_url(f"sqlite:///{name}"), Path(name)
+
+
+def run_order(pages: list[Analysed], order: list[int], get: Any) -> dict[str, Any]:
+    """Label the pages in ``order`` with the real labeller; what it found, and its cost."""
+    counts: dict[str, int] = {}
+
+    def count(key: str, n: int = 1) -> None:
+        counts[key] = counts.get(key, 0) + n
+
+    theta = float(get("VISDUP_SIMILARITY_THRESHOLD"))
+    template = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
+    store, path = _store()
+    found: dict[str, list[bool]] = {c: [False] * len(pages) for c in CHANNELS}
+    cost: list[tuple[float, int, int]] = []
+    try:
+        labeller = build_labeller(store, get, count=count)
+        run_id = store.begin_run("bench")
+        for i in order:
+            page = pages[i]
+            record = dataclasses.replace(page.record)
+            before = (counts.get("visdup/candidates", 0), counts.get("visdup/ted_calls", 0))
+            t0 = time.perf_counter()
+            prepared = {"structure": labeller.prepare("structure", record.simhash, page.term)}
+            if page.content is not None and "content" in labeller.channels:
+                prepared["content"] = labeller.prepare(
+                    "content", record.content_simhash, page.content
+                )
+            elapsed = time.perf_counter() - t0
+            labeller.commit(record, prepared, run_id)
+            cost.append(
+                (
+                    elapsed,
+                    counts.get("visdup/candidates", 0) - before[0],
+                    counts.get("visdup/ted_calls", 0) - before[1],
+                )
+            )
+            match = prepared["structure"].match
+            best = 1.0 if record.kind == EXACT else (match.similarity if match else 0.0)
+            found["structure"][i] = best >= theta
+            found["template"][i] = best >= template
+            content = prepared.get("content")
+            found["content"][i] = content is not None and content.match is not None
+    finally:
+        store.close()
+        path.unlink(missing_ok=True)
+    return {"found": found, "cost": cost, "counts": counts}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default="python,postgres,warpcore,aeb,swde")
+    ap.add_argument("--pages", type=int, default=300, help="pages per set (0: all)")
+    ap.add_argument("--orders", type=int, default=3, help="shuffled orders per set")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("-s", dest="overrides", action="append", default=[], metavar="NAME=VALUE")
+    args = ap.parse_args()
+    over = dict(o.split("=", 1) for o in args.overrides)
+    base = defaults()
+    get = lambda name: over.get(name, base[name])  # noqa: E731
+
+    totals: dict[str, list[int]] = {c: [0, 0] for c in CHANNELS}
+    for name in args.sets.split(","):
+        raw = load_set(name, args.pages, args.seed)
+        if not raw:
+            print(f"{name}: no pages (absent), skipped")
+            continue
+        t0 = time.perf_counter()
+        pages = analyse_all(raw, get)
+        t1 = time.perf_counter()
+        near = exhaustive(pages, get)
+        t2 = time.perf_counter()
+        print(
+            f"\n{name}: {len(pages)} pages (analysis {t1 - t0:.1f} s, "
+            f"exhaustive confirmation {t2 - t1:.1f} s)"
+        )
+        for o in range(args.orders):
+            order = list(range(len(pages)))
+            random.Random(args.seed * 1000 + o).shuffle(order)
+            result = run_order(pages, order, get)
+            position = {page: at for at, page in enumerate(order)}
+            parts = []
+            for channel in CHANNELS:
+                # qualifying: some page earlier in this order reaches the threshold
+                want = [
+                    i for i in order if any(position[j] < position[i] for j in near[channel][i])
+                ]
+                got = sum(result["found"][channel][i] for i in want)
+                wrong = sum(result["found"][channel][i] and i not in want for i in order)
+                totals[channel][0] += got
+                totals[channel][1] += len(want)
+                recall = got / len(want) if want else 1.0
+                extra = f", {wrong} not confirmed exhaustively" if wrong else ""
+                parts.append(f"{channel} {recall:.3f} ({got}/{len(want)}{extra})")
+            cost = result["cost"]
+            q = max(1, len(cost) // 4)
+            first, last = cost[:q], cost[-q:]
+
+            def summary(rows: list[tuple[float, int, int]]) -> str:
+                ms = statistics.mean(r[0] for r in rows) * 1000
+                cands = statistics.mean(r[1] for r in rows)
+                teds = statistics.mean(r[2] for r in rows)
+                worst = max(r[0] for r in rows) * 1000
+                return f"{ms:.1f} ms (max {worst:.0f}), {cands:.1f} cand, {teds:.1f} TED"
+
+            print(f"  order {o}: " + "; ".join(parts))
+            print(f"    per page, first quarter: {summary(first)}; last quarter: {summary(last)}")
+            skipped = result["counts"].get("visdup/ted_skipped", 0)
+            if skipped:
+                print(f"    comparisons skipped by the work budget: {skipped}")
+    print("\nall sets and orders:")
+    for channel in CHANNELS:
+        got, want = totals[channel]
+        print(f"  {channel:9s} recall {got / want if want else 1.0:.4f} ({got}/{want})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""The labeller finds what comparing every page with every earlier page finds.
+
+Generated sites: pages of several templates with varied lengths, structural near-duplicates
+(a sentence changed, a block added) and content copies (an article re-published under
+another layout, quoted in part). Each page goes through the real analysis and the real
+labeller; the truth is the same measure run on every earlier page.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from visdup.config import defaults
+from visdup.dedup.analysis import AnalysisOptions, analyse
+from visdup.dedup.label import build_labeller
+from visdup.dedup.offline import label_files
+from visdup.storage.store import Store
+from visdup.structure.distance import similarity
+from visdup.verdicts import EXACT
+
+WORDS = (
+    "river harbour lantern orchard meadow granite willow copper falcon ember quiet silver "
+    "garden thunder velvet marble canyon prairie glacier compass beacon anchor voyage summit "
+    "island forest timber cobalt amber crimson meadowlark sparrow heron badger otter lynx"
+).split()
+
+
+def sentence(rng: random.Random) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(8, 16))]
+    return " ".join(words).capitalize() + "."
+
+
+def paragraph(rng: random.Random) -> str:
+    return " ".join(sentence(rng) for _ in range(rng.randint(2, 4)))
+
+
+def article_page(rng: random.Random, paras: list[str], nav: int, extra: bool = False) -> str:
+    links = "".join(f"<li><a href='/n{i}.html'>{rng.choice(WORDS)}</a></li>" for i in range(nav))
+    body = "".join(f"<p>{p}</p>" for p in paras)
+    aside = "<aside><h3>See also</h3><ul><li>one</li><li>two</li></ul></aside>" if extra else ""
+    return (
+        "<html><head><title>a</title></head><body><header><h1>Site</h1>"
+        f"<ul class=nav>{links}</ul></header><main><article><h2>{rng.choice(WORDS)}</h2>"
+        f"{body}</article>{aside}</main><footer><p>Footer</p></footer></body></html>"
+    )
+
+
+def print_page(paras: list[str]) -> str:
+    body = "".join(f"<div class=text>{p}</div>" for p in paras)
+    return f"<html><body><table><tr><td>{body}</td></tr></table></body></html>"
+
+
+def listing_page(rng: random.Random, rows: int) -> str:
+    cells = "".join(
+        f"<tr><td><a href='/p{i}.html'>{rng.choice(WORDS)}</a></td><td>{rng.randint(1, 99)}</td>"
+        f"<td><span>{rng.choice(WORDS)}</span></td></tr>"
+        for i in range(rows)
+    )
+    return (
+        "<html><body><div id=top><h1>Listing</h1><form><input name=q></form></div>"
+        f"<table>{cells}</table><div class=pager><a href='/'>1</a><a href='/2'>2</a></div>"
+        "</body></html>"
+    )
+
+
+def docs_page(rng: random.Random, sections: int) -> str:
+    out = []
+    for _ in range(sections):
+        items = "".join(f"<li>{rng.choice(WORDS)}</li>" for _ in range(rng.randint(1, 5)))
+        code = "<pre>x = 1</pre>" if rng.random() < 0.5 else ""
+        out.append(f"<section><h2>{rng.choice(WORDS)}</h2><p>{paragraph(rng)}</p>{code}"
+                   f"<ul>{items}</ul></section>")
+    nav = "".join(f"<li><a href='/d{i}'>{i}</a></li>" for i in range(rng.randint(3, 9)))
+    return (
+        f"<html><body><nav><ul>{nav}</ul></nav><div class=doc>{''.join(out)}</div>"
+        "<div class=footer><p>Generated</p></div></body></html>"
+    )
+
+
+def generated_site(seed: int) -> list[tuple[str, bytes]]:
+    """About 140 pages of four templates with near-duplicates, in a shuffled order."""
+    rng = random.Random(seed)
+    pages: list[tuple[str, str]] = []
+    for i in range(40):
+        paras = [paragraph(rng) for _ in range(rng.randint(2, 9))]
+        nav = rng.randint(3, 12)
+        pages.append((f"article{i}", article_page(rng, paras, nav)))
+        roll = rng.random()
+        if roll < 0.3:  # a structural near-duplicate with one paragraph rewritten
+            changed = [*paras]
+            changed[rng.randrange(len(changed))] = paragraph(rng)
+            pages.append((f"article{i}-edit", article_page(rng, changed, nav)))
+        elif roll < 0.5:  # the same article in a print layout
+            pages.append((f"article{i}-print", print_page(paras)))
+        elif roll < 0.65:  # quoted in part by another article, with a block added
+            pages.append((f"article{i}-quote", article_page(rng, paras[:-1], nav, extra=True)))
+    for i in range(35):
+        pages.append((f"listing{i}", listing_page(rng, rng.randint(3, 30))))
+    for i in range(35):
+        pages.append((f"docs{i}", docs_page(rng, rng.randint(1, 7))))
+    rng.shuffle(pages)
+    return [(name, html.encode()) for name, html in pages]
+
+
+def label(pages: list[tuple[str, bytes]], tmp_path: Path) -> tuple[list[Any], dict[str, list]]:
+    """Run the real labeller page by page; per page what it found in each channel."""
+    base = defaults()
+    get = base.__getitem__
+    store = Store.from_url(f"sqlite:///{tmp_path / 'recall.sqlite3'}")
+    labeller = build_labeller(store, get, count=lambda _k, _n=1: None)
+    run_id = store.begin_run("test")
+    theta = base["VISDUP_SIMILARITY_THRESHOLD"]
+    analysed = []
+    found: dict[str, list[bool]] = {"structure": [], "content": []}
+    try:
+        for name, body in pages:
+            page = analyse(body, url=name, options=AnalysisOptions(template=False))
+            record = page.record(keep_body=False)
+            prepared = {"structure": labeller.prepare("structure", page.simhash, page.term)}
+            prepared["content"] = labeller.prepare("content", page.content and page.content.simhash,
+                                                   page.content)
+            labeller.commit(record, prepared, run_id)
+            match = prepared["structure"].match
+            best = 1.0 if record.kind == EXACT else (match.similarity if match else 0.0)
+            found["structure"].append(best >= theta)
+            found["content"].append(prepared["content"].match is not None)
+            analysed.append(page)
+        channel = labeller.channels["content"]
+    finally:
+        store.close()
+    return [analysed, channel], found
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_recall_against_exhaustive_confirmation(tmp_path: Path, seed: int) -> None:
+    pages = generated_site(seed)
+    (analysed, content_channel), found = label(pages, tmp_path)
+    theta = defaults()["VISDUP_SIMILARITY_THRESHOLD"]
+    want = {"structure": 0, "content": 0}
+    got = {"structure": 0, "content": 0}
+    for i, page in enumerate(analysed):
+        earlier = analysed[:i]
+        structural = page.term is not None and any(
+            p.term is not None
+            and (
+                p.body_hash == page.body_hash
+                or similarity(page.term, p.term, at_least=theta) >= theta
+            )
+            for p in earlier
+        )
+        content = (
+            page.content is not None
+            and content_channel.accepts(page.content)
+            and any(
+                p.content is not None
+                and content_channel.accepts(p.content)
+                and content_channel.measure(page.content, p.content, None)[1] is not None
+                for p in earlier
+            )
+        )
+        for name, qualifies in (("structure", structural), ("content", content)):
+            if qualifies:
+                want[name] += 1
+                got[name] += found[name][i]
+            else:  # the labeller never claims more than the exhaustive comparison
+                assert not found[name][i], (name, pages[i][0])
+    # the site must exercise both channels, or the test proves nothing
+    assert want["structure"] >= 8 and want["content"] >= 8, want
+    for name in want:
+        assert got[name] / want[name] >= 0.99, (name, got[name], want[name])
+
+
+def comb(h: int, k: int) -> bytes:
+    """Issue 11's D2 page: deep wrapper chains with a text beside each link, ~10 KB."""
+    return ("<div>x" * h + "<div>" * h + "<p>z</p>" * k + "</div>x" * h + "</div>" * h).encode()
+
+
+def test_comb_pages_are_labelled_within_the_work_budget() -> None:
+    pages = [(f"comb{k}.html", comb(400, k)) for k in range(1, 7)]
+    t0 = time.perf_counter()
+    store, path = label_files(pages, overrides={"VISDUP_CONTENT_ENABLED": False})
+    elapsed = time.perf_counter() - t0
+    try:
+        runs = store.rows("id")
+        assert len(runs) == 6
+        from sqlalchemy import text
+
+        with store.engine.connect() as conn:
+            stats = conn.execute(text("SELECT stats FROM visdup_runs")).scalars().all()
+    finally:
+        store.close()
+        if path:
+            path.unlink(missing_ok=True)
+    # six pages whose pairs need ~10^10 DP cells each: the budget skips them, and says so
+    assert elapsed < 30, elapsed
+    assert any('"visdup/ted_skipped"' in str(s) for s in stats), stats
+
+
+def _content_pair(shared: int, own: int, seed: int = 5) -> list[tuple[str, bytes]]:
+    rng = random.Random(seed)
+    common = [sentence(rng) + " " + sentence(rng) for _ in range(shared)]
+    a = common + [sentence(rng) + " " + sentence(rng) for _ in range(own)]
+    b = common + [sentence(rng) + " " + sentence(rng) for _ in range(own)]
+    return [("a.html", article_page(rng, a, 4).encode()), ("b.html", print_page(b).encode())]
+
+
+@pytest.mark.parametrize(("threshold", "linked"), [(0.5, True), (0.8, False)])
+def test_content_threshold_below_the_module_default(threshold: float, linked: bool) -> None:
+    # 6 of 10 paragraphs shared: a 0.6 overlap, copied content at 0.5, not at 0.8
+    store, path = label_files(
+        _content_pair(6, 4), overrides={"VISDUP_CONTENT_THRESHOLD": threshold}
+    )
+    try:
+        rows = store.rows("url", "content_duplicate_of")
+    finally:
+        store.close()
+        if path:
+            path.unlink(missing_ok=True)
+    second = next(r for r in rows if r.url == "b.html")
+    assert (second.content_duplicate_of is not None) is linked
