@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from visdup.cli.compress import term_text
 from visdup.errors import InputError
-from visdup.page.files import read_page
+from visdup.page.files import load_page
 from visdup.structure.distance import tree_distance
 from visdup.structure.term import Term, compress, page_term
 
@@ -26,11 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(value: str, as_term: bool) -> Term:
-    from pathlib import Path
-
     if as_term:
         return compress(Term.parse(term_text(value)))
-    return page_term(read_page(Path(value)), base_url=value)
+    return page_term(load_page(Path(value)))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,18 +7,29 @@ import sys
 from pathlib import Path
 
 from visdup.errors import InputError
+from visdup.page.files import MAX_FILE_BYTES, read_bounded
 from visdup.structure.term import Term, compress
 
 
 def term_text(value: str) -> str:
-    """A term argument: the text itself, ``-`` for stdin, ``@FILE`` for a file's content."""
+    """A term argument: the text itself, ``-`` for stdin, ``@FILE`` for a file's content.
+
+    Files and stdin are read up to MAX_FILE_BYTES, like page files.
+    """
     if value == "-":
-        return sys.stdin.read()
+        text = sys.stdin.read(MAX_FILE_BYTES + 1)
+        if len(text) > MAX_FILE_BYTES:
+            raise InputError(f"stdin: more than {MAX_FILE_BYTES} characters, too large for a term")
+        return text
     if value.startswith("@"):
+        path = Path(value[1:])
         try:
-            return Path(value[1:]).read_text(encoding="utf-8")
+            return read_bounded(path).decode("utf-8")
+        except InputError:
+            raise
         except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{value[1:]}: cannot read: {exc}") from exc
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise InputError(f"{path}: cannot read: {reason}") from exc
     return value
 
 

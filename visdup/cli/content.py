@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
-from visdup.content.denoise import extract
-from visdup.page.files import iter_pages
+from visdup.cli.output import PageFiles
+from visdup.content import extract
+from visdup.escape import one_line, terminal
 
 HELP = "print the title and main content text of saved HTML pages"
 
@@ -26,12 +27,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     out = sys.stdout
-    for path, data in iter_pages(args.paths):
+    files = PageFiles(args.paths)
+    for path, data in files:
         content = extract(data)
         if args.json:
             record = {"path": path, "title": content.title, "text": content.text}
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
-            out.write(f"==> {path} <==\n# {content.title or '(no title)'}\n\n")
-            out.write(content.text + ("\n\n" if content.text else "\n"))
-    return 0
+            title = one_line(content.title) if content.title else "(no title)"
+            out.write(f"==> {one_line(path)} <==\n# {title}\n\n")
+            out.write(terminal(content.text) + ("\n\n" if content.text else "\n"))
+    return files.status

@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
+from visdup.cli.output import PageFiles
 from visdup.dedup.offline import label_files
-from visdup.page.files import iter_pages
+from visdup.escape import one_line
 from visdup.report.summary import build_report
 
 HELP = "near-duplicate groups among page files (exact, content, structural), like a crawl"
@@ -25,9 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from visdup.cli.crawl import parse_overrides
 
-    store, tmp = label_files(
-        iter_pages(args.paths), db=args.db, overrides=parse_overrides(args.set)
-    )
+    files = PageFiles(args.paths)
+    store, tmp = label_files(files, db=args.db, overrides=parse_overrides(args.set))
     try:
         report = build_report(store)
     finally:
@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
         for g in report["groups"]
     ]
     if args.json:
-        print(json.dumps({"groups": groups}, ensure_ascii=False))
-        return 0
+        sys.stdout.write(json.dumps({"groups": groups}, ensure_ascii=False) + "\n")
+        return files.status
     out = sys.stdout
     out.write(f"{report['pages']} pages, {len(groups)} duplicate groups\n")
     if report.get("verdicts"):
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
             "verdicts: " + ", ".join(f"{k} {v}" for k, v in report["verdicts"].items()) + "\n"
         )
     for g in groups:
-        out.write(f"\n{g['original']}\n")
+        out.write(f"\n{one_line(g['original'])}\n")
         for m in g["members"]:
-            out.write(f"  {m['kind']:<10} {m['similarity']:.3f}  {m['path']}\n")
-    return 0
+            out.write(f"  {m['kind']:<10} {m['similarity']:.3f}  {one_line(m['path'])}\n")
+    return files.status

@@ -6,10 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from visdup import config
+from visdup.cli.output import PageFiles
+from visdup.cli.similarity import add_threshold_argument, cluster_distance
 from visdup.errors import InputError
+from visdup.escape import one_line
 from visdup.page.files import add_source_arguments, open_source
-from visdup.templates.cluster import DEFAULT_THRESHOLD
-from visdup.templates.extract import DEFAULT_MIN_FIT, extract_pages, write_dataset
+from visdup.templates.extract import extract_pages, write_dataset
 
 HELP = "cluster page files, infer a template per cluster and write its fields (.jsonl or .csv)"
 
@@ -17,12 +20,7 @@ HELP = "cluster page files, infer a template per cluster and write its fields (.
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file, .jsonl or .csv")
-    parser.add_argument(
-        "--threshold",
-        type=float,
-        default=DEFAULT_THRESHOLD,
-        help=f"largest STM distance within a cluster, 0..1 (default {DEFAULT_THRESHOLD})",
-    )
+    add_threshold_argument(parser)
     parser.add_argument(
         "--min-cluster-size",
         type=int,
@@ -32,22 +30,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-fit",
         type=float,
-        default=DEFAULT_MIN_FIT,
-        help="share of a template's required nodes a page must map (default 0.95)",
+        default=config.VISDUP_EXTRACT_MIN_FIT,
+        help=(
+            "share of a template's required nodes a page must map "
+            f"(default {config.VISDUP_EXTRACT_MIN_FIT}, as VISDUP_EXTRACT_MIN_FIT)"
+        ),
     )
 
 
 def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() not in {".jsonl", ".csv"}:
         raise InputError(f"--out must end in .jsonl or .csv, not {args.out!r}")
-    if not 0.0 <= args.threshold <= 1.0:
-        raise InputError(f"--threshold must be between 0 and 1, not {args.threshold}")
+    distance = cluster_distance(args)
     if not 0.0 <= args.min_fit <= 1.0:
         raise InputError(f"--min-fit must be between 0 and 1, not {args.min_fit}")
-    pages, store = open_source(args)
+    files = PageFiles(args.paths)
+    pages, store = open_source(args, iter(files))
     dataset = extract_pages(
         pages,
-        threshold=args.threshold,
+        threshold=distance,
         min_cluster_size=max(1, args.min_cluster_size),
         min_fit=args.min_fit,
     )
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
     fitted = sum(1 for r in dataset.records if r["fits"])
     print(
-        f"{count} records, {fitted} fit one of {len(dataset.templates)} templates -> {args.out}",
+        f"{count} records, {fitted} fit one of {len(dataset.templates)} templates "
+        f"-> {one_line(args.out)}",
         file=sys.stderr,
     )
-    return 0
+    return files.status

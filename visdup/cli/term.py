@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from visdup.errors import InputError
-from visdup.page.files import page_paths, read_page
+from visdup.cli.output import PageFiles
+from visdup.escape import terminal
 from visdup.structure.term import page_term
 
 HELP = "print the irreducible visual term of page files (directories recursively)"
@@ -23,24 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    status = 0
     out = sys.stdout
-    for file in page_paths(args.paths):
-        path = str(file)
-        try:
-            term = page_term(read_page(file), base_url=path)
-        except InputError as exc:
-            message = str(exc) if str(exc).startswith(path) else f"{path}: {exc}"
-            print(f"visdup: error: {message}", file=sys.stderr)
-            status = 2
-            continue
+    files = PageFiles(args.paths)
+    for path, doc in files.documents():
+        term = page_term(doc)
         if args.json:
-            out.write(
-                json.dumps(
-                    {"path": path, "term": str(term), "size": term.size, "nodes": term.nodes}
-                )
-                + "\n"
-            )
+            record = {"path": path, "term": str(term), "size": term.size, "nodes": term.nodes}
+            out.write(json.dumps(record) + "\n")
         else:
-            out.write(f"{path}\t{term}\n")
-    return status
+            out.write(f"{terminal(path)}\t{term}\n")
+    return files.status

@@ -465,6 +465,13 @@ class _Handler(BaseHTTPRequestHandler):
             return found or _not_found()
         return self._static(path)
 
+    def _inside(self, path: Path) -> bool:
+        """Whether ``path``, every symlink on the way followed, is inside the served root."""
+        try:
+            return path.resolve(strict=True).is_relative_to(self.server.root)
+        except (OSError, RuntimeError):  # broken or looping links
+            return False
+
     def _static(self, path: str) -> _Response:
         parts = [part for part in path.split("/") if part not in ("", ".")]
         if any(part == ".." or "\x00" in part for part in parts):
@@ -476,13 +483,13 @@ class _Handler(BaseHTTPRequestHandler):
                 location = quote(path) + "/" + (f"?{query}" if query else "")
                 return _Response(301, b"", headers=(("Location", location),))
             target = target / "index.html"
-        if target.exists() and not target.resolve().is_relative_to(self.server.root):
-            return _not_found()  # a symlink pointing out of the served tree
-        if target.is_file():
+        if target.is_file() and self._inside(target):
             body = target.read_bytes()
             return _Response(200, body, _content_type(target.name, self.server.charset))
+        if target.exists():
+            return _not_found()  # a symlink pointing out of the served tree, or no file
         packed = target.with_name(target.name + ".gz")
-        if packed.is_file():
+        if packed.is_file() and self._inside(packed):
             body = packed.read_bytes()
             kind = _content_type(target.name, self.server.charset)
             vary = ("Vary", "Accept-Encoding")

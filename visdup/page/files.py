@@ -1,60 +1,142 @@
-"""Page files given on a command line: directories walked, .gz read, errors made plain."""
+"""Page files given on a command line: directories walked, .gz read, bad files refused plainly.
+
+Every command that reads page files goes through :func:`read_page` (bytes) or
+:func:`load_page` (a parsed, whole document), so a binary, empty, non-HTML, unreadable, special
+or endless file gets the same one-line error everywhere. Reads are bounded: the file type is
+checked before the file is opened (a FIFO or ``/dev/zero`` is refused, not read), and at most
+:data:`MAX_FILE_BYTES` are read, since ``st_size`` cannot be trusted for every file.
+"""
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import io
+import mimetypes
 import os
+import stat
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from visdup.errors import InputError
+from visdup.page.parse import HUGE_DEPTH_LIMIT, Document, parse_html, screen
+from visdup.page.warc import SUFFIXES as WARC_SUFFIXES
+from visdup.page.warc import is_warc, iter_warc
 
 if TYPE_CHECKING:
     from visdup.storage.store import Store
 
 SUFFIXES = (".html", ".htm", ".html.gz", ".htm.gz")
-#: Larger files are refused: a page file this big is not a page.
+#: Most bytes read from one page file (and inflated from one .gz): a file this big is not a page.
 MAX_FILE_BYTES = 64 * 1024 * 1024
+#: Media types of named files that are pages; any other known type (``.js``, ``.png``) is not.
+_PAGE_TYPES = frozenset({"text/html", "application/xhtml+xml", "text/plain"})
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
 
 
 def page_paths(paths: Sequence[str]) -> Iterator[Path]:
-    """Files as given, directories recursively (.html, .htm and their .gz), sorted."""
+    """Files as given; directories recursively (.html, .htm, their .gz, WARC files), sorted."""
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.name.lower().endswith(SUFFIXES)
+                p
+                for p in path.rglob("*")
+                if p.is_file() and p.name.lower().endswith(SUFFIXES + WARC_SUFFIXES)
             )
             yield from found
-        elif path.exists():
+        elif path.exists() or path.is_symlink():
             yield path
         else:
             raise InputError(f"{raw}: no such file or directory")
 
 
+def _media_type(path: Path) -> str | None:
+    """The media type a file's name announces (``.gz`` looked through), or None if unknown."""
+    name = path.name[:-3] if path.name.lower().endswith(".gz") else path.name
+    return mimetypes.guess_type(name, strict=False)[0]
+
+
+def read_bounded(path: Path) -> bytes:
+    """At most MAX_FILE_BYTES of a regular file; anything else is refused before it is opened."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        kind = next(
+            (word for test, word in _SPECIAL if test(info.st_mode)), "of an unknown type"
+        )
+        raise InputError(f"{path}: not a regular file ({kind}); refused without reading")
+    if info.st_size > MAX_FILE_BYTES:
+        raise InputError(f"{path}: {info.st_size} bytes is too large for a page")
+    # O_NONBLOCK: a file swapped for a FIFO between stat and open must not block the open.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise InputError(f"{path}: not a regular file; refused without reading")
+        data = fh.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_FILE_BYTES} bytes, too large for a page")
+    return data
+
+
 def read_page(path: Path) -> bytes:
+    """The bytes of one page file, or InputError naming the file and saying what is wrong.
+
+    Refused alike by every command: missing, unreadable, special (FIFO, device), too large,
+    a broken .gz, empty, binary, or a type that is not HTML by its name (``x.js``).
+    """
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise InputError(f"{path}: {size} bytes is too large for a page")
-        data = path.read_bytes()
-        if path.name.endswith(".gz"):
-            with gzip.GzipFile(fileobj=__import__("io").BytesIO(data)) as fh:
+        data = read_bounded(path)
+        if path.name.lower().endswith(".gz"):
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
                 data = fh.read(MAX_FILE_BYTES + 1)
             if len(data) > MAX_FILE_BYTES:
                 raise InputError(f"{path}: inflates beyond {MAX_FILE_BYTES} bytes")
-        return data
     except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise InputError(f"{path}: cannot read: {reason}") from exc
+    media = _media_type(path)
+    problem = screen(data, media if media and media not in _PAGE_TYPES else None)
+    if problem:
+        raise InputError(f"{path}: {problem}")
+    return data
+
+
+def load_page(path: Path) -> Document:
+    """A page file parsed whole, or InputError: a page the parser truncated is not read whole."""
+    return check_document(path, parse_html(read_page(path)))
+
+
+def check_document(path: Path | str, doc: Document) -> Document:
+    """``doc`` when it is usable and whole, else InputError naming ``path``."""
+    if not doc.ok:
+        raise InputError(f"{path}: {doc.problem or 'no document'}")
+    if doc.truncated:
+        raise InputError(
+            f"{path}: nested deeper than {HUGE_DEPTH_LIMIT} levels or too large: "
+            "the parser dropped part of the page"
+        )
+    return doc
 
 
 def iter_pages(paths: Sequence[str]) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) of every page: a file's path, or a WARC record's target URI.
+
+    The first bad file raises InputError.
+    """
     for path in page_paths(paths):
-        yield os.fspath(path), read_page(path)
+        if is_warc(path):
+            for uri, body, _type in iter_warc(path):
+                yield uri, body
+        else:
+            yield os.fspath(path), read_page(path)
 
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,8 +145,14 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="URL", help="use the pages stored in this visdup store")
 
 
-def open_source(args: argparse.Namespace) -> tuple[list[tuple[str, bytes]], Store | None]:
-    """The (key, body) pairs to work on, and the store they came from (None for files)."""
+def open_source(
+    args: argparse.Namespace, pages: Iterator[tuple[str, bytes]] | None = None
+) -> tuple[list[tuple[str, bytes]], Store | None]:
+    """The (key, body) pairs to work on, and the store they came from (None for files).
+
+    ``pages`` replaces the plain file reader (the command line passes one that reports bad
+    files and goes on).
+    """
     from visdup.storage.store import Store
 
     if bool(args.paths) == bool(args.db):
@@ -73,11 +161,11 @@ def open_source(args: argparse.Namespace) -> tuple[list[tuple[str, bytes]], Stor
         if args.db.startswith("sqlite:///") and not Path(args.db[len("sqlite:///") :]).exists():
             raise InputError(f"no store at {args.db}")
         store = Store.from_url(args.db)
-        pages = [(url, body) for _id, url, body in store.page_bodies()]
-        if not pages:
+        found = [(url, body) for _id, url, body in store.page_bodies()]
+        if not found:
             raise InputError(f"{args.db} holds no stored page bodies (VISDUP_STORE_BODY off?)")
-        return pages, store
-    pages = list(iter_pages(args.paths))
-    if not pages:
-        raise InputError("no .html or .htm files found")
-    return pages, None
+        return found, store
+    found = list(pages if pages is not None else iter_pages(args.paths))
+    if not found:
+        raise InputError("no usable .html or .htm files found")
+    return found, None

@@ -41,12 +41,43 @@ class Document:
         return self.root is not None and self.problem is None
 
 
+#: Byte order marks, longest first (the UTF-32 LE mark begins with the UTF-16 LE one).
+_BOMS = (
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+
+
+def bom_encoding(data: bytes) -> tuple[str, int] | None:
+    """(encoding, length of the mark) when ``data`` starts with a byte order mark."""
+    for mark, encoding in _BOMS:
+        if data.startswith(mark):
+            return encoding, len(mark)
+    return None
+
+
 def _looks_binary(data: bytes) -> bool:
+    """Many control characters, or a NUL: junk, unless a BOM says the text is UTF-16/32.
+
+    With a BOM the controls are counted on the decoded text, since UTF-16 spends a NUL on
+    every ASCII character.
+    """
     sample = data[:4096]
-    if b"\x00" in sample and not sample.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return True
-    controls = sum(1 for b in sample if b in _CONTROL)
-    return bool(sample) and controls / len(sample) > BINARY_CONTROL_SHARE
+    bom = bom_encoding(sample)
+    if bom is not None:
+        encoding, skip = bom
+        codes = [ord(c) for c in sample[skip:].decode(encoding, "replace")]
+        if 0 in codes:
+            return True
+    else:
+        if b"\x00" in sample:
+            return True
+        codes = list(sample)
+    controls = sum(1 for b in codes if b in _CONTROL)
+    return bool(codes) and controls / len(codes) > BINARY_CONTROL_SHARE
 
 
 def _is_html_content_type(content_type: str | None) -> bool:
@@ -64,8 +95,10 @@ def decode(data: bytes, content_type: str | None = None) -> tuple[str, str]:
     w3lib lets a lying HTTP charset win (UTF-8 shown as mojibake); browsers trust the BOM first.
     When the header's charset cannot decode the body but UTF-8 can, UTF-8 is taken.
     """
-    if data.startswith(b"\xef\xbb\xbf"):
-        return "utf-8", data[3:].decode("utf-8", "replace")
+    bom = bom_encoding(data)
+    if bom is not None:
+        encoding, skip = bom
+        return encoding, data[skip:].decode(encoding, "replace")
     header_enc = None
     if content_type and "charset=" in content_type.lower():
         raw = content_type.lower().split("charset=", 1)[1].split(";")[0].strip().strip("\"'")

@@ -1,24 +1,50 @@
 """``site``: crawl one or more sites whole and hand every HTML page to visdup.
 
-scrapy crawl site -a url=https://example.com/ [-a url2,...] [-a any_domain=1]
+    scrapy crawl site -a url=https://example.com/[,https://other.example/] [-a any_domain=1]
+        [-a max_pages=N]
+
+Scope is the start URLs' scheme, host (and its subdomains) and port. Links are canonicalised
+(fragment dropped, w3lib's canonical form) before they are followed or stored, so a resumed
+crawl finds them again. Two limits keep crawl traps small, each with a stat:
+``VISDUP_MAX_LINKS_PER_PAGE`` (links taken from one page) and ``VISDUP_TEMPLATE_BUDGET``
+(pages followed per URL pattern, e.g. ``/calendar/N/N/``: an endless calendar or a faceted
+listing stops there). ``max_pages`` fetches and hands exactly N pages to visdup
+(:mod:`visdup.spiders.budget`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import scrapy
+from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Response, TextResponse
-from scrapy.linkextractors import LinkExtractor
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.threads import deferToThread
+from scrapy.linkextractors import IGNORED_EXTENSIONS
+from scrapy.settings import SETTINGS_PRIORITIES
+from scrapy.utils.asyncio import run_in_thread
+from scrapy.utils.misc import load_object
+from scrapy.utils.response import get_base_url
+from scrapy.utils.url import url_has_any_extension
+from w3lib.url import safe_url_string
 
+from visdup import config
 from visdup.items import Page
+from visdup.report.urlpatterns import _shape as path_pattern
+from visdup.spiders.budget import GOVERNED, PageBudget, PageBudgetMiddleware
+from visdup.storage.urls import canonical_url, crawl_key
 
 logger = logging.getLogger(__name__)
+
+#: Close reasons of a crawl that did what it was asked.
+MAX_PAGES_REASON = "max_pages"
+BAD_INPUT_REASON = "bad_input"
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_IGNORED = frozenset("." + e for e in IGNORED_EXTENSIONS)
 
 
 def _split_urls(value: str | Iterable[str] | None) -> list[str]:
@@ -29,8 +55,32 @@ def _split_urls(value: str | Iterable[str] | None) -> list[str]:
     return [u.strip() for u in value if u and u.strip()]
 
 
-def _flag(value: Any) -> bool:
-    return str(value).lower() in {"1", "true", "yes", "on"}
+def canonical(url: str) -> str:
+    """The form a link is followed, stored and looked up in: no fragment, w3lib's canonical."""
+    return canonical_url(url)
+
+
+def origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an http(s) URL, default ports filled in; None for others."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname, port or _DEFAULT_PORTS[scheme]
+
+
+def start_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot start a crawl, or None."""
+    if origin(url) is None:
+        scheme = urlsplit(url).scheme
+        if scheme in _DEFAULT_PORTS:
+            return f"not a usable URL: {url!r}"
+        return f"not an http(s) URL: {url!r}" if scheme else f"not a URL: {url!r}"
+    return None
 
 
 class SiteSpider(scrapy.Spider):
@@ -45,45 +95,95 @@ class SiteSpider(scrapy.Spider):
         **kwargs: Any,
     ):
         super().__init__(**kwargs)
-        self.start_urls = _split_urls(url) + _split_urls(urls)
-        if not self.start_urls:
-            raise ValueError("the site spider needs at least one start URL: -a url=https://...")
-        for start in self.start_urls:
-            if urlsplit(start).scheme not in {"http", "https", "file"}:
-                raise ValueError(f"not an http(s) URL: {start!r}")
-        self.any_domain = _flag(any_domain)
-        hosts = {urlsplit(u).hostname for u in self.start_urls}
-        self.allowed_domains = [] if self.any_domain else sorted(h for h in hosts if h)
-        self.max_pages = int(max_pages) if max_pages else 0
+        #: Why the spider cannot crawl (no or bad URL, bad max_pages): one ERROR, then it closes.
+        self.input_error: str | None = None
+        raw = _split_urls(url) + _split_urls(urls)
+        self.start_urls = [canonical(u) for u in raw]
+        if not raw:
+            self.input_error = "the site spider needs a start URL: -a url=https://..."
+        for start in raw:
+            self.input_error = self.input_error or start_url_problem(start)
+        self.any_domain = config.flag(any_domain)
+        origins = [o for o in map(origin, self.start_urls) if o is not None]
+        self.origins = frozenset(origins)
+        self.allowed_domains = [] if self.any_domain else sorted({o[1] for o in origins})
+        try:
+            limit = int(max_pages) if max_pages not in (None, "") else 0
+        except (TypeError, ValueError):
+            limit = -1
+        if limit < 0:
+            self.input_error = self.input_error or (
+                f"max_pages must be a whole number >= 0, not {max_pages!r}"
+            )
+            limit = 0
+        self.max_pages = limit
+        self.page_budget = PageBudget(limit) if limit else None
         #: URLs stored by earlier runs (VISDUP_RESUME): not fetched again.
         self.stored: set[str] = set()
-        self.link_extractor = LinkExtractor(unique=True)
+        self.max_links = int(config.VISDUP_MAX_LINKS_PER_PAGE)
+        self.pattern_budget = int(config.VISDUP_TEMPLATE_BUDGET)
+        #: Pages followed per URL pattern, and the URLs counted (each once).
+        self.pattern_pages: Counter[tuple[str, str, int, str]] = Counter()
+        self._counted: set[str] = set()
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
         spider = super().from_crawler(crawler, *args, **kwargs)
-        if spider.max_pages:
-            crawler.settings.set("CLOSESPIDER_ITEMCOUNT", spider.max_pages, priority="spider")
+        spider.max_links = spider._setting("VISDUP_MAX_LINKS_PER_PAGE")
+        spider.pattern_budget = spider._setting("VISDUP_TEMPLATE_BUDGET")
         return spider
 
+    @classmethod
+    def update_settings(cls, settings: Any) -> None:
+        """Install the page budget's downloader middleware (a project's own entry wins).
+
+        Set at spider priority, so that a runner merging its settings into the crawler later
+        (``AsyncCrawlerProcess.crawl(crawler)``) keeps it.
+        """
+        super().update_settings(settings)
+        name = "DOWNLOADER_MIDDLEWARES"
+        components = settings.getdict(name)
+        if any(load_object(c) is PageBudgetMiddleware for c in components):
+            return
+        components[PageBudgetMiddleware] = 920
+        settings.set(
+            name, components, max(settings.getpriority(name) or 0, SETTINGS_PRIORITIES["spider"])
+        )
+
+    def _setting(self, name: str) -> Any:
+        value = self.crawler.settings.get(name)
+        return config.check(name, config.defaults()[name] if value is None else value)
+
+    # ------------------------------------------------------------------ start
     async def start(self) -> AsyncIterator[Any]:
-        frontier = await maybe_deferred_to_future(deferToThread(self._resume_frontier))
+        if self.input_error:
+            logger.error("visdup: %s", self.input_error)
+            raise CloseSpider(BAD_INPUT_REASON)
+        for name in ("visdup/links_over_page_cap", "visdup/links_over_budget"):
+            self.crawler.stats.set_value(name, 0)
+        frontier = await run_in_thread(self._resume_frontier)
         for url in self.start_urls:
-            if url not in self.stored:
-                yield scrapy.Request(url, callback=self.parse)
+            if url not in self.stored and self._within_budget(url):
+                yield self._request(url)
         for url, depth in frontier:
-            yield scrapy.Request(url, callback=self.parse, meta={"depth": depth})
+            if self._within_budget(url):
+                yield self._request(url, depth=depth)
+
+    def _request(self, url: str, depth: int | None = None) -> scrapy.Request:
+        meta: dict[str, Any] = {GOVERNED: True}
+        if depth is not None:
+            meta["depth"] = depth
+        return scrapy.Request(url, callback=self.parse, errback=self._failed, meta=meta)
 
     def _resume_frontier(self) -> list[tuple[str, int]]:
         """Resume what earlier runs left: skip the pages they stored, fetch the links they found.
 
         Writing each page with its links in one transaction makes the stored links a frontier
         that survives ``kill -9`` (Scrapy's JOBDIR does not: its request queue is buffered).
+        Only links in this crawl's scope are taken, so crawls of other sites in the same store
+        do not leak in; stored pages count toward their URL pattern's budget.
         """
-        settings = self.crawler.settings
-        if not settings.getbool("VISDUP_ENABLED", True) or not settings.getbool(
-            "VISDUP_RESUME", True
-        ):
+        if not self._setting("VISDUP_ENABLED") or not self._setting("VISDUP_RESUME"):
             return []
         from visdup.context import CrawlContext
 
@@ -92,7 +192,14 @@ class SiteSpider(scrapy.Spider):
         if ctx.store is None:
             return []
         self.stored = ctx.store.stored_urls()
-        frontier = [(u, d) for u, d in ctx.store.unfetched_links() if self._in_scope(u)]
+        for url in self.stored:
+            if self._in_scope(url):
+                self._count(url)
+        frontier = [
+            (canonical(u), d)
+            for u, d in ctx.store.unfetched_links(crawl_key(self.start_urls, self.name))
+            if self._in_scope(u) and canonical(u) not in self.stored
+        ]
         if self.stored:
             logger.info(
                 "visdup: resuming: %d pages stored by earlier runs, %d links left to fetch",
@@ -102,15 +209,91 @@ class SiteSpider(scrapy.Spider):
             self.crawler.stats.set_value("visdup/resumed_links", len(frontier))
         return frontier
 
+    # ------------------------------------------------------------------ scope and limits
     def _in_scope(self, url: str) -> bool:
-        """Same host as a start URL or a subdomain of one (ports ignored), unless any_domain."""
+        """Same scheme and port as a start URL, on its host or a subdomain; or any_domain."""
+        found = origin(url)
+        if found is None:
+            return False
         if self.any_domain:
             return True
-        host = urlsplit(url).hostname or ""
-        return any(host == d or host.endswith("." + d) for d in self.allowed_domains)
+        scheme, host, port = found
+        return any(
+            scheme == s and port == p and (host == h or host.endswith("." + h))
+            for s, h, p in self.origins
+        )
 
+    def _pattern(self, url: str) -> tuple[str, str, int, str]:
+        scheme, host, port = origin(url) or ("", "", 0)
+        return scheme, host, port, path_pattern(url)
+
+    def _count(self, url: str) -> None:
+        if url not in self._counted:
+            self._counted.add(url)
+            self.pattern_pages[self._pattern(url)] += 1
+
+    def _within_budget(self, url: str) -> bool:
+        """Count ``url`` toward its URL pattern; False once the pattern's budget is spent."""
+        if not self.pattern_budget or url in self._counted:
+            return True
+        key = self._pattern(url)
+        if self.pattern_pages[key] >= self.pattern_budget:
+            self.crawler.stats.inc_value("visdup/links_over_budget")
+            if self.pattern_pages[key] == self.pattern_budget:
+                self.pattern_pages[key] += 1  # log each pattern once
+                self.crawler.stats.inc_value("visdup/patterns_over_budget")
+                logger.warning(
+                    "visdup: URL pattern %s://%s:%d%s reached VISDUP_TEMPLATE_BUDGET (%d pages);"
+                    " links into it are no longer followed",
+                    *key,
+                    self.pattern_budget,
+                )
+            return False
+        self._count(url)
+        return True
+
+    def _links(self, response: HtmlResponse) -> list[str]:
+        """Canonical http(s) links of <a> and <area> elements: in scope, not stored, unique,
+        read from the first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
+        """
+        base = get_base_url(response)
+        seen: set[str] = set()
+        links: list[str] = []
+        read = 0
+        for element in response.selector.root.iter("a", "area"):
+            href = element.get("href")
+            if not href or not href.strip():
+                continue
+            if self.max_links and read >= self.max_links:
+                self._capped(response, read)
+                break
+            read += 1
+            try:
+                url = canonical(urljoin(base, safe_url_string(href.strip(), response.encoding)))
+            except ValueError:
+                continue
+            if url in seen or url_has_any_extension(url, _IGNORED):
+                continue
+            seen.add(url)
+            if self._in_scope(url) and url not in self.stored and self._within_budget(url):
+                links.append(url)
+        return links
+
+    def _capped(self, response: HtmlResponse, read: int) -> None:
+        total = int(response.selector.root.xpath("count(//a[@href]|//area[@href])"))
+        self.crawler.stats.inc_value("visdup/links_over_page_cap", max(0, total - read))
+        self.crawler.stats.inc_value("visdup/pages_over_link_cap")
+        logger.info(
+            "visdup: %s has %d links; the first %d are read (VISDUP_MAX_LINKS_PER_PAGE)",
+            response.url,
+            total,
+            read,
+        )
+
+    # ------------------------------------------------------------------ callbacks
     def parse(self, response: Response, **kwargs: Any) -> Iterable[Any]:
         if not isinstance(response, HtmlResponse):
+            self._settle(response, page=False)
             kind = "text" if isinstance(response, TextResponse) else "binary"
             self.crawler.stats.inc_value("visdup/non_html")
             self.crawler.stats.inc_value(f"visdup/non_html/{kind}")
@@ -120,15 +303,31 @@ class SiteSpider(scrapy.Spider):
                 response.headers.get("Content-Type"),
             )
             return
+        if not self._settle(response, page=True):
+            return  # fetched while the budget was being spent: not taken
         try:
-            links = [
-                link.url
-                for link in self.link_extractor.extract_links(response)
-                if self._in_scope(link.url) and link.url not in self.stored
-            ]
+            links = self._links(response)
         except Exception as exc:
             logger.warning("Cannot extract links from %s: %s", response.url, exc)
             links = []
         yield Page.from_response(response, links=links)
         for link in links:
-            yield response.follow(link, callback=self.parse)
+            yield self._request(link)
+        if self.page_budget is not None and self.page_budget.spent:
+            raise CloseSpider(MAX_PAGES_REASON)
+
+    def _settle(self, response: Response, *, page: bool) -> bool:
+        if self.page_budget is None:
+            return page
+        return self.page_budget.settle(response.request, page=page) if response.request else page
+
+    def _failed(self, failure: Any) -> None:
+        request = getattr(failure, "request", None)
+        if request is None:
+            request = getattr(getattr(failure, "value", None), "request", None)
+        if request is None:
+            response = getattr(getattr(failure, "value", None), "response", None)
+            request = getattr(response, "request", None)
+        if self.page_budget is not None and request is not None:
+            self.page_budget.settle(request, page=False)
+        logger.debug("Request failed: %s", failure.getErrorMessage())

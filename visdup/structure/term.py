@@ -64,6 +64,11 @@ REPLACED = frozenset(
 
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+_MARK = re.compile(r"\s*([0-9]{1,40})\s*")
+#: Largest repetition mark, and largest weighted size (sum of marks), a term in text form may
+#: have: 2**53. Sizes and distances are summed in 64-bit integers and similarities divided in
+#: doubles; bounded here, neither overflows nor rounds, however many nodes a term has.
+MAX_MARK = 2**53
 
 
 _kernel = kernel("_term")
@@ -201,12 +206,16 @@ def _parse(text: str) -> Term:
             mark = 1
             if pos < n and text[pos] == "[":
                 close = text.find("]", pos)
-                digits = text[pos + 1 : close] if close > 0 else ""
-                if not digits.strip().isdigit():
+                digits = _MARK.fullmatch(text, pos + 1, close) if close > 0 else None
+                if digits is None:  # ASCII digits only: "²".isdigit() is true, int("²") fails
                     raise TermSyntaxError(f"bad repetition mark at offset {pos}")
-                mark = int(digits)
+                mark = int(digits.group(1))
                 if mark < 1:
                     raise TermSyntaxError(f"repetition mark below 1 at offset {pos}")
+                if mark > MAX_MARK:
+                    raise TermSyntaxError(
+                        f"repetition mark above the maximum {MAX_MARK} at offset {pos}"
+                    )
                 pos = close + 1
             m = _LABEL.match(text, pos)
             if not m:
@@ -247,6 +256,8 @@ def _parse(text: str) -> Term:
         raise TermSyntaxError("unbalanced parentheses: missing ')'")
     if not labels:
         raise TermSyntaxError("empty term")
+    if sum(marks) > MAX_MARK:
+        raise TermSyntaxError(f"the marks sum to more than the maximum {MAX_MARK}")
     sizes = [1] * len(labels)
     for i in range(len(labels) - 1, 0, -1):
         sizes[parents[i]] += sizes[i]
