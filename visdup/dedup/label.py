@@ -292,9 +292,12 @@ class Channel(Generic[T]):
         best: Match | None = None
         for negative, _position, page_id, other in ranked[: self.max_candidates]:
             if best is not None and (
-                -negative <= best.similarity or best.similarity >= self.good_enough
+                -negative <= best.similarity
+                or best.similarity >= self.good_enough
+                or -negative < self.good_enough
             ):
-                break  # nothing left can beat it
+                # nothing left can beat it, or only by a score that changes no verdict
+                break
             score, kind = self.measure(obj, other, budget)
             if kind is not None and (best is None or score > best.similarity):
                 best = Match(page_id, score, kind)
