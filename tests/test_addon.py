@@ -162,3 +162,17 @@ def test_settings_are_alphabetised_and_documented_in_the_readme():
     readme = (REPO / "README.md").read_text()
     missing = [n for n in names if f"`{n}`" not in readme]
     assert not missing, f"settings missing from README: {missing}"
+
+
+def test_stats_counted_from_many_threads_stay_exact(db):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ctx = CrawlContext.of(crawler(db))
+
+    def count(_n: int) -> None:
+        for _ in range(20_000):
+            ctx.inc("visdup/test")
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(count, range(8)))
+    assert ctx.stats.get_value("visdup/test") == 8 * 20_000

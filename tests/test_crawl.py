@@ -519,3 +519,37 @@ async def test_charset_notes_only_for_declared_charsets_and_logged_once(tmp_path
     assert not [r for r in caplog.records if "charset" in r.getMessage()]
     rows = Store.from_url(db).rows()
     assert len(rows) == 4 and all("Café" in r.title for r in rows), [r.title for r in rows]
+
+
+ALONE = {
+    "visdup.pipelines.TermPipeline": None,
+    "visdup.pipelines.ClusterPipeline": None,
+    "visdup.pipelines.ContentPipeline": None,
+    "visdup.pipelines.LabelPipeline": None,
+}
+
+
+@pytest.mark.parametrize(
+    ("keep", "content", "clusters"),
+    [
+        ("visdup.pipelines.LabelPipeline", False, False),
+        ("visdup.pipelines.ClusterPipeline", None, True),
+        (("visdup.pipelines.LabelPipeline", "visdup.pipelines.ContentPipeline"), True, False),
+    ],
+)
+@deferred_f_from_coro_f
+async def test_each_pipeline_works_alone(site, tmp_path, keep, content, clusters):
+    keep = (keep,) if isinstance(keep, str) else keep
+    pipelines = {**ALONE, **{name: 300 for name in keep}}
+    db = _db(tmp_path)
+    crawler = await crawl(db, site.url_for("/index.html"), settings={"ITEM_PIPELINES": pipelines})
+    stats = crawler.stats.get_stats()
+    rows = Store.from_url(db).rows()
+    assert (stats.get("visdup/clusters", 0) >= 2) is clusters
+    if content is None:  # nothing labels or stores pages
+        assert rows == [] and stats["visdup/pages"] == 0
+        return
+    assert len(rows) == stats["visdup/pages"] >= 13
+    assert all(r.term is not None for r in rows)
+    assert any(r.content_print for r in rows) is content
+    assert all(r.cluster_id is None for r in rows)
