@@ -76,9 +76,7 @@ def make_engine(url: str) -> Engine:
         _check_path(path)
     try:
         if parsed.get_backend_name() == "sqlite":
-            engine = create_engine(
-                parsed, connect_args={"check_same_thread": False, "timeout": 30}
-            )
+            engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": 30})
             _sqlite_transactions(engine)
         else:
             engine = create_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=5)

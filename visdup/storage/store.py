@@ -317,6 +317,11 @@ class Store:
         with self._reader.connect() as conn:
             return {canonical_url(url) for url in conn.execute(select(pages.c.url)).scalars()}
 
+    def is_stored(self, url: str) -> bool:
+        """Whether a page of this canonical URL is stored (one indexed lookup)."""
+        with self._reader.connect() as conn:
+            return conn.execute(select(pages.c.id).where(pages.c.url == url)).first() is not None
+
     def unfetched_links(
         self, crawl: str | None = None, limit: int = 100_000
     ) -> list[tuple[str, int]]:
@@ -454,4 +459,3 @@ class Store:
     def run_rows(self) -> list[Any]:
         with self._reader.connect() as conn:
             return list(conn.execute(select(runs).order_by(runs.c.id)))
-
