@@ -212,11 +212,10 @@ class CrawlContext:
         await run_in_thread(self.open)
 
     async def spider_closed(self, spider: Any, reason: str) -> None:
-        for waiters, empty in ((self.verdicts, None), (self.records, [])):
-            for d in waiters.values():
-                if not d.called:
-                    d.callback(empty)
-            waiters.clear()
+        for url in list(self.verdicts):
+            self.give_verdict(url, None)
+        for url in list(self.records):
+            self.give_records(url, [])
         if self.store is None:
             return
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}

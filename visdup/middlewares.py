@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from scrapy import Request
 from scrapy.exceptions import NotConfigured
@@ -53,7 +53,7 @@ async def _settled(pending: Deferred[T], wait: float, default: T) -> tuple[T, bo
     """``pending``'s result, or ``default`` after ``wait`` seconds; and whether it came in time."""
     if pending.called:
         result = pending.result
-        return (default, True) if isinstance(result, BaseException) else (result, True)
+        return (default, True) if isinstance(result, BaseException) else (cast(T, result), True)
     waiter: Deferred[tuple[T, bool]] = Deferred()
 
     def settle(value: Any, in_time: bool) -> Any:
@@ -69,7 +69,7 @@ async def _settled(pending: Deferred[T], wait: float, default: T) -> tuple[T, bo
         timer.cancel()
     if isinstance(value, BaseException):
         return default, in_time
-    return value, in_time
+    return cast(T, value), in_time
 
 
 class NoFollowDuplicatesMiddleware:

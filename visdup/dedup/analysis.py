@@ -21,7 +21,7 @@ import copy
 import hashlib
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin
 
@@ -137,9 +137,14 @@ def analyse(
         encoding=encoding,
         copy_tree=edits,
     )
-    base = dict(url=url, body_hash=body_hash, encoding=doc.encoding or encoding)
+    base = PageAnalysis(
+        url=url,
+        body_hash=body_hash,
+        encoding=doc.encoding or encoding,
+        replacement_ratio=doc.replacement_ratio,
+    )
     if doc.root is None:
-        return PageAnalysis(problem=doc.problem or "no document", **base)  # type: ignore[arg-type]
+        return replace(base, problem=doc.problem or "no document")
     canonical = canonical_url(doc, final_url or url)  # before <head> goes
     title: str | None = None
     if options.denoise_term:
@@ -148,12 +153,10 @@ def analyse(
     try:
         _raw, term = document_term(doc, options.classes)
     except InputError as exc:
-        return PageAnalysis(problem=str(exc), notes=_notes(doc), **base)  # type: ignore[arg-type]
+        return replace(base, problem=str(exc), notes=_notes(doc))
     except Exception as exc:
         logger.exception("visdup: cannot build the term of %s", url)
-        return PageAnalysis(  # type: ignore[arg-type]
-            problem=f"term failed: {exc}", notes=_notes(doc), **base
-        )
+        return replace(base, problem=f"term failed: {exc}", notes=_notes(doc))
     template = None
     content = None
     if options.template or options.content:
@@ -163,10 +166,9 @@ def analyse(
             template = _template_step(doc, url)
         if options.content:
             title, content = _content_step(doc, url)
-    return PageAnalysis(
-        problem=None,
+    return replace(
+        base,
         truncated=doc.truncated,
-        replacement_ratio=doc.replacement_ratio,
         notes=_notes(doc),
         canonical=canonical,
         title=title,
@@ -174,7 +176,6 @@ def analyse(
         simhash=term_simhash(term),
         content=content,
         template_input=template,
-        **base,  # type: ignore[arg-type]
     )
 
 
