@@ -7,6 +7,7 @@ import json
 
 from visdup.cli.output import PageFiles
 from visdup.cli.similarity import add_threshold_argument, cluster_distance
+from visdup.errors import InputError
 from visdup.escape import terminal
 from visdup.page.files import add_source_arguments, open_source
 from visdup.templates.cluster import cluster_trees
@@ -24,7 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     distance = cluster_distance(args)
     files = PageFiles(args.paths)
-    pages, store = open_source(args, iter(files))
+    try:
+        pages, store = open_source(args, iter(files))
+    except InputError:
+        if files.failed:  # every file given was bad, and each said why
+            return files.status
+        raise
     trees = {key: page_tree(data, url=key) for key, data in pages}
     clusters = cluster_trees(trees.items(), threshold=distance)
     if store is not None:  # the batch result replaces the crawl's online clusters

@@ -45,7 +45,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.min_fit <= 1.0:
         raise InputError(f"--min-fit must be between 0 and 1, not {args.min_fit}")
     files = PageFiles(args.paths)
-    pages, store = open_source(args, iter(files))
+    try:
+        pages, store = open_source(args, iter(files))
+    except InputError:
+        if files.failed:  # every file given was bad, and each said why
+            return files.status
+        raise
     dataset = extract_pages(
         pages,
         threshold=distance,
