@@ -97,7 +97,10 @@ async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
     assert all(r["title"] for r in rows)
     for group in report["groups"]:  # a copy's closest similarity is its match in the group
         for m in group["members"]:
-            assert by_url[m["url"]]["similarity"] == round(m["similarity"], 4)
+            expected = m["similarity"]
+            assert by_url[m["url"]]["similarity"] == (
+                None if expected is None else round(expected, 4)
+            )
     assert main(["report", "--db", db, "--pages", str(tmp_path / "pages.xlsx")]) == 2
     assert "jsonl or .csv" in capsys.readouterr().err
 
@@ -201,9 +204,16 @@ def test_differing_subtree_names_the_path_and_marks_tokens():
     b = Term.parse("grp(row(text,text),grp(row,[4]col(text)),row(text))")
     d = differing_subtree(a, b)
     assert d.path == ["grp", "grp#2", "[3]col#2"]
-    assert (d.left, d.right) == ("[3]col(text)", "[4]col(text)")
+    assert (d.left, d.right) == ("[3]col(…)", "[4]col(…)")  # the same children, elided
     left, right = marked_tokens(d.left, d.right)
-    assert ("[3]", True) in left and ("[4]", True) in right and ("col(text)", False) in left
+    assert ("[3]", True) in left and ("[4]", True) in right and ("col(…)", False) in left
+    # a whole subtree that differs is shown, long ones cut
+    f = Term.parse("grp(row(text,text),grp(row,[3]row(text,col)),row(text))")
+    d = differing_subtree(a, f)
+    assert d.path == ["grp", "grp#2", "children #2"] and (d.left, d.right) == (
+        "[3]col(text)",
+        "[3]row(text,col)",
+    )
     # an inserted child: the region between the shared first and last children
     c = Term.parse("grp(row(text,text),grp(row,[3]col(text),text),row(text))")
     d = differing_subtree(a, c)
@@ -225,9 +235,83 @@ def test_layout_picture_is_bounded():
     )
     svg = layout(wide)
     boxes = len(re.findall(r"M[\d.]+ [\d.]+h", svg))
-    # 800 leaves on 640 px: the 0.8 px texts and the 29 one-text rows are left out
-    assert boxes == 1 + 200 - 29
+    # 800 leaves on 640 px: texts (0.8 px) and rows of one or two (under 2 px) are left out
+    assert boxes == 1 + 200 - 2 * 29
     small = Term.parse("grp([2]row([4]text),col(text))")
     svg = layout(small)
     assert svg.count('class="lg"') == 1 and svg.count('class="lr"') == 1
     assert len(re.findall(r"M[\d.]+ [\d.]+h", svg)) == 5 and "row ×2" in svg
+
+
+# --------------------------------------------------------------------- crawl progress
+
+
+class _Terminal:
+    """A stderr that says it is a terminal, and keeps what was written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@deferred_f_from_coro_f
+async def test_progress_line_and_recorded_settings(tmp_path, monkeypatch):
+    from visdup.storage.store import Store
+
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    db = f"sqlite:///{tmp_path / 'demo.sqlite3'}"
+    with serve(SITE_ROOT) as server:
+        crawler = await crawl(
+            db, server.url_for("/"), {"VISDUP_SIMILARITY_THRESHOLD": "0.9", "LOG_LEVEL": "INFO"}
+        )
+    monkeypatch.undo()
+    pages = crawler.stats.get_value("visdup/pages")
+    # one line rewritten in place, ending with the final counts and a newline
+    assert terminal.text.startswith("\rvisdup: ") and terminal.text.endswith("\n")
+    last = terminal.text.rstrip("\n").split("\r")[-1].rstrip()
+    duplicates = crawler.stats.get_value("visdup/duplicates")
+    templates = crawler.stats.get_value("visdup/clusters")
+    assert last.startswith(
+        f"visdup: {pages} pages, {duplicates} duplicates, {templates} templates, "
+    )
+    assert "pages/s" in last
+    # the run keeps the settings its verdicts were computed with, and the report shows them
+    (run,) = Store.from_url(db).run_rows()
+    stats = json.loads(run.stats)
+    assert stats["visdup/settings/VISDUP_SIMILARITY_THRESHOLD"] == "0.9"
+    assert stats["visdup/settings/VISDUP_HAMMING_K"] == 6
+    out = tmp_path / "r.html"
+    assert main(["report", "--db", db, "--html", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<th>VISDUP_SIMILARITY_THRESHOLD</th><td>0.9</td>" in text
+
+
+def test_progress_logs_a_line_off_a_terminal(caplog):
+    import io
+    import logging
+
+    from scrapy.utils.test import get_crawler
+
+    from visdup.progress import Progress
+
+    crawler = get_crawler(settings_dict={"LOGSTATS_INTERVAL": 30})
+    crawler.stats = crawler._create_stats() if hasattr(crawler, "_create_stats") else crawler.stats
+    stream = io.StringIO()
+    progress = Progress(crawler, stream)
+    assert not progress.live and progress.interval == 30
+    crawler.stats.set_value("visdup/pages", 12)
+    crawler.stats.set_value("visdup/duplicates", 3)
+    with caplog.at_level(logging.INFO, logger="visdup.progress"):
+        progress.show()
+    assert stream.getvalue() == ""
+    assert caplog.messages[-1].startswith("visdup: 12 pages, 3 duplicates, 0 templates, ")

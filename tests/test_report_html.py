@@ -168,8 +168,10 @@ def test_clicking_a_group_opens_its_diff(browse):
         assert group.locator("tbody tr").count() == largest
         # some copy in the report differs from its original, and the differences are marked
         page.evaluate("document.querySelectorAll('details.group').forEach(d => d.open = true)")
-        assert page.locator(".diff .path").count() > 0
-        assert page.locator(".diff mark").count() > 0
+        paths = page.locator("table.members td:nth-child(5)").all_inner_texts()
+        assert any(" › " in p for p in paths)
+        assert page.locator(".diff mark.del").count() > 0
+        assert page.locator(".diff mark.ins").count() > 0
 
     browse(check)
 

@@ -31,11 +31,15 @@ class Difference:
         return self.left == self.right
 
 
-def _hashes(term: Term) -> list[int]:
-    out = [0] * term.nodes
-    for i in range(term.nodes - 1, -1, -1):
-        out[i] = hash((term.labels[i], term.marks[i], *(out[j] for j in term.children(i))))
-    return out
+def _same(a: Term, i: int, b: Term, j: int) -> bool:
+    """Subtree i of a equals subtree j of b: three tuple slices compared in C."""
+    n = a.sizes[i]
+    return (
+        n == b.sizes[j]
+        and a.labels[i : i + n] == b.labels[j : j + n]
+        and a.marks[i : i + n] == b.marks[j : j + n]
+        and a.sizes[i : i + n] == b.sizes[j : j + n]
+    )
 
 
 def _name(term: Term, i: int) -> str:
@@ -43,30 +47,59 @@ def _name(term: Term, i: int) -> str:
     return f"[{mark}]{term.labels[i]}" if mark != 1 else term.labels[i]
 
 
+#: Longest text of a differing region kept for display (a region can be a whole page).
+MAX_TEXT = 2000
+
+
+def _text(term: Term, i: int) -> str:
+    """Subterm i as text, cut at MAX_TEXT characters (printing stops early, not after)."""
+    end = i + term.sizes[i]
+    if term.sizes[i] > MAX_TEXT // 4:
+        end = i + MAX_TEXT // 4  # a node prints as at least four characters
+    return str(
+        Term(
+            term.labels[i:end],
+            term.marks[i:end],
+            [min(s, end - k) for k, s in enumerate(term.sizes[i:end], i)],
+        )
+    )[:MAX_TEXT]
+
+
+def _head(term: Term, i: int) -> str:
+    """A node whose children are the same on both sides: its mark and label, children elided."""
+    return _name(term, i) + ("(…)" if term.sizes[i] > 1 else "")
+
+
 def _region(term: Term, kids: list[int]) -> str:
-    return ",".join(str(term.subterm(k)) for k in kids)
+    out: list[str] = []
+    used = 0
+    for k in kids:
+        if used > MAX_TEXT:
+            out.append("…")
+            break
+        out.append(_text(term, k))
+        used += len(out[-1])
+    return ",".join(out)
 
 
 def differing_subtree(a: Term, b: Term) -> Difference:
     """The smallest subtree holding every difference between ``a`` and ``b``."""
     if a.nodes == 0 or b.nodes == 0:
         return Difference([], str(a), str(b))
-    ha, hb = _hashes(a), _hashes(b)
     i = j = 0
     path = [_name(a, 0) if a.labels[0] == b.labels[0] else f"{_name(a, 0)}|{_name(b, 0)}"]
-    if ha[0] == hb[0] and a == b:
+    if a == b:
         return Difference(path, "", "")
     while True:
-        if a.labels[i] != b.labels[j] or a.marks[i] != b.marks[j]:
-            return Difference(path, str(a.subterm(i)), str(b.subterm(j)))
+        if a.labels[i] != b.labels[j]:
+            return Difference(path, _text(a, i), _text(b, j))
         ka, kb = list(a.children(i)), list(b.children(j))
         start = 0
-        while start < min(len(ka), len(kb)) and ha[ka[start]] == hb[kb[start]]:
+        while start < min(len(ka), len(kb)) and _same(a, ka[start], b, kb[start]):
             start += 1
         end = 0
-        while (
-            end < min(len(ka), len(kb)) - start
-            and ha[ka[len(ka) - 1 - end]] == hb[kb[len(kb) - 1 - end]]
+        while end < min(len(ka), len(kb)) - start and _same(
+            a, ka[len(ka) - 1 - end], b, kb[len(kb) - 1 - end]
         ):
             end += 1
         da, db = ka[start : len(ka) - end], kb[start : len(kb) - end]
@@ -75,7 +108,7 @@ def differing_subtree(a: Term, b: Term) -> Difference:
             path.append(f"{_name(a, i)}#{start + 1}")
             continue
         if not da and not db:  # equal children, so the node itself differs in its mark
-            return Difference(path, str(a.subterm(i)), str(b.subterm(j)))
+            return Difference(path, _head(a, i), _head(b, j))
         last = start + max(len(da), len(db))
         path.append(f"children #{start + 1}" + (f"–{last}" if last > start + 1 else ""))
         return Difference(path, _region(a, da) or "∅", _region(b, db) or "∅")
@@ -85,7 +118,7 @@ def marked_tokens(
     left: str, right: str, limit: int = 400
 ) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
     """Both texts as (token run, differs) pairs, cut to about ``limit`` characters each."""
-    ta, tb = _TOKEN.findall(left), _TOKEN.findall(right)
+    ta, tb = _TOKEN.findall(left[: limit * 3]), _TOKEN.findall(right[: limit * 3])
     out_a: list[tuple[str, bool]] = []
     out_b: list[tuple[str, bool]] = []
     matcher = difflib.SequenceMatcher(a=ta, b=tb, autojunk=False)

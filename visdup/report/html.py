@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from visdup.report.data import VERDICT_SETTINGS, PageRow, Similarities, StoreData
 from visdup.report.diff import differing_subtree, marked_tokens
-from visdup.report.markup import Safe, esc, tag
+from visdup.report.markup import Safe, esc, row, tag
 from visdup.report.pages import page_rows
 from visdup.report.summary import Group, build, duplicate_groups
 from visdup.report.svg import LAYOUT_CLASSES, bars, histogram, layout, legend
@@ -27,8 +27,14 @@ from visdup.structure.term import Term
 
 #: Rows of the pages table in the HTML; the whole table goes to ``--pages FILE``.
 MAX_ROWS = 2000
-#: Members of a group whose differences with the original are shown.
+#: Members of a group whose differences with the original are shown (the first side by side).
 MAX_DIFFS = 4
+#: Characters of each side of a difference snippet.
+SNIPPET = 240
+#: Header of a group's members table.
+MEMBER_HEAD = Safe("<tr><th>kind<th>similarity<th>names canonical<th>URL<th>layout differs at</tr>")
+#: Members listed per group.
+MAX_MEMBERS = 25
 #: Groups shown (largest first); the rest are counted.
 MAX_GROUPS = 2000
 
@@ -373,56 +379,45 @@ def _groups(
     items = []
     for n, g in enumerate(groups):
         css, words = canonical_status(g, by_id)
+        paths, snippet = _differences(g, terms)
         members = [
-            tag(
-                "tr",
-                None,
-                tag("td", None, m.kind),
-                tag("td", {"class": "n"}, _num(m.similarity)),
-                tag("td", None, "yes" if m.declared else "no"),
-                tag("td", None, _link(m.url)),
+            row(
+                (
+                    m.kind,
+                    _num(m.similarity),
+                    "yes" if m.declared else "no",
+                    m.url,
+                    paths.get(m.page_id, ""),
+                )
             )
-            for m in g.members
+            for m in g.members[:MAX_MEMBERS]
         ]
-        diffs = [_diff(g, m.page_id, m.url, terms) for m in g.members[:MAX_DIFFS]]
-        more = len(g.members) - MAX_DIFFS
+        if len(g.members) > MAX_MEMBERS:
+            members.append(row([f"… {len(g.members) - MAX_MEMBERS} more"]))
         items.append(
             tag(
                 "details",
-                {"class": "group", "id": f"group-{n + 1}", "data-group": n + 1},
+                {"class": "group", "id": f"group-{n + 1}"},
                 tag(
                     "summary",
                     None,
                     tag("span", {"class": "size"}, f"{len(g.page_ids)} pages"),
                     tag("span", {"class": f"badge {css}"}, words),
-                    tag("span", {"class": "url"}, g.original),
+                    tag("span", None, g.original),
                 ),
                 tag(
                     "div",
                     {"class": "body"},
-                    tag("div", None, "original: ", _link(g.original)),
-                    tag("div", None, "canonical: ", _link(g.canonical) if g.canonical else "none"),
+                    tag("div", None, "canonical: ", _link(g.canonical))
+                    if g.canonical and g.canonical != g.original
+                    else "",
                     tag(
                         "table",
-                        None,
-                        tag(
-                            "thead",
-                            None,
-                            tag(
-                                "tr",
-                                None,
-                                tag("th", None, "kind"),
-                                tag("th", {"class": "n"}, "similarity"),
-                                tag("th", None, "names canonical"),
-                                tag("th", None, "URL"),
-                            ),
-                        ),
+                        {"class": "members"},
+                        tag("thead", None, MEMBER_HEAD),
                         tag("tbody", None, members),
                     ),
-                    diffs,
-                    tag("p", {"class": "muted"}, f"{more} more members not compared here")
-                    if more > 0
-                    else "",
+                    snippet,
                 ),
             )
         )
@@ -446,36 +441,43 @@ def _groups(
     )
 
 
-def _diff(g: Group, page_id: int, url: str, terms: Mapping[int, Term]) -> Safe:
-    left, right = terms.get(g.original_id), terms.get(page_id)
-    if left is None or right is None:
-        body: list[Safe] = [tag("p", {"class": "muted"}, "no stored term to compare")]
-        return tag("div", {"class": "diff"}, tag("h4", None, url), body)
-    d = differing_subtree(left, right)
-    if d.identical:
-        return tag(
+def _differences(g: Group, terms: Mapping[int, Term]) -> tuple[dict[int, str], Safe]:
+    """Where the first copies' layouts part from the original's, and the first one side by side.
+
+    One snippet per group keeps a report of thousands of groups small; the paths of the
+    other copies say whether they differ in the same place.
+    """
+    paths: dict[int, str] = {}
+    snippet = Safe("")
+    left = terms.get(g.original_id)
+    for m in g.members[:MAX_DIFFS]:
+        right = terms.get(m.page_id)
+        if left is None or right is None:
+            paths[m.page_id] = "no stored term"
+            continue
+        d = differing_subtree(left, right)
+        if d.identical:
+            paths[m.page_id] = "same layout"
+            continue
+        steps = d.path if len(d.path) <= 9 else [*d.path[:2], "…", *d.path[-6:]]
+        paths[m.page_id] = " › ".join(steps)
+        if snippet:
+            continue
+        marks_a, marks_b = marked_tokens(d.left, d.right, limit=SNIPPET)
+        snippet = tag(
             "div",
             {"class": "diff"},
-            tag("h4", None, tag("span", {"class": "url"}, url), " · same layout, no difference"),
+            tag("h4", None, "original and ", tag("span", {"class": "url"}, m.url)),
+            tag(
+                "div",
+                {"class": "sides"},
+                tag(
+                    "pre", None, tag("span", {"class": "cap"}, "original"), _marked(marks_a, "del")
+                ),
+                tag("pre", None, tag("span", {"class": "cap"}, "copy"), _marked(marks_b, "ins")),
+            ),
         )
-    marks_a, marks_b = marked_tokens(d.left, d.right)
-    return tag(
-        "div",
-        {"class": "diff"},
-        tag(
-            "h4",
-            None,
-            tag("span", {"class": "url"}, url),
-            " · differs at ",
-            tag("span", {"class": "path"}, " › ".join(d.path)),
-        ),
-        tag(
-            "div",
-            {"class": "sides"},
-            tag("pre", None, tag("span", {"class": "cap"}, "original"), _marked(marks_a, "del")),
-            tag("pre", None, tag("span", {"class": "cap"}, "this copy"), _marked(marks_b, "ins")),
-        ),
-    )
+    return paths, snippet
 
 
 def _marked(runs: list[tuple[str, bool]], cls: str) -> list[Safe]:
@@ -488,19 +490,11 @@ def _pages(data: StoreData, groups: list[Group], max_rows: int, pages_file: str 
     body = []
     for r in shown:
         sim = r["similarity"]
-        body.append(
-            tag(
-                "tr",
-                {"data-verdict": r["verdict"]},
-                tag("td", None, _link(r["url"])),
-                tag("td", None, r["title"]),
-                tag("td", {"class": "n"}, r["status"]),
-                tag("td", {"class": f"v v-{r['verdict']}"}, r["verdict"]),
-                tag("td", {"class": "n", "data-v": "" if sim is None else sim}, _num(sim)),
-                tag("td", {"class": "n"}, r["near_duplicates"]),
-                tag("td", {"class": "n"}, r["template"]),
-            )
-        )
+        cells = (
+            r["url"], r["title"], r["status"], r["verdict"], _num(sim), r["near_duplicates"],
+            r["template"],
+        )  # fmt: skip
+        body.append(row(cells, {"data-verdict": r["verdict"]}))
     rest = len(rows) - len(shown)
     where = f"; all {len(rows)} are in {pages_file}" if pages_file else ""
     hint = where or " (write them all with --pages FILE)"

@@ -56,3 +56,13 @@ def _flatten(children: Iterable[object]) -> Iterable[str]:
 
 
 _VOID = frozenset({"meta", "input", "br", "hr", "img", "link", "col"})
+
+
+def row(cells: Iterable[object], attrs: Mapping[str, object] | None = None) -> Safe:
+    """A table row of escaped cells, without the optional ``</td>`` and ``</tr>`` end tags.
+
+    HTML lets a row and its cells end where the next one starts; a table of thousands of
+    rows is a fifth smaller for it.
+    """
+    head = tag("tr", attrs)[: -len("</tr>")]
+    return Safe(head + "".join("<td>" + esc(c) for c in cells))

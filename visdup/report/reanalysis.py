@@ -15,13 +15,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from visdup.config import defaults
-from visdup.content.textprint import ContentPrint, compare
-from visdup.dedup.label import SharedKeys
-from visdup.index import MemoryIndex
+from visdup.config import defaults, flag
+from visdup.content.textprint import ContentPrint
 from visdup.report.data import PageRow, Similarities, StoreData
 from visdup.storage.store import Store, to_unsigned
-from visdup.structure.distance import similarity
 from visdup.structure.term import Term
 
 logger = logging.getLogger(__name__)
@@ -51,10 +48,14 @@ class Thresholds:
     @classmethod
     def of(cls, settings: dict[str, Any], **given: float | None) -> Thresholds:
         base = {**defaults(), **settings}
+        names = {
+            "similarity": "VISDUP_SIMILARITY_THRESHOLD",
+            "template": "VISDUP_TEMPLATE_THRESHOLD",
+            "content": "VISDUP_CONTENT_THRESHOLD",
+        }
         values = {
-            "similarity": given.get("similarity") or base["VISDUP_SIMILARITY_THRESHOLD"],
-            "template": given.get("template") or base["VISDUP_TEMPLATE_THRESHOLD"],
-            "content": given.get("content") or base["VISDUP_CONTENT_THRESHOLD"],
+            key: given[key] if given.get(key) is not None else base[name]
+            for key, name in names.items()
         }
         return cls(
             similarity=float(values["similarity"]),
@@ -79,91 +80,51 @@ class Thresholds:
 
 
 def reanalyse(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, Similarities]:
-    """New labels for every stored page, and the similarity of every candidate compared."""
+    """New labels for every stored page, and the similarity of every candidate compared.
+
+    The crawl's own channels (:func:`visdup.dedup.label.build_labeller`: candidate sources,
+    bounds, measures) run over the stored fingerprints, terms and prints in the order the pages
+    were stored; nothing is written.
+    """
+    from visdup.dedup.label import build_labeller
+
+    settings = {**defaults(), **data.settings, **t.settings()}
+    prints_stored = bool(_column(store, "content_print", [p.id for p in data.pages[:1000]]))
+    settings["VISDUP_CONTENT_ENABLED"] = flag(settings.get("VISDUP_CONTENT_ENABLED", True)) and (
+        prints_stored
+    )
+    sims = Similarities(complete=True)
+    channels = build_labeller(store, settings.__getitem__, lambda _key, _n: None).channels
+    _record(channels, "structure", t.similarity, sims.structure_accepted, sims.structure_rejected)
+    _record(channels, "content", t.content, sims.content_accepted, sims.content_rejected)
+    structure_channel, content_channel = channels["structure"], channels.get("content")
     extra = {
         r.id: r for r in store.rows("id", "body_hash", "problem", "simhash", "content_simhash")
     }
-    ids = [p.id for p in data.pages]
-    texts = _column(store, "term", ids)
-    prints = {i: ContentPrint.from_json(v) for i, v in _column(store, "content_print", ids).items()}
-    content_on = any(len(cp.sentences) >= t.min_sentences for cp in prints.values())
-    parsed: dict[int, Term] = {}
-
-    def term_of(page_id: int) -> Term | None:
-        term = parsed.get(page_id)
-        if term is None and page_id in texts:
-            term = parsed[page_id] = Term.parse(texts[page_id])
-        return term
-
-    sims = Similarities(complete=True)
-    structure_index = MemoryIndex(k=t.k)
-    content_index = MemoryIndex(k=t.k)
-    shared = SharedKeys()
     first_of_body: dict[str, int] = {}
     structure_root: dict[int, int] = {}
     content_root: dict[int, int] = {}
     out: list[PageRow] = []
-    for page in data.pages:
-        row = extra[page.id]
-        labels: dict[str, Any] = dict.fromkeys(LABEL_COLUMNS)
-        exact = None
-        if row.body_hash and row.problem is None:
-            exact = first_of_body.get(row.body_hash)
-            first_of_body.setdefault(row.body_hash, page.id)
-        term = term_of(page.id)
-        fp = to_unsigned(row.simhash) if row.simhash is not None else None
-        structure: tuple[int, float] | None = None
-        if term is not None and fp is not None and term.nodes <= t.max_nodes:
-            for other, _fp, _d in structure_index.query(fp, k=t.k, limit=t.candidates):
-                other_term = term_of(other)
-                if other_term is None or other_term.nodes > t.max_nodes:
-                    continue
-                sim = similarity(term, other_term, at_least=t.template, max_nodes=t.max_nodes)
-                (
-                    sims.structure_accepted if sim >= t.similarity else sims.structure_rejected
-                ).append(sim)
-                if sim >= t.template and (structure is None or sim > structure[1]):
-                    structure = (other, sim)
-            structure_index.add(page.id, fp)
-        content: tuple[int, float, str] | None = None
-        cp = prints.get(page.id)
-        cfp = to_unsigned(row.content_simhash) if row.content_simhash is not None else None
-        if (
-            content_on
-            and cp is not None
-            and cfp is not None
-            and len(cp.sentences) >= t.min_sentences
-        ):
-            near = [key for key, _f, _d in content_index.query(cfp, k=t.k, limit=t.candidates)]
-            near += [key for key in shared.query(cp.sentences, t.candidates) if key not in near]
-            for other in near:
-                m = compare(cp, prints[other], threshold=t.content)
-                score = 1.0 if m.kind == "mirror" else max(m.score, m.containment)
-                kind = m.kind if m.kind == "mirror" or score >= t.content else None
-                (sims.content_accepted if kind else sims.content_rejected).append(score)
-                if kind and (content is None or score > content[1]):
-                    content = (other, score, kind)
-            content_index.add(page.id, cfp)
-            shared.add(page.id, cp.sentences)
-        if exact is not None:
-            labels.update(verdict="duplicate", duplicate_of=exact, similarity=1.0, kind="exact")
-        else:
-            if structure is not None:
-                labels["similarity"] = round(structure[1], 6)
-                if structure[1] >= t.similarity:
-                    labels["duplicate_of"] = _root(structure_root, structure[0])
-                    labels["kind"] = "structural"
-        if content is not None:
-            labels["content_duplicate_of"] = _root(content_root, content[0])
-            labels["content_similarity"] = round(content[1], 6)
-            labels["content_kind"] = content[2]
-        if exact is None:
-            labels["verdict"] = _verdict(content_on, structure, content, term, term_of, t)
-        if labels["duplicate_of"] is not None:
-            structure_root[page.id] = labels["duplicate_of"]
-        if labels["content_duplicate_of"] is not None:
-            content_root[page.id] = labels["content_duplicate_of"]
-        out.append(page.with_labels(**labels))
+    for start in range(0, len(data.pages), 500):
+        chunk = data.pages[start : start + 500]
+        ids = [p.id for p in chunk]
+        terms = structure_channel.cache.get_many(ids)
+        prints = content_channel.cache.get_many(ids) if content_channel is not None else {}
+        for page in chunk:
+            out.append(
+                _label(
+                    page,
+                    extra[page.id],
+                    terms.get(page.id),
+                    prints.get(page.id),
+                    structure_channel,
+                    content_channel,
+                    first_of_body,
+                    structure_root,
+                    content_root,
+                    t,
+                )
+            )
     described = (
         f"a re-analysis at similarity {t.similarity:.2f}, template {t.template:.2f}, "
         f"content {t.content:.2f} (stored crawl verdicts unchanged)"
@@ -174,34 +135,96 @@ def reanalyse(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, 
         clusters=data.clusters,
         runs=data.runs,
         source=described,
-        settings={**data.settings, **t.settings(), "VISDUP_CONTENT_ENABLED": content_on},
+        settings={
+            **data.settings,
+            **t.settings(),
+            "VISDUP_CONTENT_ENABLED": content_channel is not None,
+        },
     )
     return result, sims
 
 
-def _verdict(
-    content_on: bool,
-    structure: tuple[int, float] | None,
-    content: tuple[int, float, str] | None,
+def _record(
+    channels: dict[str, Any], name: str, theta: float, accepted: list[float], rejected: list[float]
+) -> None:
+    """Keep every similarity the channel measures, confirmed (at or above theta) or not."""
+    channel = channels.get(name)
+    if channel is None:
+        return
+    measure = channel.measure
+
+    def recorded(a: Any, b: Any, budget: Any) -> tuple[float, str | None]:
+        score, kind = measure(a, b, budget)
+        (accepted if kind is not None and score >= theta else rejected).append(score)
+        return score, kind
+
+    channel.measure = recorded
+
+
+def _label(
+    page: PageRow,
+    row: Any,
     term: Term | None,
-    term_of: Any,
+    cp: ContentPrint | None,
+    structure_channel: Any,
+    content_channel: Any,
+    first_of_body: dict[str, int],
+    structure_root: dict[int, int],
+    content_root: dict[int, int],
     t: Thresholds,
-) -> str:
-    """The labeller's rule: content decides duplicate/moved, structure same_template/novel."""
-    if not content_on:
-        if structure is not None and structure[1] >= t.similarity:
-            return "duplicate"
-        return "same_template" if structure is not None else "novel"
+) -> PageRow:
+    """One page's labels from the pages stored before it, as the labeller decides them."""
+    labels: dict[str, Any] = dict.fromkeys(LABEL_COLUMNS)
+    exact = None
+    if row.body_hash and row.problem is None:
+        exact = first_of_body.setdefault(row.body_hash, page.id)
+        exact = None if exact == page.id else exact
+    structure = content = None
+    fp = to_unsigned(row.simhash) if row.simhash is not None else None
+    if term is not None and fp is not None and structure_channel.accepts(term):
+        if exact is None:
+            ids, _mark = structure_channel.candidates(fp, term)
+            structure = structure_channel.confirm(term, ids, structure_channel.budget())
+        structure_channel.added(page.id, fp, term)
+    cfp = to_unsigned(row.content_simhash) if row.content_simhash is not None else None
+    if (
+        content_channel is not None
+        and cp is not None
+        and cfp is not None
+        and (content_channel.accepts(cp))
+    ):
+        ids, _mark = content_channel.candidates(cfp, cp)
+        content = content_channel.confirm(cp, ids, content_channel.budget())
+        content_channel.added(page.id, cfp, cp)
+    if exact is not None:
+        labels.update(verdict="duplicate", duplicate_of=exact, similarity=1.0, kind="exact")
+    elif structure is not None:
+        labels["similarity"] = round(structure.similarity, 6)
+        if structure.similarity >= t.similarity:
+            labels["duplicate_of"] = _root(structure_root, structure.page_id)
+            labels["kind"] = "structural"
     if content is not None:
-        other = term_of(content[0])
-        same_layout = (
-            term is not None
-            and other is not None
-            and max(term.nodes, other.nodes) <= t.max_nodes
-            and similarity(term, other, at_least=t.template, max_nodes=t.max_nodes) >= t.template
-        )
-        return "duplicate" if same_layout else "moved"
-    return "same_template" if structure is not None else "novel"
+        labels["content_duplicate_of"] = _root(content_root, content.page_id)
+        labels["content_similarity"] = round(content.similarity, 6)
+        labels["content_kind"] = content.kind
+    if exact is None:
+        if content_channel is None:
+            near = structure is not None and structure.similarity >= t.similarity
+            labels["verdict"] = (
+                "duplicate" if near else "same_template" if structure is not None else "novel"
+            )
+        elif content is not None:
+            same_layout = term is not None and structure_channel.confirm(
+                term, [content.page_id], structure_channel.budget()
+            )
+            labels["verdict"] = "duplicate" if same_layout else "moved"
+        else:
+            labels["verdict"] = "same_template" if structure is not None else "novel"
+    if labels["duplicate_of"] is not None:
+        structure_root[page.id] = labels["duplicate_of"]
+    if labels["content_duplicate_of"] is not None:
+        content_root[page.id] = labels["content_duplicate_of"]
+    return page.with_labels(**labels)
 
 
 def _root(roots: dict[int, int], page_id: int) -> int:

@@ -150,44 +150,66 @@ def layout(
     width: int = 640,
     row: int = 13,
     max_depth: int = 16,
-    min_width: float = 1.5,
+    min_width: float = 2.0,
+    max_boxes: int = 240,
+    max_labels: int = 16,
     label: str = "",
     attrs: Mapping[str, object] | None = None,
 ) -> Safe:
     """An icicle of a term: one row of boxes per depth, width by leaves, colour by class.
 
-    Repetition marks are printed in boxes wide enough (``row ×12``); subtrees narrower than
-    ``min_width`` pixels and rows below ``max_depth`` are left out, which bounds the picture
-    of any term to a few hundred boxes.
+    Repetition marks are printed in the widest boxes (``row ×12``); boxes narrower than
+    ``min_width`` pixels, beyond the ``max_boxes`` widest, and rows below ``max_depth`` are
+    left out, which bounds the picture of any term. Each box is one stroke of a path in
+    half-pixel units (``M x yh w``), a dozen bytes.
     """
     n = term.nodes
-    leaves = [1] * n
+    sizes, labels, marks = term.sizes, term.labels, term.marks
+    parent = [-1] * n
+    depth = [0] * n
+    open_: list[int] = []
+    for i in range(n):
+        while open_ and open_[-1] + sizes[open_[-1]] <= i:
+            open_.pop()
+        if open_:
+            parent[i] = open_[-1]
+            depth[i] = len(open_)
+        open_.append(i)
+    leaves = [0] * n
     for i in range(n - 1, -1, -1):
-        if term.sizes[i] > 1:
-            leaves[i] = sum(leaves[j] for j in term.children(i))
-    scale = width / leaves[0] if n else 0.0
+        if sizes[i] == 1:
+            leaves[i] = 1
+        if parent[i] >= 0:
+            leaves[parent[i]] += leaves[i]
+    unit = 2 * width / leaves[0] if n else 0.0  # half-pixel units per leaf
+    x = [0.0] * n
+    cursor = [0.0] * n
+    floor = 2 * min_width
+    widths = sorted((leaves[i] * unit for i in range(n) if depth[i] < max_depth), reverse=True)
+    if len(widths) > max_boxes:  # the widest boxes carry the layout; slivers add bytes
+        floor = max(floor, widths[max_boxes - 1] + 1e-9)
+    label_floor = 2 * 60.0
+    if len(widths) > max_labels:
+        label_floor = max(label_floor, widths[max_labels - 1])
     paths: dict[str, list[str]] = {cls: [] for cls in LAYOUT_CLASSES.values()}
     words: list[Safe] = []
     deepest = 0
-    stack: list[tuple[int, float, int]] = [(0, 0.0, 0)] if n else []
-    while stack:
-        i, x, depth = stack.pop()
-        w = leaves[i] * scale
-        if w < min_width or depth >= max_depth:
+    for i in range(n):
+        p = parent[i]
+        if p >= 0:
+            x[i] = x[p] + cursor[p]
+            cursor[p] += leaves[i] * unit
+        w = leaves[i] * unit
+        if w < floor or depth[i] >= max_depth:
             continue
-        deepest = max(deepest, depth)
-        y = depth * row
-        label_i = term.labels[i]
-        paths[LAYOUT_CLASSES.get(label_i, "lt")].append(_box(x + 0.3, y + 0.3, w - 0.6, row - 1.3))
-        mark = term.marks[i]
-        text = f"{label_i} ×{mark}" if mark > 1 else label_i
-        if w >= 7 * len(text) + 6:
-            words.append(tag("text", {"x": _n(x + 3), "y": _n(y + row - 3.5)}, text))
-        cx = x
-        kids = list(term.children(i))
-        for j in kids:
-            stack.append((j, cx, depth + 1))
-            cx += leaves[j] * scale
+        deepest = max(deepest, depth[i])
+        y = depth[i] * 2 * row + row
+        paths[LAYOUT_CLASSES.get(labels[i], "lt")].append(
+            f"M{round(x[i]) + 1} {y}h{max(1, round(w) - 2)}"
+        )
+        text = f"{labels[i]} ×{marks[i]}" if marks[i] > 1 else labels[i]
+        if w >= label_floor and w >= 2 * (7 * len(text) + 6):
+            words.append(tag("text", {"x": round(x[i]) + 6, "y": y + 7}, text))
     height = (deepest + 1) * row
     parts: list[Safe] = [tag("title", None, label)] if label else []
     for cls, d in paths.items():
@@ -198,7 +220,7 @@ def layout(
     return tag(
         "svg",
         {
-            "viewBox": f"0 0 {width} {height}",
+            "viewBox": f"0 0 {2 * width} {2 * height}",
             "width": width,
             "height": height,
             "role": "img",

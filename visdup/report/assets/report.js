@@ -30,8 +30,8 @@
       th.setAttribute("aria-sort", asc ? "ascending" : "descending");
       var numeric = th.classList.contains("n");
       rows.sort(function (a, b) {
-        var x = a.cells[col].getAttribute("data-v") || a.cells[col].textContent;
-        var y = b.cells[col].getAttribute("data-v") || b.cells[col].textContent;
+        var x = a.cells[col].textContent;
+        var y = b.cells[col].textContent;
         var r = numeric ? (parseFloat(x || "-1") - parseFloat(y || "-1")) : x.localeCompare(y);
         return asc ? r : -r;
       });

@@ -1,0 +1,207 @@
+"""Size and speed of the HTML report at audit scale: 1,000 duplicate groups, 200 templates.
+
+Synthetic but shaped like a crawl: 200 templates whose representative terms have 60-600
+nodes, 1,000 groups of 2-7 pages whose copies differ from their original in one subtree, and
+enough same-template pages to reach ``--pages``. Prints the file size, the time to render
+it, and (when playwright and Chromium are there) the time Chromium takes to open it.
+
+    .venv/bin/python bench/bench_report.py [--pages 8000] [--groups 1000] [--templates 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from visdup.report.data import ClusterRow, PageRow, Similarities, StoreData
+from visdup.report.html import render_html
+from visdup.structure.term import Term
+
+
+def random_term(rng: random.Random, nodes: int) -> Term:
+    """A page-like term: nested groups and rows, rows of columns, text leaves, some marks."""
+    labels, marks, parents, depth = ["grp"], [1], [-1], [0]
+    open_nodes = [0]
+    while len(labels) < nodes:
+        parent = rng.choice(open_nodes[-12:])
+        label = rng.choices(["grp", "row", "col", "text"], [3, 3, 2, 4])[0]
+        labels.append(label)
+        marks.append(rng.choice([1, 1, 1, 2, 3, 5, 12]))
+        parents.append(parent)
+        depth.append(depth[parent] + 1)
+        if label != "text" and depth[-1] < 14:  # compressed terms of real pages: depth 8-20
+            open_nodes.append(len(labels) - 1)
+    return _from_parents(labels, marks, parents)
+
+
+def _from_parents(labels: list[str], marks: list[int], parents: list[int]) -> Term:
+    kids: list[list[int]] = [[] for _ in labels]
+    for i, p in enumerate(parents):
+        if p >= 0:
+            kids[p].append(i)
+    out_l, out_m, out_s = [], [], []
+    stack = [(0, False)]
+    start: dict[int, int] = {}
+    while stack:
+        i, done = stack.pop()
+        if done:
+            out_s[start[i]] = len(out_l) - start[i]
+            continue
+        start[i] = len(out_l)
+        out_l.append(labels[i])
+        out_m.append(marks[i])
+        out_s.append(1)
+        stack.append((i, True))
+        stack.extend((k, False) for k in reversed(kids[i]))
+    return Term(out_l, out_m, out_s)
+
+
+def variant(rng: random.Random, term: Term) -> Term:
+    """The same term with one node's mark changed: a copy that differs in one subtree."""
+    marks = list(term.marks)
+    i = rng.randrange(1, term.nodes)
+    marks[i] += rng.choice([1, 2, 5])
+    return Term(term.labels, marks, term.sizes)
+
+
+def build(pages: int, groups: int, templates: int, seed: int = 7):
+    rng = random.Random(seed)
+    reps = [random_term(rng, rng.randint(60, 600)) for _ in range(templates)]
+    rows: list[PageRow] = []
+    terms: dict[int, Term] = {}
+    clusters = []
+    for t in range(templates):
+        url = f"https://shop.example/t{t}/index.html"
+        rows.append(PageRow(len(rows) + 1, url, f"Template {t} <home>", 200, "novel", cluster_id=t))
+        terms[len(rows)] = reps[t]
+        clusters.append(ClusterRow(t, url, ["title", "price", "body"]))
+    for g in range(groups):
+        t = rng.randrange(templates)
+        original = len(rows) + 1
+        rows.append(
+            PageRow(
+                original,
+                f"https://shop.example/t{t}/item-{g}.html",
+                f"Item {g} & friends",
+                200,
+                "same_template",
+                similarity=0.9,
+                cluster_id=t,
+            )
+        )
+        terms[original] = variant(rng, reps[t])
+        for m in range(rng.randint(1, 6)):
+            page_id = len(rows) + 1
+            exact = m == 0
+            rows.append(
+                PageRow(
+                    page_id,
+                    f"https://shop.example/t{t}/item-{g}.html?utm_source={m}",
+                    f"Item {g} & friends",
+                    200,
+                    "duplicate",
+                    kind="exact" if exact else "structural",
+                    duplicate_of=original,
+                    similarity=1.0 if exact else 0.97,
+                    content_duplicate_of=None if exact else original,
+                    content_similarity=None if exact else 0.93,
+                    content_kind=None if exact else "partial",
+                    cluster_id=t,
+                    canonical=f"https://shop.example/t{t}/item-{g}.html",
+                )
+            )
+            terms[page_id] = terms[original] if exact else variant(rng, terms[original])
+    while len(rows) < pages:
+        t = rng.randrange(templates)
+        rows.append(
+            PageRow(
+                len(rows) + 1,
+                f"https://shop.example/t{t}/p{len(rows)}.html",
+                f"Page {len(rows)}",
+                200,
+                "same_template",
+                similarity=0.85,
+                cluster_id=t,
+            )
+        )
+    sims = Similarities(
+        structure_accepted=[rng.uniform(0.95, 1) for _ in range(3000)],
+        structure_rejected=[rng.uniform(0.3, 0.95) for _ in range(12000)],
+        content_accepted=[rng.uniform(0.8, 1) for _ in range(3000)],
+        content_rejected=[rng.uniform(0, 0.8) for _ in range(5000)],
+        complete=True,
+    )
+    settings = {"VISDUP_SIMILARITY_THRESHOLD": 0.95, "VISDUP_TEMPLATE_THRESHOLD": 0.8}
+    data = StoreData("sqlite:///bench.sqlite3", rows, clusters, [], "crawl", settings)
+    return data, terms, sims
+
+
+def open_in_chromium(path: Path) -> float | None:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("chromium: playwright is not installed")
+        return None
+    exe = os.environ.get("VISDUP_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+    if not Path(exe).exists():
+        print(f"chromium: not found at {exe}")
+        return None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        page = browser.new_page()
+        page.goto("about:blank")
+        best = None
+        for _ in range(3):
+            start = time.perf_counter()
+            page.goto(path.as_uri(), wait_until="load")
+            page.evaluate("() => new Promise(r => requestAnimationFrame(() => r(1)))")
+            took = time.perf_counter() - start
+            best = took if best is None else min(best, took)
+        browser.close()
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pages", type=int, default=8000)
+    ap.add_argument("--groups", type=int, default=1000)
+    ap.add_argument("--templates", type=int, default=200)
+    ap.add_argument("--rows", type=int, default=2000)
+    args = ap.parse_args()
+    data, terms, sims = build(args.pages, args.groups, args.templates)
+    print(f"{len(data.pages)} pages, {args.groups} groups, {args.templates} templates")
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        text = render_html(
+            data,
+            load_terms=lambda ids: {i: terms[i] for i in ids if i in terms},
+            similarities=sims,
+            max_rows=args.rows,
+            version="bench",
+        )
+        times.append(time.perf_counter() - start)
+    size = len(text.encode("utf-8"))
+    print(f"HTML size: {size / 1e6:.2f} MB ({size / 1024:.0f} KiB)")
+    print(f"render: best {min(times):.3f} s, median {sorted(times)[1]:.3f} s")
+    counts = {
+        "layout pictures": text.count('class="layout"'),
+        "groups": text.count('<details class="group"'),
+        "table rows": text.count("<tr data-verdict"),
+    }
+    print(", ".join(f"{k} {v}" for k, v in counts.items()))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "report.html"
+        path.write_text(text, encoding="utf-8")
+        took = open_in_chromium(path)
+        if took is not None:
+            print(f"chromium: loaded and painted in {took:.3f} s (best of 3)")
+
+
+if __name__ == "__main__":
+    main()
