@@ -565,3 +565,23 @@ def test_serve_never_follows_symlinks_out_of_its_root(tmp_path):
             body = response.read()
             conn.close()
             assert response.status == 404 and b"secret" not in body and b"outside" not in body, path
+
+
+def test_page_feeds_have_no_empty_body_or_tree_columns():
+    import io
+
+    from scrapy.exporters import CsvItemExporter
+    from scrapy.http import HtmlResponse
+
+    from visdup.items import Page
+
+    response = HtmlResponse("http://example.com/", body=b"<p>x</p>", encoding="utf-8")
+    page = Page.from_response(response, links=["http://example.com/a"])
+    assert page.body == b"<p>x</p>" and page.tree is not None, "the pipelines still get both"
+    out = io.BytesIO()
+    exporter = CsvItemExporter(out)
+    exporter.start_exporting()
+    exporter.export_item(page)
+    exporter.finish_exporting()
+    header = out.getvalue().decode().splitlines()[0].split(",")
+    assert "url" in header and not {"body", "tree", "analysis"} & set(header), header

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scrapy.http import Response
 
     from visdup.dedup.analysis import PageAnalysis
-
-
-def _not_exported(_value: Any) -> None:
-    return None
 
 
 class Record(dict):
@@ -34,18 +30,13 @@ class Page:
     referer: str | None = None
     content_type: str | None = None
     encoding: str | None = None
-    # Feed exports write the labels, not the bytes (the store keeps bodies) nor the tree.
-    body: bytes = field(default=b"", repr=False, metadata={"serializer": _not_exported})
+    # Feed exports write the labels, not the bytes (the store keeps bodies) nor the tree:
+    # ``body`` and ``tree`` are init-only, kept as plain attributes, so no feed has their
+    # (empty) columns.
+    body: InitVar[bytes] = b""
     links: list[str] = field(default_factory=list, repr=False)
     # The response's parsed tree, so the page is parsed once; cleared once it is analysed.
-    tree: Any = field(
-        default=None, repr=False, compare=False, metadata={"serializer": _not_exported}
-    )
-    #: The page's one analysis (visdup.dedup.analysis.PageAnalysis), set by the first visdup
-    #: pipeline and read by the others; not exported.
-    analysis: PageAnalysis | None = field(
-        default=None, repr=False, compare=False, metadata={"serializer": _not_exported}
-    )
+    tree: InitVar[Any] = None
     page_id: int | None = None
     #: Store id of the page this one copies (its first twin, or its group's original).
     duplicate_of: int | None = None
@@ -54,6 +45,13 @@ class Page:
     verdict: str | None = None
     cluster: int | None = None
     problem: str | None = None
+
+    def __post_init__(self, body: bytes, tree: Any) -> None:
+        self.body: bytes = body
+        self.tree: Any = tree
+        #: The page's one analysis (visdup.dedup.analysis.PageAnalysis), set by the first
+        #: visdup pipeline and read by the others; an attribute, not an exported field.
+        self.analysis: PageAnalysis | None = None
 
     @classmethod
     def from_response(cls, response: Response, links: list[str] | None = None) -> Page:
