@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from visdup import __version__
     from visdup.errors import InputError
+    from visdup.escape import terminal
     from visdup.report import data as store_data
     from visdup.report.summary import build, duplicate_groups, render_json, render_text
     from visdup.storage.store import Store
@@ -128,5 +129,5 @@ def run(args: argparse.Namespace) -> int:
         print("wrote " + " and ".join(wrote), file=sys.stderr)
         if not args.json:
             return 0
-    print(render_json(report) if args.json else render_text(report))
+    print(render_json(report) if args.json else terminal(render_text(report)))
     return 0
