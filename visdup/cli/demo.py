@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
 
-from visdup.cli.crawl import crawl_settings
+from visdup.cli.crawl import CRAWL_FAILED, check_store, crawl_settings
 from visdup.demo import SITE_ROOT
 from visdup.demo.server import serve
 
@@ -21,24 +20,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from scrapy.crawler import AsyncCrawlerProcess
 
+    from visdup import config
+    from visdup.cli.output import error
+    from visdup.escape import terminal
     from visdup.report.summary import build_report, render_json, render_text
     from visdup.spiders.site import SiteSpider
     from visdup.storage.store import Store
 
-    args.any_domain = False
     settings = crawl_settings(args)
-    settings.setdefault("LOG_LEVEL", "INFO")
-    settings["LOG_LEVEL"] = (
-        settings.get("LOG_LEVEL")
-        if any(s.startswith("LOG_LEVEL=") for s in args.set)
-        else "WARNING"
-    )
+    if not any(s.startswith("LOG_LEVEL=") for s in args.set):
+        settings["LOG_LEVEL"] = "WARNING"
+    db = config.resolve(settings)["VISDUP_DATABASE_URL"]
+    check_store(db)
     with serve(SITE_ROOT) as server:
-        print(f"Serving the demo site at {server.url}/ and crawling it into {args.db}", flush=True)
+        print(f"Serving the demo site at {server.url}/ and crawling it into {db}", flush=True)
         process = AsyncCrawlerProcess(settings)
-        process.crawl(SiteSpider, url=server.url_for("/"))
+        crawler = process.create_crawler(SiteSpider)
+        process.crawl(crawler, url=server.url_for("/"))
         process.start()
-    logging.getLogger("visdup").info("demo crawl finished")
-    report = build_report(Store.from_url(args.db))
-    print(render_json(report) if args.json else render_text(report))
+    try:
+        reason = crawler.stats.get_value("finish_reason")
+    except RuntimeError:  # never started: a component refused it (logged)
+        reason = None
+    if reason != "finished":
+        error(f"the demo crawl failed: {reason or 'it could not start'}")
+        return CRAWL_FAILED
+    store = Store.from_url(db)
+    try:
+        report = build_report(store)
+    finally:
+        store.close()
+    print(render_json(report) if args.json else terminal(render_text(report)))
     return 0
