@@ -8,6 +8,7 @@ component, at another priority or as ``None`` to switch it off, keeps its own ch
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from scrapy.utils.misc import load_object
@@ -17,6 +18,8 @@ from visdup.errors import ConfigError
 
 if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
 
 PIPELINES = {
     "visdup.pipelines.TermPipeline": 200,
@@ -32,6 +35,8 @@ SPIDER_MIDDLEWARES = {
 DOWNLOADER_MIDDLEWARES = {"visdup.frontier.SkipStoredMiddleware": 50}
 #: Crawl progress, and the verdict settings recorded in the run's stats for the report.
 EXTENSIONS = {"visdup.progress.Progress": 500}
+#: The shared Redis frontier, when VISDUP_FRONTIER_URL is set (a project's own SCHEDULER wins).
+SCHEDULER = "visdup.scheduler.FrontierScheduler"
 
 
 class Addon:
@@ -47,6 +52,14 @@ class Addon:
             enabled = True  # the components refuse the bad value when the crawl opens
         if not enabled:
             return
+        if settings.get("VISDUP_FRONTIER_URL"):
+            settings.set("SCHEDULER", SCHEDULER, priority="addon")
+            if settings.get("SCHEDULER") not in (SCHEDULER, load_object(SCHEDULER)):
+                logger.warning(
+                    "visdup: VISDUP_FRONTIER_URL is set but the project's SCHEDULER %s is kept: "
+                    "this process does not share the frontier",
+                    settings.get("SCHEDULER"),
+                )
         for setting, components in (
             ("ITEM_PIPELINES", PIPELINES),
             ("SPIDER_MIDDLEWARES", SPIDER_MIDDLEWARES),

@@ -44,6 +44,10 @@ VISDUP_CONTENT_MIN_SENTENCES = 3
 #: content; identical document fingerprints always do.
 VISDUP_CONTENT_THRESHOLD = 0.80
 
+#: Name of the crawl several processes share through VISDUP_FRONTIER_URL ("": the start URLs'
+#: origins, so processes started with the same URLs join the same crawl).
+VISDUP_CRAWL_ID = ""
+
 #: SQLAlchemy URL of the store: SQLite by default, ``postgresql+psycopg://...`` for several
 #: processes writing at once.
 VISDUP_DATABASE_URL = "sqlite:///visdup.sqlite3"
@@ -64,6 +68,15 @@ VISDUP_EXTRACT_ITEMS = False
 
 #: Share of a template's required nodes a page must map to fit it (and yield a record).
 VISDUP_EXTRACT_MIN_FIT = 0.95
+
+#: Seconds a request popped from the shared frontier stays leased to its process; the process
+#: renews it every third of that while it lives, so a dead process's requests return this long
+#: after its last renewal.
+VISDUP_FRONTIER_LEASE = 60.0
+
+#: Redis URL (``redis://HOST:PORT/DB``) of a frontier shared by several crawl processes
+#: (visdup.scheduler; "": each process keeps Scrapy's own scheduler).
+VISDUP_FRONTIER_URL = ""
 
 #: Hamming radius of the SimHash prefilter. Measured on a real documentation site, 95 % of
 #: pages have a same-template page within 6 bits and no page of another generator within 8;
@@ -176,7 +189,8 @@ def _number(name: str, value: object, kind: type, lo: float | None, hi: float | 
 
 
 #: Type and allowed range of each setting: (kind, low, high); kinds bool, int, float, str, dict,
-#: or a tuple of allowed words. A setting missing here is accepted as given.
+#: or a tuple of allowed words (str with low 0 may be empty). A setting missing here is accepted
+#: as given.
 SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_CANDIDATES": (int, 1, 1000),
     "VISDUP_CLUSTER_CAP": (int, 0, None),
@@ -186,12 +200,15 @@ SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_CONTENT_ENABLED": (bool, None, None),
     "VISDUP_CONTENT_MIN_SENTENCES": (int, 1, None),
     "VISDUP_CONTENT_THRESHOLD": (float, 0.0, 1.0),
+    "VISDUP_CRAWL_ID": (str, 0, None),
     "VISDUP_DATABASE_URL": (str, None, None),
     "VISDUP_DENOISE_TERM": (bool, None, None),
     "VISDUP_DUPLICATE_POLICY": (POLICIES, None, None),
     "VISDUP_ENABLED": (bool, None, None),
     "VISDUP_EXTRACT_ITEMS": (bool, None, None),
     "VISDUP_EXTRACT_MIN_FIT": (float, 0.0, 1.0),
+    "VISDUP_FRONTIER_LEASE": (float, 1.0, None),
+    "VISDUP_FRONTIER_URL": (str, 0, None),
     "VISDUP_HAMMING_K": (int, 0, 16),
     "VISDUP_INDEX_MAX_CANDIDATES": (int, 0, None),
     "VISDUP_MAX_LINKS_PER_PAGE": (int, 0, None),
@@ -241,8 +258,9 @@ def check(name: str, value: object) -> Any:
                         f"{name}: {tag!r} maps to {cls!r}; use grp, row, col, text or None"
                     )
         return dict(value)
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{name} must be a non-empty text, not {value!r}")
+    if not isinstance(value, str) or (lo != 0 and not value.strip()):
+        what = "a text" if lo == 0 else "a non-empty text"
+        raise ConfigError(f"{name} must be {what}, not {value!r}")
     return value.strip()
 
 

@@ -1,0 +1,354 @@
+"""Several crawl processes, one crawl: the shared Redis frontier with leases.
+
+Real Redis (its own db number, flushed before and after) and a real PostgreSQL database
+created and dropped per test; each skips with the reason when its service is absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scrapy import Request
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from tests.crawling import crawl_settings
+from tests.sites import serve_routes
+from visdup.scheduler import RedisFrontier, key_prefix
+
+REDIS_URL = os.environ.get("VISDUP_TEST_REDIS", "redis://127.0.0.1:6379/13")
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = [pytest.mark.redis, pytest.mark.postgres]
+
+
+@pytest.fixture
+def redis_url():
+    """Redis db 13, empty before and after the test."""
+    redis = pytest.importorskip("redis")
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"Redis is not reachable at {REDIS_URL}: {exc.__class__.__name__}")
+    client.flushdb()
+    yield REDIS_URL
+    client.flushdb()
+    client.close()
+
+
+# ---------------------------------------------------------------------- a generated site
+
+TEMPLATES = ("article", "product", "listing", "forum")
+WORDS = (
+    "river bridge harbour lantern meadow orchard granite copper willow falcon thunder "
+    "cedar marble velvet ember glacier prairie canyon summit tide quarry beacon"
+).split()
+
+
+def page_url(i: int) -> str:
+    return "/" if i == 0 else f"/{TEMPLATES[i % 4]}/{i}.html"
+
+
+def site_page(i: int, total: int) -> str | None:
+    """Page ``i`` of a ``total``-page site: four templates, ten children each, two cross links.
+
+    Every page is reachable from ``/`` (page ``i``'s children are ``10i+1 .. 10i+10``), so the
+    crawl fans out fast; the cross links make many pages found several times.
+    """
+    if not 0 <= i < total:
+        return None
+    rng = random.Random(i)
+    children = [c for c in range(10 * i + 1, 10 * i + 11) if c < total]
+    cross = [rng.randrange(total) for _ in range(2)]
+    links = "".join(f"<li><a href='{page_url(c)}'>page {c}</a></li>" for c in children + cross)
+    sentences = [
+        " ".join(rng.choice(WORDS) for _ in range(12)).capitalize() + f" number {i}-{k}."
+        for k in range(4)
+    ]
+    kind = TEMPLATES[i % 4]
+    if kind == "article":
+        main = (
+            f"<article><h1>Article {i}</h1>"
+            + "".join(f"<p>{s}</p>" for s in sentences)
+            + f"</article><aside><ul>{links}</ul></aside>"
+        )
+    elif kind == "product":
+        main = (
+            f"<div class='product'><h2>Product {i}</h2><table><tr><td>Price</td><td>{i}.00</td>"
+            f"</tr><tr><td>Stock</td><td>{i % 13}</td></tr></table><p>{sentences[0]}</p>"
+            f"<p>{sentences[1]}</p></div><nav><ol>{links}</ol></nav>"
+        )
+    elif kind == "listing":
+        main = f"<section><h3>Listing {i}</h3><ul class='items'>{links}</ul></section>"
+    else:
+        posts = "".join(
+            f"<div class='post'><span>user{(i + k) % 17}</span><p>{s}</p></div>"
+            for k, s in enumerate(sentences)
+        )
+        main = f"<div class='thread'><h1>Thread {i}</h1>{posts}<ul>{links}</ul></div>"
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{kind} {i}</title></head>"
+        f"<body><header><a href='/'>Home</a></header><main>{main}</main>"
+        "<footer><p>Generated site</p></footer></body></html>"
+    )
+
+
+def site(total: int):
+    def route(path: str, _query: dict[str, list[str]]) -> tuple[int, str] | None:
+        if path == "/":
+            i = 0
+        else:
+            try:
+                i = int(path.rsplit("/", 1)[-1].removesuffix(".html"))
+            except ValueError:
+                return None
+            if path != page_url(i):
+                return None
+        html = site_page(i, total)
+        return None if html is None else (200, html)
+
+    return serve_routes(route)
+
+
+def stored(pg_url: str) -> list[tuple[str, str | None]]:
+    from visdup.storage.store import Store
+
+    store = Store.from_url(pg_url)
+    try:
+        return [(r.url, r.verdict) for r in store.rows("url", "verdict")]
+    finally:
+        store.close()
+
+
+def count_stored(pg_url: str) -> int:
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            return conn.exec_driver_sql("SELECT count(*) FROM visdup_pages").scalar() or 0
+    except sqlalchemy.exc.ProgrammingError:
+        return 0  # the schema is not there yet
+    finally:
+        engine.dispose()
+
+
+def assert_every_page_once(pg_url: str, base: str, total: int) -> None:
+    rows = stored(pg_url)
+    urls = [url for url, _ in rows]
+    assert len(urls) == len(set(urls)), "a page was stored twice"
+    expected = {base + page_url(i) for i in range(total)}
+    assert set(urls) == expected, (
+        f"missing {sorted(expected - set(urls))[:5]}, extra {sorted(set(urls) - expected)[:5]}"
+    )
+    assert all(verdict for _, verdict in rows), "a page has no verdict"
+
+
+def frontier_left(redis_url: str, crawl: str) -> tuple[int, int]:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    prefix = key_prefix(crawl)
+    try:
+        return client.zcard(f"{prefix}:queue"), client.zcard(f"{prefix}:leases")
+    finally:
+        client.close()
+
+
+# ---------------------------------------------------------------------- leases, unit level
+
+
+def test_an_expired_lease_returns_the_request_to_the_queue(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    dead = RedisFrontier(client, "unit", worker="dead", lease=1.0)
+    alive = RedisFrontier(client, "unit", worker="alive", lease=30.0)
+    data = {f"fp{i}": pickle.dumps({"url": f"http://x/{i}"}) for i in range(3)}
+    for i, (fp, blob) in enumerate(data.items()):
+        assert dead.push(fp, blob, priority=-i)
+    assert not alive.push("fp0", data["fp0"]), "the seen set shares fingerprints"
+    assert alive.push("fp0", data["fp0"], force=True), "dont_filter requests are queued again"
+    assert dead.counts() == (3, 0)
+
+    popped = dead.pop()
+    assert popped is not None
+    fp, blob, token, tries = popped
+    assert (fp, blob, tries) == ("fp0", data["fp0"], 1), "highest priority first"
+    assert dead.counts() == (2, 1)
+    time.sleep(1.3)  # the dead worker never renews: its lease runs out
+    assert alive.counts() == (3, 0), "the expired lease went back to the queue"
+    assert not dead.ack(fp, token), "a late ack of an expired lease changes nothing"
+
+    again = alive.pop()
+    assert again is not None and again[0] == "fp0" and again[3] == 2, "leased a second time"
+    assert alive.renew([(again[0], again[2])]) == 1
+    assert dead.renew([(again[0], token)]) == 0, "a stale token renews nothing"
+    assert alive.ack(again[0], again[2])
+    assert alive.counts() == (2, 0)
+    assert not client.hexists(alive.keys["requests"], "fp0"), "the acked request is gone"
+
+    second = alive.pop()
+    assert second is not None
+    assert alive.release(second[0], second[2]), "released: back in the queue at once"
+    assert alive.counts() == (2, 0)
+    client.close()
+
+
+def test_a_retry_queued_while_leased_survives_the_first_ack(redis_url):
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    frontier = RedisFrontier(client, "retry", worker="w", lease=30.0)
+    assert frontier.push("fp", b"first")
+    fp, _, token, _ = frontier.pop()
+    assert frontier.push("fp", b"retry", force=True)  # RetryMiddleware's dont_filter copy
+    assert frontier.ack(fp, token)
+    assert frontier.counts() == (1, 0)
+    fp2, data, token2, tries = frontier.pop()
+    assert (fp2, data, tries) == ("fp", b"retry", 2)
+    assert frontier.ack(fp2, token2)
+    assert frontier.counts() == (0, 0)
+    client.close()
+
+
+def test_sqlite_with_a_shared_frontier_is_refused(redis_url, tmp_path):
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "visdup",
+            "crawl",
+            "http://127.0.0.1:9/",
+            "--db",
+            f"sqlite:///{tmp_path / 'x.sqlite3'}",
+            "--frontier",
+            redis_url,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert "PostgreSQL" in result.stderr and "SQLite has one writing process" in result.stderr
+    assert not (tmp_path / "x.sqlite3").exists()
+
+
+def test_the_addon_keeps_a_projects_own_scheduler():
+    from scrapy.settings import Settings
+
+    from visdup.addon import Addon
+
+    settings = Settings({"VISDUP_FRONTIER_URL": "redis://127.0.0.1:6379/13"})
+    Addon().update_settings(settings)
+    assert settings["SCHEDULER"] == "visdup.scheduler.FrontierScheduler"
+    own = Settings(
+        {"VISDUP_FRONTIER_URL": "redis://127.0.0.1:6379/13", "SCHEDULER": "my.Scheduler"},
+        priority="project",
+    )
+    Addon().update_settings(own)
+    assert own["SCHEDULER"] == "my.Scheduler"
+    plain = Settings()
+    Addon().update_settings(plain)
+    assert plain["SCHEDULER"] == "scrapy.core.scheduler.Scheduler"
+
+
+# ---------------------------------------------------------------------- crawls
+
+
+@deferred_f_from_coro_f
+async def test_two_crawlers_share_one_crawl(redis_url, pg_url):
+    """About 100 pages, two crawlers at once: each page fetched and stored once."""
+    from scrapy.utils.test import get_crawler
+
+    from visdup.spiders.site import SiteSpider
+
+    total = 100
+    with site(total) as base:
+        settings = crawl_settings(
+            pg_url,
+            VISDUP_FRONTIER_URL=redis_url,
+            VISDUP_FRONTIER_LEASE=10,
+            CONCURRENT_REQUESTS=4,
+            LOG_LEVEL="WARNING",
+        )
+        crawlers = [get_crawler(SiteSpider, settings) for _ in range(2)]
+        await asyncio.gather(*(c.crawl_async(url=base + "/") for c in crawlers))
+    assert_every_page_once(pg_url, base, total)
+    stats = [c.stats.get_stats() for c in crawlers]
+    assert all(s["finish_reason"] == "finished" for s in stats)
+    fetched = [s.get("visdup/frontier/leased", 0) for s in stats]
+    assert sum(fetched) == total, fetched
+    assert all(n > 0 for n in fetched), f"one crawler did all the work: {fetched}"
+    assert sum(s.get("visdup/frontier/acked", 0) for s in stats) == total
+    assert frontier_left(redis_url, base) == (0, 0)
+
+
+def _worker(base: str, pg_url: str, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "visdup",
+            "crawl",
+            base + "/",
+            "--db",
+            pg_url,
+            "--frontier",
+            redis_url,
+            "-s",
+            "VISDUP_FRONTIER_LEASE=6",
+            "-s",
+            "LOG_LEVEL=INFO",
+            # the frontier is under test, not the channels: the structure channel alone still
+            # gives every page its verdict, at a third less CPU on this busy machine
+            "-s",
+            "VISDUP_CLUSTER_ENABLED=False",
+            "-s",
+            "VISDUP_CONTENT_ENABLED=False",
+            "-s",
+            "VISDUP_STORE_BODY=False",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("wb"),
+    )
+
+
+@pytest.mark.slow
+def test_three_processes_and_a_kill(redis_url, pg_url, tmp_path):
+    """Three ``visdup crawl`` processes, 3,000 pages; one is killed with SIGKILL when a third
+    is stored, and started again: every page stored once with a verdict, every exit 0."""
+    total = 3000
+    with site(total) as base:
+        logs = [tmp_path / f"worker{i}.log" for i in range(4)]
+        workers = [_worker(base, pg_url, redis_url, logs[i]) for i in range(3)]
+        try:
+            deadline = time.monotonic() + 900
+            while count_stored(pg_url) < total // 3:
+                assert time.monotonic() < deadline, "the crawl stalled"
+                assert all(w.poll() is None for w in workers), "a worker ended early"
+                time.sleep(0.2)
+            workers[0].send_signal(signal.SIGKILL)
+            assert workers[0].wait(30) == -signal.SIGKILL
+            workers.append(_worker(base, pg_url, redis_url, logs[3]))
+            codes = [w.wait(max(1.0, deadline - time.monotonic())) for w in workers[1:]]
+        finally:
+            for w in workers:
+                if w.poll() is None:
+                    w.kill()
+                    w.wait()
+    tails = {str(p): p.read_text(errors="replace")[-2000:] for p in logs}
+    assert codes == [0, 0, 0], tails
+    assert_every_page_once(pg_url, base, total)
+    assert frontier_left(redis_url, base) == (0, 0)
