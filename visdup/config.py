@@ -14,8 +14,9 @@ from typing import Any
 from visdup.errors import ConfigError
 
 #: Most candidates confirmed with the exact measure per page and channel, best possible first
-#: (ranked by a cheap bound). Measured with bench/bench_recall.py: 8 lost near-duplicates.
-VISDUP_CANDIDATES = 16
+#: (ranked by a cheap bound); the TED work budget bounds their cost. Measured with
+#: bench/bench_recall.py: 8 or 16 lost same-template pages, 64 found all the candidates held.
+VISDUP_CANDIDATES = 64
 
 #: Cap on pages labelled into one structural duplicate group before its further members are
 #: dropped (0: no cap). Keeps endless calendars and faceted listings from eating a crawl.

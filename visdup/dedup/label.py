@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Connection
@@ -207,8 +208,9 @@ class Channel(Generic[T]):
         self.summarise = summarise
         self.bound = bound
         self.new_budget = budget
-        # a second fingerprint of the object itself (not stored: computed when pages are added)
-        self.shape = shape
+        # a second fingerprint of the object itself (not stored: computed when pages are added);
+        # cached, since candidates, catch-up and insertion each ask for the page's own
+        self.shape = lru_cache(maxsize=1024)(shape) if shape is not None else None
         self.shapes = MemoryIndex(k=k, layout=self.memory.layout) if shape is not None else None
         self._summaries: OrderedDict[int, Any] = OrderedDict()
         self._summary_lock = threading.Lock()
@@ -683,7 +685,8 @@ def build_labeller(
     def measure_terms(a: Term, b: Term, budget: WorkBudget | None) -> tuple[float, str | None]:
         count("visdup/ted_calls", 1)
         try:
-            sim = similarity(a, b, at_least=template_theta, max_nodes=max_nodes, budget=budget)
+            # no at_least: Channel.confirm measures only pairs whose bound reaches the floor
+            sim = similarity(a, b, max_nodes=max_nodes, budget=budget)
         except OverBudget as exc:
             count("visdup/ted_skipped", 1)
             logger.debug("visdup: comparison skipped, %s", exc)
