@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from visdup.storage.store import Store
+from visdup.storage.urls import mask_password
 
 #: Columns of a stored page the reports need (never the body, the term or the content print:
 #: those are read on demand, for the few pages a section shows).
@@ -156,12 +157,7 @@ def terms(store: Store, ids: list[int]) -> dict[int, str]:
 
 def safe_url(url: str) -> str:
     """A database URL without its password: reports are shared."""
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        if ":" in creds:
-            return f"{scheme}://{creds.split(':')[0]}:***@{host}"
-    return url
+    return mask_password(url)
 
 
 def _stats(text: str | None) -> dict[str, Any]:
