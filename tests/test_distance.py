@@ -532,3 +532,56 @@ def test_dp_cells_counts_keyroot_work() -> None:
             assert kernel_work(fb[2]) == wb
         expected = min(wa[0] * wb[0], wa[1] * wb[1])
         assert distance.dp_cells(as_term(fa), as_term(fb)) == expected
+
+
+# --------------------------------------------------------------------------- work budget
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=2**32),
+    st.integers(min_value=0, max_value=14),
+    st.integers(min_value=0, max_value=14),
+)
+def test_profile_bound_is_the_lower_bound(seed: int, n1: int, n2: int) -> None:
+    rng = random.Random(seed)
+    a = as_term(random_tree(rng, n1, "random", True))
+    b = as_term(random_tree(rng, n2, "bushy", True))
+    pa, pb = distance.Profile(a), distance.Profile(b)
+    assert pa.bound(pb) == pb.bound(pa) == distance_lower_bound(a, b)
+    assert pa.bound(pb) <= tree_distance(a, b)
+    # no DP can find the pair closer than the profiles allow
+    assert similarity(a, b) <= pa.best_similarity(pb) + 1e-12
+
+
+def comb(h: int, k: int) -> Term:
+    """Issue 11's D2 page: deep wrapper chains with a text beside each link."""
+    html = "<div>x" * h + "<div>" * h + "<p>z</p>" * k + "</div>x" * h + "</div>" * h
+    return page_term(html.encode())
+
+
+def test_budget_refuses_a_comb_pair_before_any_dp() -> None:
+    a, b = comb(400, 3), comb(400, 5)
+    cells = distance.dp_cells(a, b)
+    assert cells > 10**10  # minutes of DP
+    budget = distance.WorkBudget(per_comparison=50_000_000, per_page=100_000_000)
+    t0 = time.perf_counter()
+    with pytest.raises(distance.OverBudget) as info:
+        similarity(a, b, at_least=0.8, budget=budget)
+    assert time.perf_counter() - t0 < 1.0
+    assert info.value.cells == cells and budget.skipped == 1 and budget.spent == 0
+
+
+def test_budget_is_spent_per_page_and_identical_terms_cost_nothing() -> None:
+    a, b = comb(20, 3), comb(20, 5)
+    cells = distance.dp_cells(a, b)
+    budget = distance.WorkBudget(per_page=2 * cells + cells // 2)
+    first = similarity(a, b, budget=budget)
+    assert first == similarity(a, b) and budget.spent == cells
+    similarity(a, b, budget=budget)
+    with pytest.raises(distance.OverBudget):  # half a comparison is left
+        similarity(a, b, budget=budget)
+    assert budget.skipped == 1 and budget.spent == 2 * cells
+    assert similarity(a, comb(20, 3), budget=budget) == 1.0  # no DP for equal terms
+    unbounded = distance.WorkBudget()
+    assert unbounded.take(10**15) and unbounded.skipped == 0

@@ -13,6 +13,8 @@ from visdup.structure.fingerprint import (
     _simhash64_slow,
     hamming,
     mark_bucket,
+    shape_features,
+    shape_simhash,
     simhash64,
     term_features,
     term_simhash,
@@ -176,3 +178,14 @@ def test_real_site_templates_separate():
         near_other += min(other) <= 6
     assert near_same >= 0.9 * len(fps)
     assert near_other == 0
+
+
+def test_shape_simhash_ignores_marks_and_repeats():
+    # a list that grows changes mark buckets, and so the structural SimHash, but not the shape
+    assert shape_simhash(list_page(5)) == shape_simhash(list_page(9))
+    assert shape_features(Term.parse("grp(row,row,text,row)")) == shape_features(
+        Term.parse("grp([4]row,text,[2]row)")
+    )
+    assert "s:grp(row,text,row)" in shape_features(Term.parse("grp(row,row,text,row)"))
+    assert shape_simhash(list_page(5)) != shape_simhash(Term.parse("grp(grp(text),grp(text))"))
+    assert 0 <= shape_simhash(list_page(5)) < 1 << 64

@@ -445,3 +445,28 @@ def test_postgres_lock_blocks_a_near_writer_until_commit(pg_engine, pg_schema):
         tx.commit()
         thread.join(10)
     assert seen == [[(1, fp, 2)]]
+
+
+def test_near_is_complete_to_the_layout_k_and_best_effort_beyond():
+    rnd = random.Random(8)
+    index = MemoryIndex(k=6, layout=layout_for(8))
+    stored = {}
+    base = rnd.getrandbits(64)
+    for key in range(400):
+        fp = flip(base, rnd.randrange(0, 20), rnd)
+        stored[key] = fp
+        index.add(key, fp)
+    for _ in range(30):
+        q = flip(base, rnd.randrange(0, 6), rnd)
+        got = index.near(q, 16)
+        # every stored fingerprint within the layout's k, nothing beyond the radius
+        assert {(k, f, d) for k, f, d in got if d <= 8} == brute(stored, q, 8)
+        assert all(d <= 16 and (f ^ q).bit_count() == d for _k, f, d in got)
+        assert [d for _k, _f, d in got] == sorted(d for _k, _f, d in got)
+    # 12 bits apart, but all in two of the ten blocks: found through the other blocks' bands
+    q = rnd.getrandbits(64)
+    far = q ^ 0b111111 ^ (0b111111 << 58)
+    index.add(999, far)
+    assert (999, far, 12) in index.near(q, 16)
+    assert (999, far, 12) not in index.near(q, 11)
+    assert index.query(q, k=8) == [r for r in index.near(q, 8)]
