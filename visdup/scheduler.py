@@ -358,7 +358,7 @@ class FrontierScheduler:
             # may have been cancelled: it goes back to the queue (a stored page is skipped)
             try:
                 if finished:
-                    self.frontier.ack(fp, token)
+                    self._inc("acked" if self.frontier.ack(fp, token) else "late_acks")
                 else:
                     self.frontier.release(fp, token)
                     self._inc("released")
@@ -415,7 +415,13 @@ class FrontierScheduler:
             if got is None:
                 return None
             fp, data, token, tries = got
-            request = request_from_dict(pickle.loads(data), spider=self.spider)
+            try:
+                request = request_from_dict(pickle.loads(data), spider=self.spider)
+            except Exception as exc:  # another spider's request, or a callback renamed since
+                logger.error("visdup: frontier: a request this spider cannot read: %s", exc)
+                self.frontier.ack(fp, token)
+                self._inc("unreadable")
+                continue
             if tries > 1 and self._stored(request.url):
                 # leased before by a worker that died after storing the page: not again
                 self.frontier.ack(fp, token)
@@ -505,9 +511,12 @@ class FrontierScheduler:
         """Run the spider's start() again: its links the store holds and no process fetched."""
         assert self.spider is not None
         logger.info("visdup: frontier: a worker died after storing a page; re-seeding")
+        self._inc("reseeds")
         try:
             async for output in self.spider.start():
                 if isinstance(output, Request):
+                    # as Scrapy's StartSpiderMiddleware marks them: through the seen set
+                    output.meta.setdefault("is_start_request", True)
                     self.crawler.engine.crawl(output)
         except Exception:
             logger.exception("visdup: frontier: cannot re-seed from the spider's start()")
