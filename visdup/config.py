@@ -107,11 +107,6 @@ VISDUP_SIMILARITY_THRESHOLD = 0.95
 #: Keep each page's body (compressed) in the store so clusters can be re-extracted offline.
 VISDUP_STORE_BODY = True
 
-#: Pages the site spider follows per URL pattern (``/calendar/N/N/``, ``/shop?color=*&page=*``;
-#: 0: no budget): an endless calendar or faceted listing stops there, with a warning and the
-#: stat visdup/links_over_budget. Raise it for sites with more pages of one pattern.
-VISDUP_TEMPLATE_BUDGET = 5000
-
 #: Most DP cells one tree edit distance may fill (``distance.dp_cells``, counted before it
 #: runs); larger pairs are skipped (stat ``visdup/ted_skipped``). The C kernel fills about
 #: 300 million cells a second: 50 million is ~0.15 s, far above any real page pair measured.
@@ -120,6 +115,11 @@ VISDUP_TED_MAX_CELLS = 50_000_000
 #: Most DP cells the confirmations of one page may fill together, across its channels'
 #: candidates and the catch-up at commit: bounds a page's confirmation to ~0.3 s.
 VISDUP_TED_PAGE_CELLS = 100_000_000
+
+#: Pages the site spider follows per URL pattern (``/calendar/N/N/``, ``/shop?color=*&page=*``;
+#: 0: no budget): an endless calendar or faceted listing stops there, with a warning and the
+#: stat visdup/links_over_budget. Raise it for sites with more pages of one pattern.
+VISDUP_TEMPLATE_BUDGET = 5000
 
 #: Pages a template is generalised against (a sample spread over the cluster).
 VISDUP_TEMPLATE_MAX_PAGES = 40
