@@ -235,17 +235,18 @@ def main() -> None:
                 parts.append(f"{channel} {recall:.3f} ({got}/{len(want)}{extra})")
             cost = result["cost"]
             q = max(1, len(cost) // 4)
-            first, last = cost[:q], cost[-q:]
 
             def summary(rows: list[tuple[float, int, int]]) -> str:
                 ms = statistics.mean(r[0] for r in rows) * 1000
                 cands = statistics.mean(r[1] for r in rows)
                 teds = statistics.mean(r[2] for r in rows)
                 worst = max(r[0] for r in rows) * 1000
-                return f"{ms:.1f} ms (max {worst:.0f}), {cands:.1f} cand, {teds:.1f} TED"
+                return f"{ms:5.1f} ms (max {worst:4.0f}), {cands:5.1f} cand, {teds:4.1f} TED"
 
             print(f"  order {o}: " + "; ".join(parts))
-            print(f"    per page, first quarter: {summary(first)}; last quarter: {summary(last)}")
+            for quarter in range(4):
+                rows = cost[quarter * q : (quarter + 1) * q if quarter < 3 else len(cost)]
+                print(f"    per page, stored pages {quarter * q:4d}+: {summary(rows)}")
             skipped = result["counts"].get("visdup/ted_skipped", 0)
             if skipped:
                 print(f"    comparisons skipped by the work budget: {skipped}")

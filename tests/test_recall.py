@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
 
+from tests.crawling import crawl, write_site
 from visdup.config import defaults
 from visdup.dedup.analysis import AnalysisOptions, analyse
 from visdup.dedup.label import build_labeller
 from visdup.dedup.offline import label_files
+from visdup.demo.server import serve
 from visdup.storage.store import Store
 from visdup.structure.distance import similarity
 from visdup.verdicts import EXACT
@@ -199,6 +202,23 @@ def test_comb_pages_are_labelled_within_the_work_budget() -> None:
     # six pages whose pairs need ~10^10 DP cells each: the budget skips them, and says so
     assert elapsed < 30, elapsed
     assert any('"visdup/ted_skipped"' in str(s) for s in stats), stats
+
+
+@deferred_f_from_coro_f
+async def test_crawl_of_comb_pages_counts_the_skipped_comparisons(tmp_path: Path) -> None:
+    pages = {f"comb{k}.html": comb(400, k).decode() for k in range(1, 7)}
+    links = "".join(f"<p><a href='/comb{k}.html'>comb {k}</a></p>" for k in range(1, 7))
+    pages["index.html"] = f"<html><body><h1>Combs</h1>{links}</body></html>"
+    root = write_site(tmp_path / "site", pages)
+    with serve(root) as server:
+        t0 = time.perf_counter()
+        db = f"sqlite:///{tmp_path / 'comb.sqlite3'}"
+        crawler = await crawl(db, server.url_for("/index.html"))
+        elapsed = time.perf_counter() - t0
+    stats = crawler.stats.get_stats()
+    assert stats["visdup/pages"] == 7
+    assert stats.get("visdup/ted_skipped", 0) >= 1, stats
+    assert elapsed < 60, elapsed  # 154 s before the budget, in the measurement
 
 
 def _content_pair(shared: int, own: int, seed: int = 5) -> list[tuple[str, bytes]]:
