@@ -14,6 +14,7 @@ Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import statistics
@@ -258,6 +259,45 @@ def scaling(seed: int) -> None:
             directions("mirrored" if mirrored else "random", a, b)
 
 
+def work_budget(docs: Path, count: int, seed: int) -> None:
+    """What the DP costs per cell, and how many cells real page pairs need (the TED budget)."""
+    from visdup.config import VISDUP_TED_MAX_CELLS, VISDUP_TED_PAGE_CELLS
+
+    rng = random.Random(seed)
+    terms = [t for _name, t in load_terms(docs) if t.nodes <= distance.DEFAULT_MAX_NODES]
+    cells = []
+    for _ in range(count):
+        a, b = rng.sample(terms, 2)
+        cells.append(distance.dp_cells(a, b))
+    cells.sort()
+    q = [cells[min(len(cells) - 1, int(p * len(cells)))] for p in (0.5, 0.9, 0.99)]
+    print(f"\nDP cells of {count} random Python-manual pairs: median {q[0]:,}, p90 {q[1]:,}, "
+          f"p99 {q[2]:,}, max {cells[-1]:,}")
+    over = sum(c > VISDUP_TED_MAX_CELLS for c in cells)
+    print(f"  above VISDUP_TED_MAX_CELLS ({VISDUP_TED_MAX_CELLS:,}): {over} of {count}")
+    # cells per second of the C kernel, on real pairs (largest ones) and on comb pages
+    big = sorted(terms, key=lambda t: t.nodes)[-20:]
+    rates = []
+    for a, b in itertools.pairwise(big):
+        n = distance.dp_cells(a, b)
+        _d, seconds = timed(lambda a=a, b=b: distance.tree_distance(a, b), repeat=1)
+        rates.append(n / seconds)
+    comb = "".join
+    for h in (100, 200):
+        one = page_term(comb(["<div>x" * h, "<div>" * h, "<p>z</p>" * 3, "</div>x" * h,
+                              "</div>" * h]).encode())
+        two = page_term(comb(["<div>x" * h, "<div>" * h, "<p>z</p>" * 5, "</div>x" * h,
+                              "</div>" * h]).encode())
+        n = distance.dp_cells(one, two)
+        _d, seconds = timed(lambda a=one, b=two: distance.tree_distance(a, b), repeat=1)
+        rates.append(n / seconds)
+        print(f"  comb h={h}: {one.nodes} nodes, {n:,} cells, {fmt_ms(seconds)} ms")
+    rate = statistics.median(rates)
+    print(f"  C kernel: median {rate / 1e6:.0f} million cells per second; "
+          f"VISDUP_TED_MAX_CELLS is {VISDUP_TED_MAX_CELLS / rate * 1000:.0f} ms, "
+          f"VISDUP_TED_PAGE_CELLS {VISDUP_TED_PAGE_CELLS / rate * 1000:.0f} ms")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("docs", nargs="?", default=os.environ.get("VISDUP_DEBIAN_DOCS"))
@@ -281,6 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("skipped the real-page comparison: apted 1.0.3 is not installed")
         else:
             real_pages(docs, args.pairs, args.seed)
+        work_budget(docs, 20 * args.pairs, args.seed)
     if not args.no_scaling:
         scaling(args.seed)
     return 0
