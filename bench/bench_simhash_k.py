@@ -24,7 +24,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from visdup.errors import InputError  # noqa: E402
-from visdup.structure.fingerprint import term_simhash  # noqa: E402
+from visdup.structure.fingerprint import shape_simhash, term_simhash  # noqa: E402
 from visdup.structure.term import page_term  # noqa: E402
 
 KS = (0, 2, 3, 4, 5, 6, 8, 10, 12, 16)
@@ -34,13 +34,17 @@ def family(template: str) -> str:
     return "scaladoc" if template.startswith("scaladoc") else template
 
 
-def load(pages: list[tuple[str, bytes]]) -> list[tuple[str, int]]:
+def load(pages: list[tuple[str, bytes]], shapes: list | None = None) -> list[tuple[str, int]]:
+    """(group, structural SimHash) per page; the mark-free shape SimHash goes to ``shapes``."""
     out = []
     for group, data in pages:
         try:
-            out.append((group, term_simhash(page_term(data))))
+            term = page_term(data)
         except InputError:
             continue
+        out.append((group, term_simhash(term)))
+        if shapes is not None:
+            shapes.append((group, shape_simhash(term)))
     return out
 
 
@@ -98,7 +102,8 @@ def main() -> None:
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    warp = load(warpcore(args.data))
+    warp_shapes: list[tuple[str, int]] = []
+    warp = load(warpcore(args.data), warp_shapes)
     swde_dir = args.data / "swde-booksamillion" / "pages"
     swde = load(gz_pages(swde_dir, "swde")) if swde_dir.exists() else []
     aeb_dir = args.data / "aeb" / "html"
@@ -137,6 +142,8 @@ def main() -> None:
         ("warpcore nearest same template", nearest(warp, same=True)),
         ("warpcore nearest other generator", nearest(warp, same=False)),
         ("swde nearest (same template)", nearest(swde, same=True)),
+        ("shape: warpcore nearest same template", nearest(warp_shapes, same=True)),
+        ("shape: warpcore nearest other generator", nearest(warp_shapes, same=False)),
     ]
     for name, values in rows:
         print(f"  {name:42s}{share_within(values)}   {quantiles(values)}")
