@@ -70,6 +70,10 @@ SCHEMES = ("redis", "rediss", "unix")
 #: Expired leases a pop moves back to the queue at most (the rest on the next pops).
 REAP_BATCH = 100
 
+#: Seconds next_request answers "nothing" without asking Redis after the queue was found empty
+#: (requests this process queues end the pause; other processes' ones wait at most this long).
+EMPTY_PAUSE = 0.1
+
 #: Priorities are clamped to this magnitude so priority and arrival order fit in one exact
 #: double: score = -priority * 2**32 + arrival (mod 2**32).
 PRIORITY_LIMIT = 2**20
@@ -79,7 +83,8 @@ _PUSH = """
 if redis.call('SADD', KEYS[1], ARGV[1]) == 0 and ARGV[4] ~= '1' then return 0 end
 local seq = redis.call('INCR', KEYS[4]) % 4294967296
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], -tonumber(ARGV[3]) * 4294967296 + seq, ARGV[1])
+local score = -tonumber(ARGV[3]) * 4294967296 + seq
+redis.call('ZADD', KEYS[2], string.format('%.17g', score), ARGV[1])
 return 1
 """
 
@@ -311,6 +316,7 @@ class FrontierScheduler:
         self._unsent: deque[Request] = deque()
         self._reseeding = False
         self._renewed = 0.0
+        self._empty_until = 0.0
         self._warned: set[str] = set()
         self._tick: Any = None
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -399,12 +405,15 @@ class FrontierScheduler:
             self._unsent.append(request)
             return True
         self._inc("enqueued" if added else "filtered")
+        if added:
+            self._empty_until = 0.0
         return added
 
     def next_request(self) -> Request | None:
-        self._sweep()
         if self._local:
             return self._local.popleft()
+        if time.monotonic() < self._empty_until:
+            return None  # the queue was empty a moment ago: no round trip per engine wake-up
         assert self.frontier is not None and self.spider is not None
         while True:
             try:
@@ -413,6 +422,7 @@ class FrontierScheduler:
                 self._warn("redis", "visdup: frontier unreachable: %s", exc)
                 return None
             if got is None:
+                self._empty_until = time.monotonic() + EMPTY_PAUSE
                 return None
             fp, data, token, tries = got
             try:
@@ -440,7 +450,12 @@ class FrontierScheduler:
 
     # ------------------------------------------------------------------ leases
     def tick(self) -> None:
-        """Every second: settle finished requests, renew leases, wake an idle engine."""
+        """Every second: settle finished requests, renew leases, wake an idle engine.
+
+        Finished requests are settled here, not on each ``next_request``: a worker can hold
+        hundreds of downloaded requests waiting for its pipelines, and the engine asks for the
+        next request after every event.
+        """
         try:
             self._flush_unsent()
             self._sweep()
@@ -479,13 +494,10 @@ class FrontierScheduler:
             self._inc("acked" if acked else "late_acks")
 
     def _flush_unsent(self) -> None:
-        while self._unsent:
-            request = self._unsent.popleft()
-            try:
-                self.enqueue_request(request)
-            except Exception:
-                self._unsent.appendleft(request)
-                raise
+        pending = list(self._unsent)
+        self._unsent.clear()
+        for request in pending:
+            self.enqueue_request(request)  # back in _unsent while Redis is still away
 
     # ------------------------------------------------------------------ end of the crawl
     def spider_idle(self, spider: Spider) -> None:
@@ -497,12 +509,13 @@ class FrontierScheduler:
             raise DontCloseSpider
         try:
             queued, leased = self.frontier.counts()
+            reseed = not (queued or leased) and self.frontier.take_reseed()
         except Exception as exc:
             self._warn("redis", "visdup: frontier unreachable: %s", exc)
             raise DontCloseSpider from None
         if queued or leased:
             raise DontCloseSpider
-        if self.frontier.take_reseed():
+        if reseed:
             self._reseeding = True
             deferred_from_coro(self._reseed())
             raise DontCloseSpider
