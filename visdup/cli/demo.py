@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
 
     from visdup import config
     from visdup.cli.output import error
-    from visdup.escape import terminal
+    from visdup.escape import one_line, terminal
     from visdup.report.summary import build_report, render_json, render_text
     from visdup.spiders.site import SiteSpider
     from visdup.storage.store import Store
@@ -33,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
     db = config.resolve(settings)["VISDUP_DATABASE_URL"]
     check_store(db)
     with serve(SITE_ROOT) as server:
-        print(f"Serving the demo site at {server.url}/ and crawling it into {db}", flush=True)
+        print(
+            f"Serving the demo site at {server.url}/ and crawling it into {one_line(db)}",
+            flush=True,
+        )
         process = AsyncCrawlerProcess(settings)
         crawler = process.create_crawler(SiteSpider)
         process.crawl(crawler, url=server.url_for("/"))

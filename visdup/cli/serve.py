@@ -9,6 +9,7 @@ from pathlib import Path
 from visdup.demo import SITE_ROOT
 from visdup.demo.server import serve
 from visdup.errors import InputError
+from visdup.escape import one_line
 
 HELP = "serve the demo site (or a directory) on localhost until interrupted"
 
@@ -26,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         reason = exc.strerror or exc
         raise InputError(f"cannot listen on {args.host}:{args.port}: {reason}") from exc
-    print(f"Serving {args.root} at {handle.url}/ (Ctrl-C to stop)", flush=True)
+    print(f"Serving {one_line(args.root)} at {handle.url}/ (Ctrl-C to stop)", flush=True)
     try:
         while True:
             time.sleep(3600)
