@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,8 +19,23 @@ class Record(dict):
     """
 
 
+class _Carried:
+    """What a page carries between the pipelines and never exports: feeds write the labels,
+    not the bytes (the store keeps bodies), the parsed tree or the analysis. Declared outside
+    the dataclass, these are attributes, not item fields, so no feed has their (empty) columns.
+    """
+
+    #: The response's bytes.
+    body: bytes = b""
+    #: The response's parsed tree, so the page is parsed once; cleared once it is analysed.
+    tree: Any = None
+    #: The page's one analysis (visdup.dedup.analysis.PageAnalysis), set by the first visdup
+    #: pipeline and read by the others.
+    analysis: PageAnalysis | None = None
+
+
 @dataclass
-class Page:
+class Page(_Carried):
     """One HTML response; the pipelines add what they learn (``analysis``, ``page_id`` ..)."""
 
     url: str
@@ -30,13 +45,7 @@ class Page:
     referer: str | None = None
     content_type: str | None = None
     encoding: str | None = None
-    # Feed exports write the labels, not the bytes (the store keeps bodies) nor the tree:
-    # ``body`` and ``tree`` are init-only, kept as plain attributes, so no feed has their
-    # (empty) columns.
-    body: InitVar[bytes] = b""
     links: list[str] = field(default_factory=list, repr=False)
-    # The response's parsed tree, so the page is parsed once; cleared once it is analysed.
-    tree: InitVar[Any] = None
     page_id: int | None = None
     #: Store id of the page this one copies (its first twin, or its group's original).
     duplicate_of: int | None = None
@@ -45,13 +54,6 @@ class Page:
     verdict: str | None = None
     cluster: int | None = None
     problem: str | None = None
-
-    def __post_init__(self, body: bytes, tree: Any) -> None:
-        self.body: bytes = body
-        self.tree: Any = tree
-        #: The page's one analysis (visdup.dedup.analysis.PageAnalysis), set by the first
-        #: visdup pipeline and read by the others; an attribute, not an exported field.
-        self.analysis: PageAnalysis | None = None
 
     @classmethod
     def from_response(cls, response: Response, links: list[str] | None = None) -> Page:
@@ -67,7 +69,7 @@ class Page:
                 tree = response.selector.root
             except Exception:
                 tree = None
-        return cls(
+        page = cls(
             url=url,
             final_url=response.url,
             status=response.status,
@@ -75,7 +77,8 @@ class Page:
             referer=referer.decode("latin-1") if referer else None,
             content_type=content_type.decode("latin-1") if content_type else None,
             encoding=encoding,
-            body=response.body,
             links=list(links or []),
-            tree=tree,
         )
+        page.body = response.body
+        page.tree = tree
+        return page
