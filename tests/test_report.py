@@ -34,8 +34,8 @@ async def test_demo_report(tmp_path, capsys):
     # the group agrees, through rel=canonical, on the clean article URL
     assert group["canonical"] == "/articles/winter-riding-tips.html"
     # the syndicated copy names no canonical; the winter print version names its article
-    if partner in by_member:
-        assert by_member[partner][1]["kind"] == "content"
+    if partner in by_member:  # same text in another layout, or the byte twin of such a copy
+        assert by_member[partner][1]["kind"] in {"content", "exact"}
         assert not by_member[partner][1]["declared"]
     printed = "/articles/winter-riding-tips/print.html"
     if printed in by_member:

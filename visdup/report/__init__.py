@@ -1,2 +1,1 @@
-"""What a crawl found, for people: summaries, URL patterns, the per-page table and the HTML report.
-"""
+"""What a crawl found, for people: summaries, URL patterns, per-page table, HTML report."""

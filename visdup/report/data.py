@@ -149,9 +149,7 @@ def terms(store: Store, ids: list[int]) -> dict[int, str]:
     """Stored term text of the given pages (pages without a term are left out)."""
     out: dict[int, str] = {}
     for start in range(0, len(ids), 500):
-        out.update(
-            {i: t for i, t in store.values("term", ids[start : start + 500]).items() if t}
-        )
+        out.update({i: t for i, t in store.values("term", ids[start : start + 500]).items() if t})
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from visdup.structure.term import Term
@@ -31,15 +32,47 @@ class Difference:
         return self.left == self.right
 
 
-def _same(a: Term, i: int, b: Term, j: int) -> bool:
-    """Subtree i of a equals subtree j of b: three tuple slices compared in C."""
-    n = a.sizes[i]
+def _same_range(a: Term, i0: int, i1: int, b: Term, j0: int, j1: int) -> bool:
+    """Preorder ranges a[i0:i1] and b[j0:j1] hold the same subtrees: slices compared in C."""
     return (
-        n == b.sizes[j]
-        and a.labels[i : i + n] == b.labels[j : j + n]
-        and a.marks[i : i + n] == b.marks[j : j + n]
-        and a.sizes[i : i + n] == b.sizes[j : j + n]
+        i1 - i0 == j1 - j0
+        and a.sizes[i0:i1] == b.sizes[j0:j1]
+        and a.labels[i0:i1] == b.labels[j0:j1]
+        and a.marks[i0:i1] == b.marks[j0:j1]
     )
+
+
+def _shared_ends(a: Term, i: int, ka: list[int], b: Term, j: int, kb: list[int]) -> tuple[int, int]:
+    """How many children nodes i and j share at the start, and then at the end.
+
+    Children are contiguous in preorder: the first s children of both sides are the same
+    exactly when the flat ranges they span are, so a binary search finds the shared prefix
+    (and suffix) with a few slice comparisons, whatever the fan-out.
+    """
+    end_a, end_b = i + a.sizes[i], j + b.sizes[j]
+    most = min(len(ka), len(kb))
+
+    def prefix(s: int) -> bool:
+        last_a, last_b = ka[s - 1], kb[s - 1]
+        return _same_range(a, i + 1, last_a + a.sizes[last_a], b, j + 1, last_b + b.sizes[last_b])
+
+    def suffix(e: int) -> bool:
+        return _same_range(a, ka[len(ka) - e], end_a, b, kb[len(kb) - e], end_b)
+
+    start = _longest(most, prefix)
+    return start, _longest(most - start, suffix)
+
+
+def _longest(n: int, same: Callable[[int], bool]) -> int:
+    """The largest s in [0, n] with same(s), for a same() that holds up to some s and no further."""
+    lo, hi = 0, n  # same(0) holds: nothing shared is always the same
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if same(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _name(term: Term, i: int) -> str:
@@ -94,14 +127,7 @@ def differing_subtree(a: Term, b: Term) -> Difference:
         if a.labels[i] != b.labels[j]:
             return Difference(path, _text(a, i), _text(b, j))
         ka, kb = list(a.children(i)), list(b.children(j))
-        start = 0
-        while start < min(len(ka), len(kb)) and _same(a, ka[start], b, kb[start]):
-            start += 1
-        end = 0
-        while end < min(len(ka), len(kb)) - start and _same(
-            a, ka[len(ka) - 1 - end], b, kb[len(kb) - 1 - end]
-        ):
-            end += 1
+        start, end = _shared_ends(a, i, ka, b, j, kb)
         da, db = ka[start : len(ka) - end], kb[start : len(kb) - end]
         if len(da) == 1 and len(db) == 1 and a.labels[da[0]] == b.labels[db[0]]:
             i, j = da[0], db[0]

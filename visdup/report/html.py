@@ -170,10 +170,10 @@ def _time(value: datetime | None) -> str:
 def canonical_status(group: Group, by_id: Mapping[int, PageRow]) -> tuple[str, str]:
     """(css class, words): does the group agree on one canonical page of its own?"""
     if group.canonical is not None and all(m.declared for m in group.members):
-        return "b-ok", "canonical declared and matching"
+        return "b-ok", "canonical matching"
     named = [by_id[i].canonical for i in group.page_ids if i in by_id and by_id[i].canonical]
     if not named:
-        return "b-none", "canonical not set"
+        return "b-none", "no canonical"
     return "b-bad", "canonical mismatched"
 
 
@@ -397,12 +397,12 @@ def _groups(
         items.append(
             tag(
                 "details",
-                {"class": "group", "id": f"group-{n + 1}"},
+                {"id": f"group-{n + 1}"},
                 tag(
                     "summary",
                     None,
-                    tag("span", {"class": "size"}, f"{len(g.page_ids)} pages"),
-                    tag("span", {"class": f"badge {css}"}, words),
+                    tag("b", None, f"{len(g.page_ids)} pages"),
+                    tag("i", {"class": css}, words),
                     tag("span", None, g.original),
                 ),
                 tag(
@@ -433,8 +433,11 @@ def _groups(
         tag(
             "p",
             {"class": "muted"},
-            "largest first; open a group to see where each copy differs from the original "
-            "(the path of the differing subtree in the visual term, differences marked)",
+            "largest first; open a group to see where each copy's layout differs from the "
+            "original's (the path of the differing subtree in the visual term, the first one side "
+            "by side with the differences marked). Canonical matching: every copy names the page "
+            "the group agrees on; mismatched: some copies name none or another page; no "
+            "canonical: no page of the group names one.",
         ),
         items or tag("p", {"class": "muted"}, "no duplicates found"),
         note,

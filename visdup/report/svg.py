@@ -151,8 +151,8 @@ def layout(
     row: int = 13,
     max_depth: int = 16,
     min_width: float = 2.0,
-    max_boxes: int = 240,
-    max_labels: int = 16,
+    max_boxes: int = 160,
+    max_labels: int = 12,
     label: str = "",
     attrs: Mapping[str, object] | None = None,
 ) -> Safe:
