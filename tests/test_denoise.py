@@ -315,3 +315,36 @@ def test_aeb_f1() -> None:
     f1 = 2 * p * r / (p + r)
     assert f1 >= 0.93, f"F1 {f1:.3f} (P {p:.3f}, R {r:.3f})"
     assert time.perf_counter() - start < 60
+
+
+def _api_chain(levels: int) -> lxml.html.HtmlElement:
+    """A tree built through lxml's API, one styled <div> inside the other (the parser would
+    cut it at 256 levels). Every proxy is kept while building, then freed deepest first."""
+    root = lxml.html.fromstring("<html><body><p>top</p></body></html>")
+    chain = [root.find("body")]
+    for i in range(levels):
+        el = lxml.etree.SubElement(chain[-1], "div", {"style": "color:red"} if i % 7 else {})
+        el.text = f"level {i} of a very deep page."
+        el.tail = "x"
+        if i == levels // 2:
+            lxml.etree.SubElement(el, "span", {"style": "display:none"}).text = "gone"
+        chain.append(el)
+    chain.clear()
+    return root
+
+
+def test_trees_built_through_the_api_30000_deep() -> None:
+    """D15: every walk is iterative and linear; the compiled scan hands such trees to Python.
+
+    (Their speed is a benchmark's: `bench/bench_content.py --deep 100000`.)
+    """
+    from visdup.content.blocks import python_walk, walk
+
+    root = _api_chain(30_000)
+    assert remove_invisible(root) == 1
+    body = root.find("body")
+    fast, slow = walk(body), python_walk(body)
+    assert [(b.owner, b.text) for b in fast.blocks] == [(b.owner, b.text) for b in slow.blocks]
+    assert len(fast.blocks) > 30_000
+    content = main_content(root, cleaned=True)
+    assert "level 29999 of a very deep page." in content.text and "gone" not in content.text

@@ -1285,7 +1285,11 @@ done:
  * page's <style> texts with their media, and the inline styles of the elements that stay.
  * Elements are named by their path of child positions from root, as lxml indexes children
  * (el[i] counts elements, comments, entity references and PIs). None asks for Python.
+ * Paths cost their depth each: past MAX_PATH_WORK positions in all (a tree built through
+ * lxml's API thousands of levels deep, styled all the way down) Python scans instead, in
+ * linear time.
  */
+#define MAX_PATH_WORK 4000000
 
 /* An element's .text as a new str, Py_None when there is none or it is empty. */
 static PyObject *
@@ -1346,7 +1350,7 @@ invisible_scan(PyObject *self, PyObject *args)
      * children seen so far at depth d. */
     vd_node **stack = NULL;
     Py_ssize_t *apos = NULL, *cnt = NULL;
-    Py_ssize_t sp = 0, cap = 64, removed_at = -1;
+    Py_ssize_t sp = 0, cap = 64, removed_at = -1, path_work = 0;
     if (!cache || !outer || !sheets || !styles) goto done;
     stack = (vd_node **)malloc(sizeof(vd_node *) * (size_t)cap);
     apos = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(cap + 1));
@@ -1405,6 +1409,13 @@ invisible_scan(PyObject *self, PyObject *args)
             }
             if (removed_at < 0) {
                 vd_attr *a;
+                if ((never && cur != root) || find_attr(cur, "style") != NULL) {
+                    path_work += sp;
+                    if (path_work > MAX_PATH_WORK) {
+                        fallback = 1;
+                        break;
+                    }
+                }
                 if (never && cur != root) {
                     removed_at = sp;
                     PyObject *path = path_tuple(apos, sp);

@@ -16,9 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import lxml.etree
-
 from visdup._native import kernel
+from visdup.page.dom import events
 
 _kernel = kernel("_stm")
 
@@ -163,11 +162,11 @@ def paragraphs(
     block_tags, headings = BLOCK_TAGS, HEADINGS
     record = order.append if order is not None else None
 
-    for event, el in lxml.etree.iterwalk(root, events=("start", "end")):
+    for start, el in events(root):
         tag = el.tag
         if tag.__class__ is not str:
             tag = ""
-        if event == "start":
+        if start:
             if record is not None and tag:
                 record((el, open_els[-1] if open_els else None))
             open_els.append(el)

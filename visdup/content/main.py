@@ -105,8 +105,12 @@ def _prune(node: Any, index: int, w: Weights, listing: bool) -> int:
     total = max(mass[index], 1)
     removed = 0
     stack = [(node, index)]
+    # Every visited element keeps its proxy until the end (freed deepest last-in first):
+    # lxml frees a proxy by walking up to the nearest ancestor that has one.
+    visited = []
     while stack:
         el, idx = stack.pop()
+        visited.append(el)
         j = idx + 1
         for child in list(el):
             if child.tag.__class__ is not str:

@@ -1,0 +1,47 @@
+"""Walks over lxml trees that stay linear however deep the tree.
+
+``lxml.etree.iterwalk`` slows down on deep trees (60,000 levels: 1.2 s against 0.1 s for
+``iter()``), and a recursive walk overflows the stack. These walks keep an explicit stack of
+(element, child iterator) pairs: every ancestor of the current element keeps its Python
+proxy, so lxml never walks up the tree when a proxy is freed. Only elements are visited
+(comments and processing instructions are skipped, with their tails), as ``iterwalk`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+def events(root: Any) -> Iterator[tuple[bool, Any]]:
+    """(True, element) when an element opens, (False, element) when it closes; preorder."""
+    yield True, root
+    stack = [(root, iter(root))]
+    while stack:
+        el, children = stack[-1]
+        for child in children:
+            if child.tag.__class__ is str:
+                yield True, child
+                stack.append((child, iter(child)))
+                break
+        else:
+            stack.pop()
+            yield False, el
+
+
+def outermost(root: Any, wanted: Callable[[Any], bool]) -> list[Any]:
+    """The elements below ``root`` that are wanted and have no wanted ancestor, in order."""
+    found: list[Any] = []
+    stack = [(root, iter(root))]
+    while stack:
+        for child in stack[-1][1]:
+            if child.tag.__class__ is not str:
+                continue
+            if wanted(child):
+                found.append(child)
+            else:
+                stack.append((child, iter(child)))
+                break
+        else:
+            stack.pop()
+    return found
