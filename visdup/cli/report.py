@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         text = render_html(
             data,
             load_terms=load_terms,
-            similarities=similarities or store_data.closest_matches(data.pages),
+            similarities=similarities or store_data.closest_matches(data.pages, data.settings),
             max_rows=max(0, args.rows),
             pages_file=args.pages,
             version=__version__,

@@ -192,13 +192,25 @@ class Similarities:
     complete: bool = False
 
 
-def closest_matches(pages: list[PageRow]) -> Similarities:
-    """Each page's closest stored match, from the verdict columns (no rejected candidates)."""
+def closest_matches(pages: list[PageRow], settings: dict[str, Any]) -> Similarities:
+    """Each page's closest stored match, from the verdict columns (no rejected candidates).
+
+    Confirmed means at or above the channel's threshold the crawl recorded (the defaults when
+    it recorded none).
+    """
+    from visdup.config import defaults
+
+    known = {**defaults(), **settings}
+    theta = float(known["VISDUP_SIMILARITY_THRESHOLD"])
+    content_theta = float(known["VISDUP_CONTENT_THRESHOLD"])
     out = Similarities()
     for p in pages:
         if p.kind != "exact" and p.similarity is not None:
-            accepted = p.kind == "structural"
+            accepted = p.similarity >= theta
             (out.structure_accepted if accepted else out.structure_rejected).append(p.similarity)
-        if p.content_similarity is not None and p.content_kind:
-            out.content_accepted.append(p.content_similarity)
+        if p.content_similarity is not None:
+            accepted = p.content_similarity >= content_theta
+            (out.content_accepted if accepted else out.content_rejected).append(
+                p.content_similarity
+            )
     return out
