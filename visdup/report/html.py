@@ -284,7 +284,8 @@ def _verdicts(data: StoreData, report: dict[str, Any], sims: Similarities) -> Sa
     what = (
         "every candidate compared"
         if sims.complete
-        else "each page's closest match (this store keeps no rejected candidates)"
+        else "each page's closest match (the store keeps no rejected candidates: "
+        "report --threshold θ replays the analysis and shows every one)"
     )
     keys = legend([("h-acc", "confirmed"), ("h-rej", "rejected")])
     return tag(
