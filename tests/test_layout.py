@@ -10,6 +10,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 
 PACKAGE = REPO / "visdup"
@@ -177,8 +179,21 @@ def test_importing_every_visdup_module_installs_no_reactor():
     assert result["reactor"] is False
 
 
-def test_a_crawl_without_a_twisted_reactor_after_importing_everything(tmp_path):
-    """AsyncCrawlerProcess with TWISTED_REACTOR_ENABLED=False: pages analysed, stored, labelled."""
+@pytest.mark.parametrize(
+    ("process", "settings", "reactor"),
+    [
+        ("AsyncCrawlerProcess", {"TWISTED_REACTOR_ENABLED": False}, False),
+        ("AsyncCrawlerProcess", {}, True),
+        (
+            "CrawlerProcess",
+            {"TWISTED_REACTOR": "twisted.internet.selectreactor.SelectReactor"},
+            True,
+        ),
+    ],
+    ids=["no-reactor", "asyncio-reactor", "select-reactor"],
+)
+def test_a_crawl_after_importing_everything(tmp_path, process, settings, reactor):
+    """With or without a Twisted reactor, asyncio or not: pages stored, links held, records out."""
     site = tmp_path / "site"
     site.mkdir()
     body = "<html><head><title>{t}</title></head><body><h1>{t}</h1><p>{p}</p>{links}</body></html>"
@@ -187,15 +202,25 @@ def test_a_crawl_without_a_twisted_reactor_after_importing_everything(tmp_path):
         links = "".join(f"<a href='/p{j}.html'>{j}</a>" for j in range(6))
         text = " ".join(prose.format(k) for k in range(8))
         (site / f"p{i}.html").write_text(body.format(t=f"Page {i % 2}", p=text, links=links))
-    db = tmp_path / "v.sqlite3"
+    settings = {
+        **settings,
+        "ADDONS": {"visdup.Addon": 100},
+        "VISDUP_DATABASE_URL": f"sqlite:///{tmp_path / 'v.sqlite3'}",
+        "VISDUP_DUPLICATE_POLICY": "nofollow",
+        "VISDUP_EXTRACT_ITEMS": True,
+        "VISDUP_TEMPLATE_MIN_PAGES": 2,
+        "LOG_LEVEL": "WARNING",
+    }
     done = _run(
         IMPORT_ALL
         + f"""
     import json
     import scrapy
-    from scrapy.crawler import AsyncCrawlerProcess
+    from scrapy.crawler import {process} as Process
     from visdup.demo.server import serve
-    from visdup.items import Page
+    from visdup.items import Page, Record
+
+    records = []
 
     class Own(scrapy.Spider):
         name = "own"
@@ -204,14 +229,15 @@ def test_a_crawl_without_a_twisted_reactor_after_importing_everything(tmp_path):
             yield Page.from_response(response)
             yield from response.follow_all(css="a")
 
+    class Keep:
+        def process_item(self, item):
+            if isinstance(item, Record):
+                records.append(item["url"])
+            return item
+
     with serve({str(site)!r}) as server:
         Own.start_urls = [server.url_for("/p0.html")]
-        process = AsyncCrawlerProcess({{
-            "TWISTED_REACTOR_ENABLED": False,
-            "ADDONS": {{"visdup.Addon": 100}},
-            "VISDUP_DATABASE_URL": "sqlite:///{db}",
-            "LOG_LEVEL": "WARNING",
-        }})
+        process = Process({{**{settings!r}, "ITEM_PIPELINES": {{Keep: 900}}}})
         crawler = process.create_crawler(Own)
         process.crawl(crawler)
         process.start()
@@ -221,15 +247,18 @@ def test_a_crawl_without_a_twisted_reactor_after_importing_everything(tmp_path):
         "failed": process.bootstrap_failed,
         "pages": stats.get("visdup/pages"),
         "exact": stats.get("visdup/duplicates/exact", 0),
+        "held": stats.get("visdup/nofollow_links", 0),
+        "records": stats.get("visdup/records", 0),
+        "emitted": len(records),
     }}))
     """
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result == {"reactor": False, "failed": False, "pages": 6, "exact": 4}, (
-        result,
-        done.stderr[-3000:],
-    )
+    assert result["reactor"] is reactor and result["failed"] is False, done.stderr[-3000:]
+    assert (result["pages"], result["exact"]) == (6, 4), result
+    assert result["held"] >= 4 * 6, "the links of the four exact copies are not followed"
+    assert result["emitted"] == result["records"] >= 4, result
 
 
 def test_one_switch_turns_every_kernel_to_python():
