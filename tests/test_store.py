@@ -260,6 +260,7 @@ def test_version_1_store_is_migrated(tmp_path):
             record = _record(f"http://x/{name}", [])
             record.cluster_id = 7
             store.insert_page(conn, record, run)
+        conn.execute(text("UPDATE visdup_pages SET url = 'http://x/c?b=2&a=1#f' WHERE id = 3"))
     store.close()
     with sqlite3.connect(tmp_path / "store.sqlite3") as conn:  # back to version 1's shape
         conn.execute("DROP INDEX ix_visdup_runs_crawl")
@@ -274,6 +275,12 @@ def test_version_1_store_is_migrated(tmp_path):
         columns = {c["name"] for c in inspect(conn).get_columns("visdup_runs")}
     assert "visdup_fingerprints" not in names and "crawl" in columns
     assert [(c.id, c.size) for c in store.cluster_rows()] == [(7, 3)]
+    # version 1 kept URLs as fetched: they are compared in canonical form
+    assert store.stored_urls() == {"http://x/a", "http://x/b", "http://x/c?a=1&b=2"}
+    run = store.begin_run("new")
+    with store.engine.begin() as conn:
+        store.insert_page(conn, _record("http://x/d?z=1&y=2", []), run)
+    assert "http://x/d?y=2&z=1" in store.stored_urls()
     store.close()
 
 

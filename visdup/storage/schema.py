@@ -141,6 +141,9 @@ clusters = Table(
 
 Index("visdup_pages_run", pages.c.run_id)
 
+#: visdup_meta key: the first page id whose URL was stored in canonical form (absent: all).
+CANONICAL_FROM = "canonical_urls_from"
+
 #: The shared SimHash band table of :class:`visdup.index.sql.SqlIndex` (PostgreSQL crawls and
 #: direct users of the SQL index); its band columns depend on k, so it is built on demand.
 FINGERPRINTS = "visdup_fingerprints"
@@ -162,6 +165,12 @@ def _drop_sqlite_bands(conn: Connection) -> None:
         conn.execute(text(f"DROP TABLE IF EXISTS {FINGERPRINTS}"))
 
 
+def _mark_canonical_urls(conn: Connection) -> None:
+    """Pages stored from now on have canonical URLs; older ones are canonicalised when read."""
+    first = conn.execute(text("SELECT coalesce(max(id), 0) + 1 FROM visdup_pages")).scalar_one()
+    conn.execute(insert(meta_table).values(key=CANONICAL_FROM, value=str(first)))
+
+
 Step = str | Callable[["Connection"], None]
 
 #: Migrations from version N to N+1: portable SQL statements or callables.
@@ -171,6 +180,7 @@ MIGRATIONS: dict[int, list[Step]] = {
         "CREATE INDEX ix_visdup_runs_crawl ON visdup_runs (crawl)",
         _recount_clusters,
         _drop_sqlite_bands,
+        _mark_canonical_urls,
     ],
 }
 
@@ -197,6 +207,14 @@ def stored_version(conn: Connection) -> int | None:
     if value is None or not str(value).isdigit():
         raise StoreError(f"unknown visdup schema version {value!r} in visdup_meta")
     return int(value)
+
+
+def canonical_from(conn: Connection) -> int:
+    """The first page id stored with a canonical URL (0 for stores created canonical)."""
+    value = conn.execute(
+        select(meta_table.c.value).where(meta_table.c.key == CANONICAL_FROM)
+    ).scalar()
+    return int(value) if value is not None and str(value).isdigit() else 0
 
 
 def migrate(conn: Connection) -> int:

@@ -113,6 +113,8 @@ class Store:
         if writer:
             self.claim_writer()
         self.migrate()
+        with self._reader.connect() as conn:
+            self._canonical_from = schema.canonical_from(conn)
 
     @classmethod
     def from_url(cls, url: str, *, writer: bool = False) -> Store:
@@ -313,9 +315,13 @@ class Store:
                 yield row[0], to_unsigned(row[1])
 
     def stored_urls(self) -> set[str]:
-        """Every stored page's URL in canonical form (rows of older versions included)."""
+        """Every stored page's URL in canonical form (rows of schema version 1 made so here)."""
+        first = self._canonical_from
         with self._reader.connect() as conn:
-            return {canonical_url(url) for url in conn.execute(select(pages.c.url)).scalars()}
+            return {
+                url if page_id >= first else canonical_url(url)
+                for page_id, url in conn.execute(select(pages.c.id, pages.c.url))
+            }
 
     def is_stored(self, url: str) -> bool:
         """Whether a page of this canonical URL is stored (one indexed lookup)."""
