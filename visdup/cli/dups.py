@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from visdup.cli.output import PageFiles
+from visdup.cli.output import PageFiles, add_engine_arguments, open_engine
 from visdup.dedup.offline import label_files
 from visdup.escape import one_line
 from visdup.report.summary import build_report
@@ -18,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="page files or directories")
     parser.add_argument("--json", action="store_true", help='{"groups": [...]} on one line')
     parser.add_argument("--db", help="keep the labels in this store instead of a temporary one")
+    add_engine_arguments(parser)
     parser.add_argument(
         "-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a visdup setting"
     )
@@ -26,8 +27,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from visdup.cli.crawl import parse_overrides
 
+    overrides = parse_overrides(args.set)
+    engine = open_engine(args)  # bad input (an unreachable scheduler) before any work
     files = PageFiles(args.paths)
-    store, tmp = label_files(files, db=args.db, overrides=parse_overrides(args.set))
+    try:
+        store, tmp = label_files(files, db=args.db, overrides=overrides, engine=engine)
+    finally:
+        engine.close()
     try:
         report = build_report(store)
     finally:

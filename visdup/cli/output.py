@@ -7,11 +7,13 @@ exits with status 2 once it has done what the good input allows.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from visdup.engine import ENGINES, Engine, make_engine
 from visdup.errors import InputError
 from visdup.escape import one_line
 from visdup.page.files import check_document, load_page, page_paths, read_page
@@ -99,3 +101,21 @@ class PageFiles:
     def status(self) -> int:
         return BAD_INPUT if self.failed else 0
 
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """--engine local|dask [--scheduler ADDRESS]: where the per-page work runs."""
+    parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="run the per-page analysis here (local) or on Dask (pip install 'visdup[dask]')",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://HOST:PORT); without it, a local cluster on this machine",
+    )
+
+
+def open_engine(args: argparse.Namespace) -> Engine:
+    return make_engine(args.engine, args.scheduler)

@@ -10,12 +10,15 @@ import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from visdup.config import defaults, flag
-from visdup.dedup.analysis import AnalysisOptions, analyse
+from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
 from visdup.dedup.label import Labeller, Pending, build_labeller
+from visdup.engine import Engine, LocalEngine
 from visdup.errors import InputError
 from visdup.storage.store import Store
 
@@ -49,8 +52,10 @@ class FileLabeller:
     def _count(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n
 
-    def add(self, name: str, body: bytes) -> int | None:
-        page = analyse(body, url=name, options=self.options)
+    def add(self, name: str, body: bytes, page: PageAnalysis | None = None) -> int | None:
+        """Label one page; ``page`` is its analysis when an engine already made it."""
+        if page is None:
+            page = analyse(body, url=name, options=self.options)
         record = page.record(keep_body=self.keep_body, body=body)
         prepared: dict[str, Pending] = {
             "structure": self.labeller.prepare("structure", page.simhash, page.term)
@@ -64,13 +69,32 @@ class FileLabeller:
             self.store.add_error(self.run_id, name, "parse", record.problem)
         return self.labeller.commit(record, prepared, self.run_id)
 
-    def add_all(self, pages: Iterable[tuple[str, bytes]]) -> int:
+    def add_all(self, pages: Iterable[tuple[str, bytes]], engine: Engine | None = None) -> int:
+        """Analyse on ``engine`` (any order, any machine), label here in input order.
+
+        Labelling decides against the pages stored before, so it stays in this process and in
+        order: every engine gives the same verdicts.
+        """
+        engine = engine or LocalEngine()
+        analyse_one = partial(_analyse_item, self.options)
         n = 0
-        for name, body in pages:
-            self.add(name, body)
-            n += 1
+        it = iter(pages)
+        while chunk := list(islice(it, CHUNK)):
+            for (name, body), page in zip(chunk, engine.map(analyse_one, chunk), strict=True):
+                self.add(name, body, page)
+                n += 1
         self.store.finish_run(self.run_id, "finished", self.counts)
         return n
+
+
+#: Pages analysed per round before they are labelled: bounds what is held in memory while an
+#: engine's workers stay busy.
+CHUNK = 512
+
+
+def _analyse_item(options: AnalysisOptions, item: tuple[str, bytes]) -> PageAnalysis:
+    name, body = item
+    return analyse(body, url=name, options=options)
 
 
 def temporary_store() -> tuple[Store, Path]:
@@ -84,6 +108,7 @@ def label_files(
     *,
     db: str | None = None,
     overrides: Mapping[str, Any] | None = None,
+    engine: Engine | None = None,
 ) -> tuple[Store, Path | None]:
     """Label pages into ``db`` (or a temporary SQLite file, returned for the caller to delete)."""
     if db:
@@ -91,7 +116,7 @@ def label_files(
     else:
         store, tmp = temporary_store()
     try:
-        FileLabeller(store, overrides).add_all(pages)
+        FileLabeller(store, overrides).add_all(pages, engine)
     except InputError:
         store.close()
         if tmp:
