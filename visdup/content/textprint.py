@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from visdup.structure.fingerprint import hamming, simhash64
 
-try:  # numpy comes with the simhash package; without it the plain SimHash serves
+try:  # numpy is a declared dependency; without it the plain SimHash serves
     import numpy as np
 except ImportError:  # pragma: no cover
     np = None

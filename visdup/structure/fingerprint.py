@@ -70,8 +70,9 @@ def _simhash64_slow(pairs: list[tuple[str, int]]) -> int:
 def simhash64(features: Iterable[str | tuple[str, int]]) -> int:
     """Charikar's SimHash over weighted features, as an unsigned 64-bit int.
 
-    Features are hashed here rather than by the simhash package, whose tokenizer drops the
-    brackets that give a term its structure.
+    Features are hashed here rather than by the simhash package (not a dependency): its
+    tokenizer drops the brackets that give a term its structure, and under numpy 2 it raises
+    OverflowError once a feature weight reaches 256 (../shared/design/NOTES.md).
     """
     pairs = [f if isinstance(f, tuple) else (f, 1) for f in features]
     total = 0
