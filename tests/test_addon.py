@@ -12,16 +12,21 @@ from scrapy.utils.test import get_crawler
 
 from tests.conftest import REPO
 from visdup import config as visdup_settings
-from visdup.addon import PIPELINES, SPIDER_MIDDLEWARES
+from visdup.addon import DOWNLOADER_MIDDLEWARES, EXTENSIONS, PIPELINES, SPIDER_MIDDLEWARES
 from visdup.context import CrawlContext
 from visdup.errors import ConfigError
 from visdup.middlewares import NoFollowDuplicatesMiddleware, RecordsMiddleware
 from visdup.pipelines import ClusterPipeline, ContentPipeline, LabelPipeline, TermPipeline
 from visdup.spiders.site import SiteSpider
 
-COMPONENTS = [("ITEM_PIPELINES", p) for p in PIPELINES] + [
-    ("SPIDER_MIDDLEWARES", m) for m in SPIDER_MIDDLEWARES
-]
+#: Every component the add-on installs, by the setting that lists it.
+INSTALLED = {
+    "ITEM_PIPELINES": PIPELINES,
+    "SPIDER_MIDDLEWARES": SPIDER_MIDDLEWARES,
+    "DOWNLOADER_MIDDLEWARES": DOWNLOADER_MIDDLEWARES,
+    "EXTENSIONS": EXTENSIONS,
+}
+COMPONENTS = [(setting, path) for setting, paths in INSTALLED.items() for path in paths]
 
 
 @pytest.fixture
@@ -51,12 +56,10 @@ def enabled(c, setting: str) -> dict[str, int]:
 
 def test_addon_wires_pipelines_middleware_and_defaults(db):
     c = crawler(db)
-    pipelines = enabled(c, "ITEM_PIPELINES")
-    for name, priority in PIPELINES.items():
-        assert pipelines[name] == priority
-    middlewares = enabled(c, "SPIDER_MIDDLEWARES")
-    for name, priority in SPIDER_MIDDLEWARES.items():
-        assert middlewares[name] == priority
+    for setting, components in INSTALLED.items():
+        on = enabled(c, setting)
+        for name, priority in components.items():
+            assert on[name] == priority, (setting, name)
     assert c.settings.get("VISDUP_SIMILARITY_THRESHOLD") == 0.95
     assert c.settings.getint("DOWNLOAD_MAXSIZE") == 32 * 1024 * 1024
 
@@ -74,8 +77,7 @@ def test_a_component_the_project_switches_off_stays_off(db, setting, path, as_cl
     c = crawler(db, **{setting: {key: None}})
     on = enabled(c, setting)
     assert path not in on
-    others = PIPELINES if setting == "ITEM_PIPELINES" else SPIDER_MIDDLEWARES
-    assert set(others) - {path} <= set(on), "the add-on still installs the others"
+    assert set(INSTALLED[setting]) - {path} <= set(on), "the add-on still installs the others"
 
 
 @pytest.mark.parametrize(("setting", "path"), COMPONENTS)
