@@ -348,3 +348,111 @@ def test_trees_built_through_the_api_30000_deep() -> None:
     assert len(fast.blocks) > 30_000
     content = main_content(root, cleaned=True)
     assert "level 29999 of a very deep page." in content.text and "gone" not in content.text
+
+
+# ----------------------------------------------------------------- listings and titles
+
+
+def _archive(days: int = 8) -> str:
+    teasers = "".join(
+        f"<article class='post'><h2 class='entry-title'><a href='/2025/03/{d}/ride-{d}/'>"
+        f"Morning ride number {d} along the canal</a></h2>"
+        f"<div class='entry-summary'><p>We set off before sunrise on day {d} and followed the "
+        f"towpath east, past the locks and the old mill, until the fog lifted over the "
+        f"fields and the first walkers appeared […]</p></div>"
+        f"<a class='more-link' href='/2025/03/{d}/ride-{d}/'>Read more</a></article>"
+        for d in range(1, days + 1)
+    )
+    return (
+        "<html><head><title>March 2025 – Canal Diaries</title></head><body>"
+        "<header class='site-header'><a href='/'>Canal Diaries</a><nav><ul>"
+        "<li><a href='/'>Home</a></li><li><a href='/about/'>About</a></li></ul></nav></header>"
+        f"<div id='primary' class='content-area'><h1 class='page-title'>Month: March 2025</h1>"
+        f"{teasers}</div>"
+        "<aside class='widget-area'><h2>Archives</h2><ul><li><a href='/2025/02/'>February</a>"
+        "</li></ul></aside>"
+        "<footer class='site-footer'><p>© 2025 Canal Diaries. Proudly built with WordPress and "
+        "a theme of our own making.</p></footer></body></html>"
+    )
+
+
+def test_archive_page_content_is_its_teasers_never_the_footer() -> None:
+    content = extract(_archive())
+    assert content.listing
+    assert "Proudly built with WordPress" not in content.text
+    for d in (1, 4, 8):
+        assert f"Morning ride number {d} along the canal" in content.text
+        assert f"before sunrise on day {d}" in content.text
+    assert "February" not in content.text  # the archive widget stays out
+
+
+def test_article_with_a_related_list_stays_an_article() -> None:
+    related = "".join(
+        f"<li><h3><a href='/r{i}'>Another story about cycling number {i}</a></h3></li>"
+        for i in range(6)
+    )
+    html = (
+        "<html><head><title>Long read</title></head><body><article><h1>Long read</h1>"
+        + "".join(f"<p>{' '.join(['This sentence carries the article forward.'] * 6)}</p>"
+                  for _ in range(5))
+        + f"</article><aside class='related'><ul>{related}</ul></aside></body></html>"
+    )  # fmt: skip
+    content = extract(html)
+    assert not content.listing
+    assert "Another story" not in content.text and "carries the article" in content.text
+
+
+def test_title_without_a_banner_h1() -> None:
+    """A Sphinx page: the site banner in an <h1>, the page's own <h1> with a pilcrow."""
+    html = (
+        "<html><head><title>Models — Django 3.2.25 documentation</title></head><body>"
+        "<div id='header'><h1><a href='index.html'>Django 3.2.25 documentation</a></h1></div>"
+        "<div class='body' role='main'><h1>Models<a class='headerlink' href='#m'>¶</a></h1>"
+        "<p>A model is the single, definitive source of information about your data.</p>"
+        "</div></body></html>"
+    )
+    assert extract(html).title == "Models"
+
+
+def test_site_titles_learn_the_affix_every_page_shares() -> None:
+    from visdup.content.titles import SiteTitles
+
+    titles = SiteTitles()
+    names = [f"Chapter {i}" for i in range(10)]
+    got = [
+        titles.own(f"http://docs.example/{n}", f"{n} — Example 1.0 documentation") for n in names
+    ]
+    assert got[:4] == [f"{n} — Example 1.0 documentation" for n in names[:4]]  # not learnt yet
+    assert got[5:] == names[5:]
+    assert titles.own("http://other.example/x", "X — Example 1.0 documentation") == (
+        "X — Example 1.0 documentation"
+    ), "one site's affixes are not another's"
+    banner = SiteTitles()
+    for i in range(6):
+        last = banner.own(f"http://b.example/{i}", "Example documentation", f"Page {i}")
+    assert last == "Page 5"
+
+
+def test_titles_of_the_python_manual() -> None:
+    """No page of the manual is called by the site's banner or suffix."""
+    from collections import Counter
+
+    from tests.conftest import REPO
+    from visdup.content import page_title
+    from visdup.content.titles import SiteTitles
+    from visdup.page.parse import parse_html
+
+    base = REPO / "debian-docs" / "usr" / "share" / "doc" / "python3.11" / "html"
+    if not base.is_dir():
+        pytest.skip(f"{base} is absent (bash ../shared/data/get-debian-docs.sh debian-docs)")
+    site = SiteTitles()
+    got = {}
+    for path in sorted(base.rglob("*.html")):
+        title = page_title(parse_html(path.read_bytes()).root)
+        got[path.relative_to(base).as_posix()] = site.own(f"http://docs/{path.name}", title)
+    assert got["library/os.html"] == "os — Miscellaneous operating system interfaces"
+    assert got["genindex-Z.html"] == "Index"
+    suffixed = [t for t in got.values() if t and "Python 3.11" in t and "documentation" in t]
+    learning = max(SiteTitles.MIN_PAGES, SiteTitles.AFFIX_SHARE * len(got))
+    assert len(suffixed) <= learning, "only pages seen before the affix was learnt"
+    assert Counter(got.values()).most_common(1)[0][1] < 0.1 * len(got)

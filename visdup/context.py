@@ -22,6 +22,7 @@ from scrapy.utils.asyncio import run_in_thread
 from twisted.internet.defer import Deferred
 
 from visdup.config import check, defaults, resolve
+from visdup.content.titles import SiteTitles
 from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
 from visdup.dedup.label import Labeller, build_labeller
 from visdup.errors import StoreError, VisdupError
@@ -100,6 +101,8 @@ class CrawlContext:
         self.labeller: Labeller | None = None
         self.run_id: int | None = None
         self.group_sizes: dict[int, int] = {}
+        #: Title affixes the crawled sites' pages share (visdup.content.titles).
+        self.titles = SiteTitles()
         self._clusters: CrawlClusters | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
         self.verdicts: dict[str, Deferred[str | None]] = {}

@@ -160,6 +160,7 @@ class LabelPipeline(_PagePipeline):
             links=list(item.links),
         )
         record.cluster_id = item.cluster
+        record.title = ctx.titles.own(item.url, record.title)  # without the site's affixes
         if record.problem:
             ctx.store.add_error(ctx.run_id, item.url, "parse", record.problem)
         labeller = ctx.labeller
