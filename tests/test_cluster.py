@@ -10,13 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from visdup.templates.cluster import (
-    OnlineClusterer,
-    adjusted_rand_index,
-    cluster_trees,
-    medoid,
-    purity,
-)
+from tests.partition import adjusted_rand_index, purity
+from visdup.templates.cluster import OnlineClusterer, cluster_trees, medoid
 from visdup.templates.stm import FlatTree, page_tree
 
 FIXTURES = Path(__file__).parent / "fixtures" / "templates"
@@ -84,8 +79,9 @@ def test_online_matches_batch_and_survives_state():
     for key, cid in ids.items():
         same = {k for k, c in ids.items() if c == cid}
         assert {kind(k) for k in same} == {kind(key)}
-    state = json.loads(json.dumps(online.to_state()))
-    restored = OnlineClusterer.from_state(state)
+    restored = OnlineClusterer()
+    for cid in online.clusters:
+        restored.load_cluster(json.loads(json.dumps(online.cluster_state(cid))))
     assert restored.clusters == online.clusters
     extra = page_tree((FIXTURES / "product-p2.html").read_bytes())
     assert restored.assign("again", extra) == ids["product-p2.html"]
@@ -138,3 +134,110 @@ def test_cluster_command_bad_input(tmp_path):
     assert result.returncode == 0, result.stderr
     result = run_cli("cluster", str(FIXTURES), "--threshold", "2")
     assert result.returncode == 2
+
+
+# Layout signatures and their order-independent clusters.
+
+
+def _blog_page(rng: random.Random, n: int) -> bytes:
+    nav = "".join(f"<li><a href='/c{k}'>Cat {k}</a></li>" for k in range(rng.randrange(3, 9)))
+    paras = "".join(
+        f"<p>Post {n} paragraph {k} " + "words " * rng.randrange(20, 80) + "</p>"
+        for k in range(rng.randrange(2, 30))
+    )
+    extra = "<div class='share'><a>share</a></div>" if rng.random() < 0.5 else ""
+    return (
+        f"<html><head><title>Post {n}</title></head><body><header><h1>Blog</h1>"
+        f"<nav><ul>{nav}</ul></nav></header><div class='wrap'><article><h2>Post {n}</h2>"
+        f"{paras}{extra}</article><aside><h3>Archive</h3><ul><li><a>May</a></li>"
+        f"<li><a>June</a></li></ul></aside></div><footer><p>(c) blog</p></footer></body></html>"
+    ).encode()
+
+
+def _shop_page(rng: random.Random, n: int) -> bytes:
+    rows = "".join(
+        f"<tr><th>Spec {k}</th><td>value {k} of item {n}</td></tr>"
+        for k in range(rng.randrange(3, 15))
+    )
+    reviews = "".join(
+        f"<li><p>Review {k}: " + "good " * rng.randrange(5, 40) + "</p></li>"
+        for k in range(rng.randrange(0, 12))
+    )
+    return (
+        f"<html><body><div id='top'><form><input name='q'><button>Go</button></form>"
+        f"<a href='/cart'>Cart</a></div><table class='grid'><tr><td><img src='x.png'></td>"
+        f"<td><h1>Item {n}</h1><table class='specs'>{rows}</table>"
+        f"<button>Buy</button></td></tr></table><div><h2>Reviews</h2><ul>{reviews}</ul></div>"
+        f"<div id='bottom'><span>Shop</span></div></body></html>"
+    ).encode()
+
+
+def _layout_site() -> dict[str, tuple[str, bytes]]:
+    rng = random.Random(11)
+    pages = {f"blog/{n}": ("blog", _blog_page(rng, n)) for n in range(30)}
+    pages.update({f"shop/{n}": ("shop", _shop_page(rng, n)) for n in range(30)})
+    return pages
+
+
+def test_layout_signature_is_bounded_and_ignores_repeats_and_content():
+    from visdup.page.parse import parse_html
+    from visdup.templates.signature import MAIN, layout_signature, page_layout
+
+    short = page_layout(_blog_page(random.Random(1), 1))
+    assert MAIN in short.labels
+    assert short.sizes[0] == short.nodes
+    # Rows of a list collapse: 3 or 8 menu entries, 2 or 29 paragraphs give one signature.
+    a = _blog_page(random.Random(5), 1).replace(b"<div class='share'><a>share</a></div>", b"")
+    b = _blog_page(random.Random(6), 2).replace(b"<div class='share'><a>share</a></div>", b"")
+    assert page_layout(a).key == page_layout(b).key
+    # Depth and size are capped; a page thousands of levels deep is read without recursion.
+    deep = b"<html><body>" + b"<div>" * 5000 + b"x" + b"</div>" * 5000 + b"</body></html>"
+    sig = page_layout(deep)
+    assert 0 < sig.nodes <= 10
+    wide = "".join(f"<div><{t}>x</{t}></div>" for t in ("p", "span", "b") * 400)
+    doc = parse_html(f"<html><body>{wide}</body></html>".encode())
+    assert layout_signature(doc.root, max_nodes=50).nodes == 50
+    # The page is only read.
+    before = len(list(doc.root.iter()))
+    layout_signature(doc.root)
+    assert len(list(doc.root.iter())) == before
+
+
+def test_layout_clusters_do_not_depend_on_page_order():
+    from visdup.templates.layouts import LayoutClusterer, cluster_layouts
+    from visdup.templates.signature import page_layout
+
+    site = _layout_site()
+    layouts = {key: page_layout(body) for key, (_kind, body) in site.items()}
+    keys = sorted(layouts)
+    first = cluster_layouts((k, layouts[k]) for k in keys)
+    truth = [site[k][0] for k in keys]
+    assert adjusted_rand_index(truth, [first[k] for k in keys]) == 1.0
+    for seed in range(5):
+        order = keys[:]
+        random.Random(seed).shuffle(order)
+        online = LayoutClusterer()
+        got = {k: online.add(layouts[k]) for k in order}
+        # Ids are those of the clusters at the end (merges may rename a page's early id).
+        final = {k: online.cluster_of(layouts[k].key) for k in order}
+        assert final == first  # the same partition and the same ids, whatever the order
+        assert set(got.values()) >= set(first.values())
+        assert online.stats.exact <= online.stats.pages  # ≤ 1 exact comparison per page
+        assert sum(online.sizes().values()) == len(keys)
+
+
+def test_converging_layouts_merge():
+    from visdup.templates.layouts import LayoutClusterer
+    from visdup.templates.signature import make_layout
+
+    def chain(extra: int) -> object:
+        labels = ["body", "header", "nav", "#main", "footer"] + ["div"] * extra
+        return make_layout(labels, [len(labels), 2, 1, 1, 1] + [1] * extra)
+
+    a, b, bridge = chain(0), chain(4), chain(2)
+    online = LayoutClusterer(threshold=0.8)
+    ca, cb = online.add(a), online.add(b)
+    assert ca != cb  # too far apart on their own
+    joined = online.add(bridge)
+    assert online.cluster_of(a.key) == online.cluster_of(b.key) == joined
+    assert online.stats.merges >= 2

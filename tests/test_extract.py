@@ -177,3 +177,43 @@ def test_extract_command(tmp_path):
         timeout=120,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("visdup: error:")
+
+
+def _labelled_pages(label: str) -> list[bytes]:
+    return [
+        (
+            f"<html><body><h1>Part {n}</h1><table><tr><th>{label}</th><td>model {n % 3}</td></tr>"
+            f"<tr><th>Maker:</th><td>maker {n}</td></tr></table></body></html>"
+        ).encode()
+        for n in range(6)
+    ]
+
+
+def test_a_field_never_takes_a_record_column():
+    for label in ("Fits:", "URL:", "Cluster:", "Path:"):
+        trees = [page_tree(b) for b in _labelled_pages(label)]
+        template = build_template(trees, cluster=3)
+        assert not set(template.field_names) & {"url", "path", "cluster", "fits", "key"}
+        record = extract_record(template, "u", trees[1])
+        assert record["fits"] is True  # the record's own boolean, not the page's text
+        assert record["url"] == "u" and record["cluster"] == 3
+        assert record["maker"] == "maker 1"
+        own = label.rstrip(":").lower()
+        assert record[f"{own}_field"] == "model 1"
+    # A template stored before names were reserved still cannot overwrite a column.
+    stored = template.to_dict()
+    stored["fields"] = [
+        {**f, "name": "fits"} if f["name"] == "path_field" else f for f in stored["fields"]
+    ]
+    record = extract_record(Template.from_dict(stored), "u", trees[1])
+    assert record["fits"] is True and record["fits_field"] == "model 1"
+
+
+def test_fit_uses_its_own_min_fit():
+    template = product_template()
+    tree = page_tree((FIXTURES / "product-p3.html").read_bytes())
+    loose = match_template(template, tree, min_fit=0.0)
+    strict = match_template(template, tree, min_fit=1.01)
+    assert loose.share == strict.share
+    assert loose.fits and not strict.fits
+    assert extract_record(template, "p3", tree, min_fit=1.01)["fits"] is False

@@ -142,7 +142,9 @@ def test_path_index_finds_what_a_full_scan_finds(monkeypatch, threshold: float) 
     assert len(indexed.clusters) > 30  # enough clusters for the index to matter
     # Reloaded clusters replace their index entries.
     monkeypatch.setattr(cluster_module, "_SCAN_BELOW", 0)
-    restored = OnlineClusterer.from_state(indexed.to_state())
+    restored = OnlineClusterer(threshold=threshold, representatives=3)
+    for cid in indexed.clusters:
+        restored.load_cluster(indexed.cluster_state(cid))
     for cid in list(indexed.clusters)[:10]:
         restored.load_cluster(indexed.cluster_state(cid))
     assert [restored.nearest(p) for p in pages[:80]] == [indexed.nearest(p) for p in pages[:80]]

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
+from visdup import config
 from visdup.templates.stm import (
     DEFAULT_MAX_NODES,
     FlatTree,
@@ -42,10 +43,10 @@ from visdup.templates.stm import (
 
 logger = logging.getLogger(__name__)
 
-#: Distance above which two clusters stay apart.
-DEFAULT_THRESHOLD = 0.4
+#: Distance above which two clusters stay apart: the setting's similarity, as a distance.
+DEFAULT_THRESHOLD = round(1.0 - config.VISDUP_CLUSTER_THRESHOLD, 9)
 #: Representatives kept per cluster (the medoid included).
-DEFAULT_REPRESENTATIVES = 4
+DEFAULT_REPRESENTATIVES = config.VISDUP_CLUSTER_REPRESENTATIVES
 #: Fraction by which representatives are pulled toward the medoid.
 DEFAULT_SHRINK = 0.2
 
@@ -337,8 +338,8 @@ class OnlineClusterer:
     comparisons per candidate cluster however large clusters grow; the path-histogram bound
     rules out most clusters before any STM, and with many representatives an index of their
     label paths (:class:`_PathIndex`) keeps even that bound from running against them all.
-    ``to_state``/``from_state`` give a JSON-able dict so a crawl can persist the clusters
-    between runs.
+    ``cluster_state``/``load_cluster`` give one cluster as a JSON-able dict, so a crawl can
+    persist the clusters between runs and processes.
     """
 
     def __init__(
@@ -496,80 +497,8 @@ class OnlineClusterer:
         """Never hand out ``cluster_id``: it is taken elsewhere (a batch re-clustering)."""
         self._next_id = max(self._next_id, cluster_id + 1)
 
-    def to_state(self) -> dict[str, Any]:
-        return {
-            "version": 1,
-            "threshold": self.threshold,
-            "representatives": self.representatives,
-            "max_nodes": self.max_nodes,
-            "next_id": self._next_id,
-            "clusters": [
-                {
-                    "id": cid,
-                    "size": self._sizes[cid],
-                    "representatives": [
-                        {"key": key, "tree": _tree_dict(tree)} for key, tree, _, _ in reps
-                    ],
-                }
-                for cid, reps in sorted(self._reps.items())
-            ],
-        }
-
-    @classmethod
-    def from_state(cls, state: dict[str, Any]) -> OnlineClusterer:
-        if state.get("version") != 1:
-            raise ValueError(f"unknown clusterer state version {state.get('version')!r}")
-        self = cls(
-            threshold=float(state["threshold"]),
-            representatives=int(state["representatives"]),
-            max_nodes=int(state["max_nodes"]),
-        )
-        self._next_id = int(state["next_id"])
-        for item in state["clusters"]:
-            self.load_cluster(item)
-        return self
-
 
 def _tree_dict(tree: Tree) -> dict[str, Any]:
     if isinstance(tree, FlatTree):
         return tree.to_dict()
     return FlatTree(tree.labels, tree.sizes).to_dict()
-
-
-def adjusted_rand_index(truth: Sequence[Any], predicted: Sequence[Any]) -> float:
-    """Hubert and Arabie's adjusted Rand index of two labelings of the same items."""
-    if len(truth) != len(predicted):
-        raise ValueError("labelings differ in length")
-    n = len(truth)
-    if n < 2:
-        return 1.0
-
-    def pairs(x: int) -> float:
-        return x * (x - 1) / 2.0
-
-    table: dict[tuple[Any, Any], int] = {}
-    rows: dict[Any, int] = {}
-    cols: dict[Any, int] = {}
-    for t, p in zip(truth, predicted, strict=True):
-        table[(t, p)] = table.get((t, p), 0) + 1
-        rows[t] = rows.get(t, 0) + 1
-        cols[p] = cols.get(p, 0) + 1
-    index = sum(pairs(v) for v in table.values())
-    sum_rows = sum(pairs(v) for v in rows.values())
-    sum_cols = sum(pairs(v) for v in cols.values())
-    expected = sum_rows * sum_cols / pairs(n)
-    top = (sum_rows + sum_cols) / 2.0
-    if top == expected:
-        return 1.0
-    return (index - expected) / (top - expected)
-
-
-def purity(truth: Sequence[Any], predicted: Sequence[Any]) -> float:
-    """Share of items whose cluster's majority label is their own."""
-    if not truth:
-        return 1.0
-    counts: dict[Any, dict[Any, int]] = {}
-    for t, p in zip(truth, predicted, strict=True):
-        inner = counts.setdefault(p, {})
-        inner[t] = inner.get(t, 0) + 1
-    return sum(max(c.values()) for c in counts.values()) / len(truth)

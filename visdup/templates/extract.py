@@ -16,17 +16,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from visdup import config
 from visdup.errors import InputError
 from visdup.escape import csv_cell
 from visdup.templates.cluster import DEFAULT_THRESHOLD, cluster_trees
 from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping
-from visdup.templates.template import Template, build_template, clean_value
+from visdup.templates.template import (
+    RESERVED_NAMES,
+    Template,
+    build_template,
+    clean_value,
+)
 
 logger = logging.getLogger(__name__)
 
-#: Share of a template's required nodes a page must map to fit it. Required nodes are
-#: estimated from a sample of the cluster, so a page may miss one of them and still fit.
-DEFAULT_MIN_FIT = 0.95
+#: Share of a template's required nodes a page must map to fit it (the setting's default).
+#: Required nodes are estimated from a sample of the cluster, so a page may miss one of them
+#: and still fit.
+DEFAULT_MIN_FIT = config.VISDUP_EXTRACT_MIN_FIT
 
 
 @dataclass
@@ -35,14 +42,19 @@ class Fit:
 
     share: float
     values: dict[str, str | None]
+    min_fit: float = DEFAULT_MIN_FIT
 
     @property
     def fits(self) -> bool:
-        return self.share >= DEFAULT_MIN_FIT
+        return self.share >= self.min_fit
 
 
 def match_template(
-    template: Template, tree: FlatTree, *, max_nodes: int = DEFAULT_MAX_NODES
+    template: Template,
+    tree: FlatTree,
+    *,
+    min_fit: float = DEFAULT_MIN_FIT,
+    max_nodes: int = DEFAULT_MAX_NODES,
 ) -> Fit:
     mapping = stm_mapping(
         template.tree,
@@ -57,8 +69,13 @@ def match_template(
     values: dict[str, str | None] = {}
     for field in template.fields:
         j = image.get(field.node)
-        values[field.name] = clean_value(tree.texts[j]) if j is not None else None
-    return Fit(share, values)
+        values[_column(field.name)] = clean_value(tree.texts[j]) if j is not None else None
+    return Fit(share, values, min_fit)
+
+
+def _column(name: str) -> str:
+    """A field's column: templates stored before names were reserved may still use one."""
+    return f"{name}_field" if name in RESERVED_NAMES else name
 
 
 def extract_record(
@@ -73,13 +90,13 @@ def extract_record(
     record: dict[str, Any] = {"url": key, "cluster": None, "fits": False}
     if template is None or tree.nodes == 0:
         return record
-    fit = match_template(template, tree, max_nodes=max_nodes)
+    fit = match_template(template, tree, min_fit=min_fit, max_nodes=max_nodes)
     record["cluster"] = template.cluster
-    record["fits"] = fit.share >= min_fit
-    if record["fits"]:
+    record["fits"] = fit.fits
+    if fit.fits:
         record.update(fit.values)
     else:
-        record.update(dict.fromkeys(template.field_names))
+        record.update(dict.fromkeys(fit.values))
     return record
 
 
@@ -93,8 +110,8 @@ def best_template(
     """The template a page fits best (most of its required nodes mapped), if it fits any."""
     best: tuple[float, int, Template] | None = None
     for k, template in enumerate(templates):
-        fit = match_template(template, tree, max_nodes=max_nodes)
-        if fit.share >= min_fit and (best is None or (fit.share, -k) > (best[0], -best[1])):
+        fit = match_template(template, tree, min_fit=min_fit, max_nodes=max_nodes)
+        if fit.fits and (best is None or (fit.share, -k) > (best[0], -best[1])):
             best = (fit.share, k, template)
     return best[2] if best else None
 
@@ -113,7 +130,7 @@ class Dataset:
         cols = [self.key, "cluster", "fits"]
         seen = set(cols)
         for template in self.templates:
-            for name in template.field_names:
+            for name in map(_column, template.field_names):
                 if name not in seen:
                     seen.add(name)
                     cols.append(name)

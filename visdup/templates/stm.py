@@ -26,7 +26,9 @@ logger = logging.getLogger(__name__)
 
 _kernel = kernel("_stm")
 
-#: Trees are cut to this many nodes (a preorder prefix) before matching, to bound time/memory.
+#: DOM trees are cut to this many nodes (a preorder prefix) before matching, to bound time and
+#: memory. Not the TED cap of ``visdup.structure.distance`` (5000 term nodes, quadratic memory):
+#: STM keeps one row per pair of sibling lists, so DOM trees, larger than terms, fit.
 DEFAULT_MAX_NODES = 6000
 #: Label given to text leaves by :func:`dom_tree`.
 TEXT = "#text"

@@ -23,16 +23,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from visdup import config
 from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, stm_mapping, text_code
 
 logger = logging.getLogger(__name__)
 
 #: Members a template is generalised against at most (spread evenly over the cluster).
-DEFAULT_MAX_PAGES = 40
+DEFAULT_MAX_PAGES = config.VISDUP_TEMPLATE_MAX_PAGES
 #: Share of pages a node must be mapped in to be required.
 DEFAULT_REQUIRED_SHARE = 1.0
 #: Share of pages a varying text must be present in to become a field.
 DEFAULT_FIELD_SUPPORT = 0.2
+#: Columns every record has (:func:`visdup.templates.extract.extract_record`, the file key):
+#: no field may take these names, or a field labelled "Fits:" would overwrite the verdict.
+RECORD_COLUMNS = ("url", "path", "cluster", "fits")
+#: Names a field never takes: the record's own columns and the key of a page.
+RESERVED_NAMES = frozenset((*RECORD_COLUMNS, "key"))
 #: A label is short: longer fixed texts are content, not captions.
 MAX_LABEL_CHARS = 40
 
@@ -343,9 +349,8 @@ def _field_names(tree: FlatTree, fixed: list[bool], field_nodes: list[int]) -> l
     # Unique names, first come first served in document order.
     seen: dict[str, int] = {}
     out = []
-    reserved = {"url", "path", "cluster", "key"}
     for name in names:
-        if name in reserved:
+        if name in RESERVED_NAMES:
             name = f"{name}_field"
         count = seen.get(name, 0) + 1
         seen[name] = count

@@ -1,0 +1,241 @@
+"""A page's layout signature: the skeleton around its content, small and bounded.
+
+Template clusters should mean page *layouts*. Whole DOM trees measure how much content two
+pages share (two pages of one layout with long, different bodies look unrelated) and cost
+time in proportion to the body. The signature keeps what a layout is made of:
+
+- the element skeleton outside the main content (header, navigation, sidebars, footer);
+- the main-content subtree reduced to a stub: its own first ``stub_depth`` levels;
+- runs of equal siblings collapsed to one (the visual term's horizontal compression, without
+  the count): a table of 3 rows and one of 30 rows, a menu of 5 or 7 entries, look alike;
+- depth below ``<body>`` capped, and the whole cut to ``max_nodes`` nodes.
+
+Labels are tag names: class names carry page state in real sites (``current``, ``active``,
+the page's own slug), which splits one layout into many. The choice is measured in
+``bench/bench_cluster.py`` (README, "Template signatures").
+
+The signature is a flat preorder tree (``labels``, ``sizes``) that the STM kernel compares in
+microseconds, and ``key``: a 64-bit digest of it, stable across processes, so that pages with
+the very same skeleton meet in a dictionary without any comparison.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from visdup.templates.stm import label_paths, stm
+
+#: Levels below <body> kept in the skeleton.
+DEFAULT_DEPTH = 8
+#: Levels of the main-content subtree kept in its stub (0: one node).
+DEFAULT_STUB_DEPTH = 0
+#: The signature is cut to this many nodes (a preorder prefix).
+DEFAULT_MAX_NODES = 400
+#: Label of the node standing for the main content.
+MAIN = "#main"
+
+#: Elements that never render, or carry no layout.
+_SKIP = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "head",
+        "link",
+        "meta",
+        "base",
+        "iframe",
+        "br",
+        "wbr",
+        "svg",
+    }
+)
+
+
+@dataclass(eq=False)
+class Layout:
+    """A layout signature: flat preorder ``labels``/``sizes`` and its 64-bit ``key``."""
+
+    labels: tuple[str, ...]
+    sizes: tuple[int, ...]
+    key: int
+    _paths: dict[int, int] | None = field(default=None, repr=False)
+
+    @property
+    def nodes(self) -> int:
+        return len(self.labels)
+
+    @property
+    def paths(self) -> dict[int, int]:
+        """Label-path histogram (cached): STM's free upper bound."""
+        if self._paths is None:
+            self._paths = label_paths(self, len(self.labels))
+        return self._paths
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"labels": list(self.labels), "sizes": list(self.sizes)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Layout:
+        return make_layout(data["labels"], data["sizes"])
+
+
+def layout_key(labels: Sequence[str], sizes: Sequence[int]) -> int:
+    """64-bit digest of a flat tree, the same in every process (``hash`` is salted)."""
+    h = hashlib.blake2b(digest_size=8)
+    for label, size in zip(labels, sizes, strict=True):
+        h.update(label.encode("utf-8", "replace"))
+        h.update(struct.pack("<I", size))
+    return int.from_bytes(h.digest(), "little")
+
+
+def make_layout(labels: Sequence[str], sizes: Sequence[int]) -> Layout:
+    labels, sizes = tuple(labels), tuple(sizes)
+    return Layout(labels, sizes, layout_key(labels, sizes))
+
+
+def similarity(a: Layout, b: Layout) -> float:
+    """``2·STM/(n1+n2)``: seed 003's page similarity, on the two signatures."""
+    total = a.nodes + b.nodes
+    if total == 0:
+        return 1.0
+    if a.key == b.key:
+        return 1.0
+    return 2.0 * stm(a, b, max_nodes=max(a.nodes, b.nodes)) / total
+
+
+def similarity_bound(a: Layout, b: Layout) -> float:
+    """An upper bound on :func:`similarity` from the label-path histograms (no STM)."""
+    total = a.nodes + b.nodes
+    if total == 0 or a.key == b.key:
+        return 1.0
+    pa, pb = a.paths, b.paths
+    if len(pa) > len(pb):
+        pa, pb = pb, pa
+    shared = 0
+    for key, count in pa.items():
+        other = pb.get(key)
+        if other:
+            shared += count if count < other else other
+    return 2.0 * shared / total
+
+
+def _label(el: Any, tag: str, mode: str) -> str:
+    """A node's label in the signature: see :func:`layout_signature`'s ``mode``."""
+    if mode == "tag":
+        return tag
+    ident = (el.get("id") or "").strip()
+    if mode == "id":
+        return f"{tag}#{ident}" if ident and not any(c.isdigit() for c in ident) else tag
+    cls = ".".join(sorted((el.get("class") or "").split()))
+    return f"{tag}.{cls}" if cls else tag
+
+
+def _tag(el: Any) -> str | None:
+    tag = el.tag
+    if not isinstance(tag, str):
+        return None  # comments, processing instructions, entities
+    if tag[0] == "{":
+        tag = tag.rsplit("}", 1)[1]
+    return tag.lower()
+
+
+def layout_signature(
+    root: Any,
+    main: Any = None,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    stub_depth: int = DEFAULT_STUB_DEPTH,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    mode: str = "tag",
+) -> Layout:
+    """The layout signature of a parsed page (an lxml element); ``main``: its main content.
+
+    ``mode`` says what labels a node: ``tag``, ``id`` (tag#id for ids without digits) or
+    ``class`` (tag.classes); measured, tags alone win. The page is only read. Elements below
+    ``depth`` levels are not visited: the cost is that of the skeleton, not of the page.
+    """
+    if root is None:
+        return make_layout((), ())
+    start = root
+    if _tag(root) == "html":
+        for child in root:
+            if _tag(child) == "body":
+                start = child
+                break
+    # Post-order over an explicit stack. A frame: [element, label, depth left, stub depth
+    # left or -1 outside the main content, iterator over children, collected children].
+    # A collected child is (structural hash, labels, sizes) of its compressed subtree.
+    result: list[tuple[int, list[str], list[int]]] = []
+    if main is start or main is root:
+        main = None  # no content apart from the page: a stub would hide the whole layout
+    stack: list[list[Any]] = [[start, _tag(start) or "body", depth, -1, iter(start), []]]
+    budget = max_nodes * 8  # elements visited at most: hostile pages cannot make this slow
+    while stack:
+        frame = stack[-1]
+        _el, label, left, stub, children, got = frame
+        child = None
+        if left > 0 and stub != 0 and budget > 0:
+            for candidate in children:
+                tag = _tag(candidate)
+                if tag is None or tag in _SKIP:
+                    continue
+                child = candidate
+                break
+        if child is not None:
+            budget -= 1
+            tag = _label(child, _tag(child) or "", mode)
+            if stub < 0 and main is not None and child is main:
+                stack.append([child, MAIN, left - 1, stub_depth, iter(child), []])
+            else:
+                stack.append(
+                    [child, tag, left - 1, stub - 1 if stub > 0 else stub, iter(child), []]
+                )
+            continue
+        stack.pop()
+        # Collapse runs of equal siblings (horizontal compression without counts).
+        labels = [label]
+        sizes = [1]
+        parts = [label]
+        last = None
+        for h, sub_labels, sub_sizes in got:
+            if h == last:
+                continue
+            last = h
+            labels.extend(sub_labels)
+            sizes.extend(sub_sizes)
+            parts.append(h)
+        sizes[0] = len(labels)
+        node = (hash(tuple(parts)), labels, sizes)
+        if stack:
+            stack[-1][5].append(node)
+        else:
+            result.append(node)
+    _, labels, sizes = result[0]
+    if len(labels) > max_nodes:
+        labels = labels[:max_nodes]
+        sizes = [min(s, max_nodes - i) for i, s in enumerate(sizes[:max_nodes])]
+    return make_layout(labels, sizes)
+
+
+def page_layout(html: bytes | str, *, url: str | None = None) -> Layout:
+    """Parse a page, drop what never renders, find its main content, sign its layout.
+
+    What a crawl computes for each page, for page files and stored bodies (batch clustering).
+    Unusable input gives the empty signature.
+    """
+    from visdup.content import main_content, page_title, remove_invisible
+    from visdup.page.parse import parse_html
+
+    doc = parse_html(html, url=url)
+    if doc.root is None:
+        return make_layout((), ())
+    title = page_title(doc.root)
+    remove_invisible(doc.root)
+    found = main_content(doc.root, cleaned=True, title=title)
+    return layout_signature(doc.root, found.node)
