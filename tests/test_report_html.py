@@ -65,7 +65,7 @@ def report(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browse(report):
+def browse(request):
     """Run ``check(page, data, seen)`` on the report open in headless Chromium.
 
     Playwright's sync API refuses to run beside a running asyncio loop (the test reactor's),
@@ -77,7 +77,7 @@ def browse(report):
     )
     if not Path(CHROMIUM).exists():
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    html, data = report
+    html, data = request.getfixturevalue("report")  # crawl only when a browser is there
 
     def run(check: Callable[[Any, dict, dict], None]) -> None:
         def work() -> None:
