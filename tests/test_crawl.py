@@ -553,3 +553,26 @@ async def test_each_pipeline_works_alone(site, tmp_path, keep, content, clusters
     assert all(r.term is not None for r in rows)
     assert any(r.content_print for r in rows) is content
     assert all(r.cluster_id is None for r in rows)
+
+
+class Flatten:
+    """A project's pipeline that turns every item into a plain dict before visdup sees it."""
+
+    def process_item(self, item):
+        from itemadapter import ItemAdapter
+
+        return ItemAdapter(item).asdict()
+
+
+@deferred_f_from_coro_f
+async def test_pages_a_project_pipeline_turns_into_dicts_release_their_waiters(site, tmp_path):
+    """The middlewares wait on pages that never reach visdup: the crawl still finishes."""
+    settings = {
+        "ITEM_PIPELINES": {"tests.test_crawl.Flatten": 100},
+        "VISDUP_EXTRACT_ITEMS": True,
+        "VISDUP_DUPLICATE_POLICY": "nofollow",
+    }
+    crawler = await crawl(_db(tmp_path), site.url_for("/index.html"), settings=settings)
+    stats = crawler.stats.get_stats()
+    assert stats["finish_reason"] == "finished"
+    assert stats["visdup/pages"] == 0 and stats["item_scraped_count"] >= 13

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -240,9 +241,13 @@ class CrawlContext:
         self.store.close()
 
     def item_gone(self, item: Any, **kwargs: Any) -> None:
-        url = getattr(item, "url", None)
-        if isinstance(url, str):
-            self.give_verdict(url, getattr(item, "verdict", None))
+        """A page left the pipelines: whatever it did not give, it never will."""
+        if isinstance(item, Mapping):  # a project's pipeline may turn a page into a dict
+            url, verdict = item.get("url"), item.get("verdict")
+        else:
+            url, verdict = getattr(item, "url", None), getattr(item, "verdict", None)
+        if isinstance(url, str) and (url in self.verdicts or url in self.records):
+            self.give_verdict(url, verdict)
             self.give_records(url, [])
 
     # ---------------------------------------------------------------- waiters
