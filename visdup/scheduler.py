@@ -39,6 +39,7 @@ import logging
 import os
 import pickle
 import socket
+import threading
 import time
 import uuid
 from collections import deque
@@ -315,7 +316,10 @@ class FrontierScheduler:
         #: Requests Redis refused for a moment (connection lost): pushed again on the next tick.
         self._unsent: deque[Request] = deque()
         self._reseeding = False
-        self._renewed = 0.0
+        #: Guards _inflight against the heartbeat thread's snapshot.
+        self._lock = threading.Lock()
+        self._heartbeat: threading.Thread | None = None
+        self._stopping = threading.Event()
         self._empty_until = 0.0
         self._warned: set[str] = set()
         self._tick: Any = None
@@ -351,10 +355,17 @@ class FrontierScheduler:
             self.stats.set_value(f"visdup/frontier/{name}", 0)
         self._tick = create_looping_call(self.tick)
         self._tick.start(min(1.0, self.lease / 4), now=False)
+        self._heartbeat = threading.Thread(
+            target=self._renew_leases, name="visdup-frontier-leases", daemon=True
+        )
+        self._heartbeat.start()
 
     def close(self, reason: str) -> None:
         if self._tick is not None and self._tick.running:
             self._tick.stop()
+        self._stopping.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join(timeout=5)
         if self.frontier is None:
             return
         self._flush_unsent()
@@ -370,7 +381,8 @@ class FrontierScheduler:
                     self._inc("released")
             except Exception as exc:  # the leases expire by themselves
                 logger.warning("visdup: frontier: cannot settle %s: %s", request.url, exc)
-        self._inflight.clear()
+        with self._lock:
+            self._inflight.clear()
         if self._unsent or self._local:
             logger.warning(
                 "visdup: frontier: %d requests never reached Redis and %d local ones were not "
@@ -441,7 +453,8 @@ class FrontierScheduler:
             if tries > 1:
                 self._inc("reclaimed")
             self._inc("leased")
-            self._inflight[request] = (fp, token)
+            with self._lock:
+                self._inflight[request] = (fp, token)
             return request
 
     def __len__(self) -> int:
@@ -450,7 +463,7 @@ class FrontierScheduler:
 
     # ------------------------------------------------------------------ leases
     def tick(self) -> None:
-        """Every second: settle finished requests, renew leases, wake an idle engine.
+        """Every second: settle finished requests, wake an idle engine.
 
         Finished requests are settled here, not on each ``next_request``: a worker can hold
         hundreds of downloaded requests waiting for its pipelines, and the engine asks for the
@@ -459,16 +472,28 @@ class FrontierScheduler:
         try:
             self._flush_unsent()
             self._sweep()
-            now = time.monotonic()
-            if self._inflight and now - self._renewed >= self.lease / 3:
-                assert self.frontier is not None
-                self.frontier.renew(self._inflight.values())
-                self._renewed = now
             slot = _engine_slot(self.crawler)
             if slot is not None and slot.closing is None and self.has_pending_requests():
                 slot.nextcall.schedule()  # other workers queued links: fetch them now
         except Exception as exc:
             self._warn("tick", "visdup: frontier: %s", exc)
+
+    def _renew_leases(self) -> None:
+        """Renew this process's leases every third of the lease, from a thread of its own.
+
+        A lease says "this process lives", so it must not wait for the event loop: on a machine
+        with 20 processes for 2 cores, a worker's loop ran its timers many seconds late, and
+        renewed from the loop most 6-second leases ran out under live workers (2,453 late
+        acknowledgements of 2,963 requests in one worker of the 3,000-page test).
+        """
+        assert self.frontier is not None
+        while not self._stopping.wait(self.lease / 3):
+            with self._lock:
+                leases = list(self._inflight.values())
+            try:
+                self.frontier.renew(leases)
+            except Exception as exc:  # Redis away for a moment: the next round tries again
+                self._warn("renew", "visdup: frontier: cannot renew leases: %s", exc)
 
     def _sweep(self) -> None:
         """Acknowledge the requests that left the engine: fetched, scraped, stored, followed.
@@ -485,12 +510,10 @@ class FrontierScheduler:
         done = [r for r in self._inflight if r not in slot.inprogress]
         assert self.frontier is not None
         for request in done:
-            fp, token = self._inflight.pop(request)
-            try:
-                acked = self.frontier.ack(fp, token)
-            except Exception:
-                self._inflight[request] = (fp, token)  # again on the next tick
-                raise
+            fp, token = self._inflight[request]
+            acked = self.frontier.ack(fp, token)  # on an error: again on the next tick
+            with self._lock:
+                del self._inflight[request]
             self._inc("acked" if acked else "late_acks")
 
     def _flush_unsent(self) -> None:
