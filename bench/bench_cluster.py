@@ -1,8 +1,10 @@
-"""Template clustering on real pages: DOM trees vs visual terms, ARI/purity, online cost.
+"""Template clustering on real pages: DOM trees vs visual terms, ARI/purity, online cost;
+layout signatures on every development set.
 
     .venv/bin/python bench/bench_cluster.py [--thresholds 0.1,0.2,0.3]
+    .venv/bin/python bench/bench_cluster.py --layouts [--sets warpcore,python,postgres,aeb]
 
-Reads ../shared/data/warpcore (skips when absent). Prints figures only.
+Reads ../shared/data/warpcore and the Debian manuals (skips what is absent). Prints figures only.
 """
 
 from __future__ import annotations
@@ -15,18 +17,20 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.partition import adjusted_rand_index, purity  # noqa: E402
 from visdup.templates.cluster import (  # noqa: E402
     DEFAULT_SHRINK,
     DEFAULT_THRESHOLD,
     OnlineClusterer,
-    adjusted_rand_index,
     cluster_trees,
-    purity,
 )
+from visdup.templates.layouts import LayoutClusterer  # noqa: E402
+from visdup.templates.signature import Layout, layout_signature  # noqa: E402
 from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "warpcore"
@@ -189,10 +193,120 @@ def online_cost() -> None:
         )
 
 
+def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
+    if which == "warpcore":
+        pages, labels = load()
+        return pages, {k: COARSE.get(v, v) for k, v in labels.items()}
+    if which == "aeb":
+        import gzip
+
+        d = ROOT.parent / "shared" / "data" / "aeb" / "html"
+        return {p.name: gzip.decompress(p.read_bytes()) for p in sorted(d.glob("*.gz"))}, None
+    from bench._data import debian_docs, html_files
+
+    base = debian_docs(which)
+    return {str(p.relative_to(base)): p.read_bytes() for p in html_files(base)}, None
+
+
+#: Signature variants measured: (labels, depth below <body>, stub depth of the main content).
+VARIANTS = [
+    ("tag", 8, 0),
+    ("tag", 8, 1),
+    ("tag", 8, 2),
+    ("tag", 12, 1),
+    ("id", 8, 1),
+    ("class", 8, 1),
+    ("tag", 8, None),  # no main-content stub: the whole skeleton
+]
+
+
+def layouts(sets: list[str], thresholds: list[float]) -> None:
+    from visdup.content import main_content, page_title, remove_invisible
+    from visdup.page.parse import parse_html
+
+    print("layout signatures: single-link clusters of distinct signatures (atoms)")
+    print(f"{'set':9} {'variant':16} {'thr':>4} {'atoms':>5} {'clus':>5} {'top4':>6} {'ARIc':>6}")
+    for which in sets:
+        try:
+            pages, labels = layout_pages(which)
+        except (SystemExit, FileNotFoundError):
+            print(f"{which}: skipped (data absent)")
+            continue
+        sigs: dict[tuple[Any, ...], dict[str, Layout]] = {v: {} for v in VARIANTS}
+        spent = 0.0
+        for key, body in pages.items():
+            doc = parse_html(body)
+            if doc.root is None:
+                continue
+            title = page_title(doc.root)
+            remove_invisible(doc.root)
+            node = main_content(doc.root, cleaned=True, title=title).node
+            for v in VARIANTS:
+                mode, depth, stub = v
+                t0 = time.perf_counter()
+                sigs[v][key] = layout_signature(
+                    doc.root,
+                    None if stub is None else node,
+                    depth=depth,
+                    stub_depth=stub or 0,
+                    mode=mode,
+                )
+                spent += time.perf_counter() - t0
+        for v, items in sigs.items():
+            for thr in thresholds:
+                clusterer = LayoutClusterer(threshold=thr)
+                for layout in items.values():
+                    clusterer.add(layout)
+                pred = {k: clusterer.cluster_of(s.key) for k, s in items.items()}
+                sizes = sorted(Counter(pred.values()).values(), reverse=True)
+                keys = sorted(pred)
+                aric = "     -"
+                if labels:
+                    score = adjusted_rand_index([labels[k] for k in keys], [pred[k] for k in keys])
+                    aric = f"{score:6.3f}"
+                print(
+                    f"{which:9} {v!s:16} {thr:4.2f} {len(clusterer.atoms):5d} {len(sizes):5d}"
+                    f" {sum(sizes[:4]) / len(pred):6.3f} {aric}"
+                )
+        print(f"{which}: signature {spent / len(VARIANTS) / len(pages) * 1e3:.2f} ms per page")
+        # Order independence and the cost of placing a page, default variant.
+        items = list(sigs[("tag", 8, 1)].items())
+        first = None
+        for seed in range(3):
+            random.Random(seed).shuffle(items)
+            clusterer = LayoutClusterer()
+            times = []
+            for _key, layout in items:
+                t0 = time.perf_counter()
+                clusterer.add(layout)
+                times.append(time.perf_counter() - t0)
+            pred = {k: clusterer.cluster_of(s.key) for k, s in items}
+            keys = sorted(pred)
+            same = (
+                adjusted_rand_index([first[k] for k in keys], [pred[k] for k in keys])
+                if first
+                else 1.0
+            )
+            first = first or pred
+            times.sort()
+            st = clusterer.stats
+            print(
+                f"  shuffle {seed}: ARI to the first order {same:.3f}, same ids"
+                f" {pred == first}; per page median {times[len(times) // 2] * 1e3:.3f} ms,"
+                f" p99 {times[len(times) * 99 // 100] * 1e3:.2f} ms;"
+                f" exact STM {st.exact / st.pages:.2f} per page; key hits {st.hits / st.pages:.0%}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--thresholds", default="0.3,0.4,0.5")
+    parser.add_argument("--layouts", action="store_true")
+    parser.add_argument("--sets", default="warpcore,python,postgres,aeb")
     args = parser.parse_args()
+    if args.layouts:
+        layouts(args.sets.split(","), [0.8, 0.9])
+        return
     thresholds = [float(x) for x in args.thresholds.split(",")]
     if not (DATA / "labels.csv").exists():
         print(f"skipped: {DATA} not found")

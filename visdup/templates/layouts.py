@@ -12,8 +12,10 @@ a cluster is a connected group of atoms (union-find), so
 - clusters that converge merge: a page that links two clusters joins them;
 - a cluster's id comes from the smallest atom key in it, never from arrival order.
 
-The crawl (:mod:`visdup.templates.assign`) and the batch command use this same code, so they
-agree page for page on the same signatures.
+:func:`cluster_layouts` (batch) and :class:`LayoutClusterer` (one page at a time) are the same
+code, so they agree page for page on the same signatures. Not yet the crawl's clusterer: on
+small sites the main-content finder sometimes takes a page's whole content column, and then
+two page types of one site chrome share a signature (README, "Template signatures").
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ from dataclasses import dataclass, field
 from visdup.templates.cluster import _PathIndex
 from visdup.templates.signature import Layout, similarity, similarity_bound
 
-#: Signature similarity (2·STM/(n1+n2)) at which two atoms are linked; chosen on the Python
-#: manual, checked on the PostgreSQL manual and warpcore (bench/bench_cluster.py).
+#: Signature similarity (2·STM/(n1+n2)) at which two atoms are linked: chosen on the Python
+#: manual, checked on the PostgreSQL manual (bench/bench_cluster.py --layouts).
 DEFAULT_LAYOUT_THRESHOLD = 0.8
 
 

@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from visdup.templates.stm import label_paths, stm
+from visdup.templates.stm import FlatTree, label_paths, stm
 
 #: Levels below <body> kept in the skeleton.
 DEFAULT_DEPTH = 8
 #: Levels of the main-content subtree kept in its stub (0: one node).
-DEFAULT_STUB_DEPTH = 0
+DEFAULT_STUB_DEPTH = 1
 #: The signature is cut to this many nodes (a preorder prefix).
 DEFAULT_MAX_NODES = 400
 #: Label of the node standing for the main content.
@@ -83,6 +83,15 @@ class Layout:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Layout:
         return make_layout(data["labels"], data["sizes"])
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateInput:
+    """What the template step takes from a page: its layout and, for templates, its DOM tree
+    (without invisible nodes, read before main content prunes it)."""
+
+    layout: Layout
+    tree: FlatTree | None = None
 
 
 def layout_key(labels: Sequence[str], sizes: Sequence[int]) -> int:
@@ -223,19 +232,26 @@ def layout_signature(
     return make_layout(labels, sizes)
 
 
-def page_layout(html: bytes | str, *, url: str | None = None) -> Layout:
-    """Parse a page, drop what never renders, find its main content, sign its layout.
+def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) -> TemplateInput:
+    """Parse a page and give what a crawl's template step gets: its signature and DOM tree.
 
-    What a crawl computes for each page, for page files and stored bodies (batch clustering).
-    Unusable input gives the empty signature.
+    For page files and stored bodies (batch clustering, tests). Unusable input gives the
+    empty signature and no tree.
     """
     from visdup.content import main_content, page_title, remove_invisible
     from visdup.page.parse import parse_html
+    from visdup.templates.stm import dom_tree
 
     doc = parse_html(html, url=url)
     if doc.root is None:
-        return make_layout((), ())
+        return TemplateInput(make_layout((), ()))
     title = page_title(doc.root)
     remove_invisible(doc.root)
+    dom = dom_tree(doc.root) if tree else None
     found = main_content(doc.root, cleaned=True, title=title)
-    return layout_signature(doc.root, found.node)
+    return TemplateInput(layout_signature(doc.root, found.node), dom)
+
+
+def page_layout(html: bytes | str, *, url: str | None = None) -> Layout:
+    """The layout signature of a page given as bytes or text (see :func:`page_input`)."""
+    return page_input(html, url=url, tree=False).layout
