@@ -130,8 +130,9 @@ def test_cluster_command_bad_input(tmp_path):
     assert "Traceback" not in result.stderr
     (tmp_path / "blob.html").write_bytes(b"\x00\xff" * 500)
     (tmp_path / "empty.html").write_bytes(b"")
-    result = run_cli("cluster", str(tmp_path))
-    assert result.returncode == 0, result.stderr
+    result = run_cli("cluster", str(tmp_path))  # every file bad: each says why, status 2
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "blob.html" in result.stderr and "empty.html" in result.stderr
     result = run_cli("cluster", str(FIXTURES), "--threshold", "2")
     assert result.returncode == 2
 
