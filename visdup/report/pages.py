@@ -12,6 +12,7 @@ from visdup.errors import InputError
 from visdup.escape import csv_cell
 from visdup.report.data import StoreData
 from visdup.report.summary import Group
+from visdup.verdicts import DUPLICATE_VERDICTS
 
 COLUMNS = (
     "url",
@@ -27,7 +28,7 @@ COLUMNS = (
 )
 
 #: Verdicts whose page repeats another one's content: only these name an original.
-REPEATS = frozenset({"duplicate", "moved"})
+REPEATS = DUPLICATE_VERDICTS
 
 
 def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:

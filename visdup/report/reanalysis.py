@@ -20,6 +20,7 @@ from visdup.content.textprint import ContentPrint
 from visdup.report.data import PageRow, Similarities, StoreData
 from visdup.storage.store import Store, to_unsigned
 from visdup.structure.term import Term
+from visdup.verdicts import CONTENT, DUPLICATE, EXACT, MOVED, NOVEL, SAME_TEMPLATE, STRUCTURAL
 
 logger = logging.getLogger(__name__)
 
@@ -196,30 +197,27 @@ def _label(
         ids, _mark = content_channel.candidates(cfp, cp)
         content = content_channel.confirm(cp, ids, content_channel.budget())
         content_channel.added(page.id, cfp, cp)
-    if exact is not None:
-        labels.update(verdict="duplicate", duplicate_of=exact, similarity=1.0, kind="exact")
-    elif structure is not None:
+    # the labeller's vocabulary (visdup.verdicts): only a duplicate has a kind and an original
+    if structure is not None:
         labels["similarity"] = round(structure.similarity, 6)
-        if structure.similarity >= t.similarity:
-            labels["duplicate_of"] = _root(structure_root, structure.page_id)
-            labels["kind"] = "structural"
     if content is not None:
-        labels["content_duplicate_of"] = _root(content_root, content.page_id)
+        labels["content_duplicate_of"] = _root(structure_root, content.page_id)
         labels["content_similarity"] = round(content.similarity, 6)
         labels["content_kind"] = content.kind
-    if exact is None:
-        if content_channel is None:
-            near = structure is not None and structure.similarity >= t.similarity
-            labels["verdict"] = (
-                "duplicate" if near else "same_template" if structure is not None else "novel"
-            )
-        elif content is not None:
-            same_layout = term is not None and structure_channel.confirm(
-                term, [content.page_id], structure_channel.budget()
-            )
-            labels["verdict"] = "duplicate" if same_layout else "moved"
-        else:
-            labels["verdict"] = "same_template" if structure is not None else "novel"
+    if exact is not None:
+        labels.update(verdict=DUPLICATE, similarity=1.0, kind=EXACT)
+        labels["duplicate_of"] = _root(structure_root, exact)
+    elif content is not None:
+        same_layout = term is not None and structure_channel.confirm(
+            term, [content.page_id], structure_channel.budget()
+        )
+        labels.update(verdict=DUPLICATE if same_layout else MOVED, kind=CONTENT)
+        labels["duplicate_of"] = labels["content_duplicate_of"]
+    elif content_channel is None and structure is not None and structure.similarity >= t.similarity:
+        labels.update(verdict=DUPLICATE, kind=STRUCTURAL)
+        labels["duplicate_of"] = _root(structure_root, structure.page_id)
+    else:
+        labels["verdict"] = SAME_TEMPLATE if structure is not None else NOVEL
     if labels["duplicate_of"] is not None:
         structure_root[page.id] = labels["duplicate_of"]
     if labels["content_duplicate_of"] is not None:

@@ -11,6 +11,7 @@ from visdup.escape import one_line
 from visdup.report.data import PageRow, StoreData, load
 from visdup.report.urlpatterns import url_patterns
 from visdup.storage.store import Store
+from visdup.verdicts import CONTENT, DUPLICATE_VERDICTS, EXACT, KINDS, STRUCTURAL
 
 
 @dataclass
@@ -120,13 +121,16 @@ def _membership(p: PageRow) -> tuple[int | None, Member | None]:
     and join no group; the templates section lists them. Without the content channel a
     structural match is all there is, and counts.
     """
-    if p.kind == "exact" and p.duplicate_of is not None:
-        return p.duplicate_of, Member(p.id, p.url, 1.0, "exact", p.canonical)
-    if p.verdict in {"duplicate", "moved"} and p.content_duplicate_of is not None:
-        member = Member(p.id, p.url, p.content_similarity, "content", p.canonical)
+    if p.verdict not in DUPLICATE_VERDICTS:
+        return None, None
+    if p.kind == EXACT and p.duplicate_of is not None:
+        return p.duplicate_of, Member(p.id, p.url, 1.0, EXACT, p.canonical)
+    if p.kind in (CONTENT, None) and p.content_duplicate_of is not None:
+        member = Member(p.id, p.url, p.content_similarity, CONTENT, p.canonical)
         return p.content_duplicate_of, member
-    if p.verdict == "duplicate" and p.duplicate_of is not None:
-        return p.duplicate_of, Member(p.id, p.url, p.similarity, "structural", p.canonical)
+    if p.duplicate_of is not None:  # thin, or structural when structure decides alone
+        kind = p.kind if p.kind in KINDS else STRUCTURAL
+        return p.duplicate_of, Member(p.id, p.url, p.similarity, kind, p.canonical)
     return None, None
 
 
