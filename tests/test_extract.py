@@ -217,3 +217,19 @@ def test_fit_uses_its_own_min_fit():
     assert loose.share == strict.share
     assert loose.fits and not strict.fits
     assert extract_record(template, "p3", tree, min_fit=1.01)["fits"] is False
+
+
+def test_fields_are_not_named_after_ids_generated_from_the_page():
+    trees = [
+        page_tree(
+            (
+                f"<html><body><div class='nav'><a>Home</a></div><div id='post-{n}' "
+                f"class='post-{n} entry'><p>Story number {n} of the blog</p></div>"
+                f"<section id='s-release-{n}-0'><p>Note {n}</p></section></body></html>"
+            ).encode()
+        )
+        for n in range(6)
+    ]
+    names = build_template(trees).field_names
+    assert "entry" in names
+    assert not any(ch.isdigit() for name in names for ch in name)

@@ -47,6 +47,10 @@ _LEADING_SEPARATOR = re.compile(r"^[:\uff1a]\s*")
 _LABEL_TAGS = frozenset({"th", "dt", "label", "strong", "b", "em", "span", "td", "legend"})
 
 
+def _has_digit(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
 def slug(text: str) -> str:
     out = _SLUG.sub("_", text.lower()).strip("_")
     return out[:48].strip("_")
@@ -338,8 +342,11 @@ def _field_names(tree: FlatTree, fixed: list[bool], field_nodes: list[int]) -> l
                 hint = tree.hints[node]
                 if "#" in hint or "." in hint:
                     ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
-                    cls = hint.split(".", 1)[1].split(".", 1)[0] if "." in hint else ""
-                    name = slug(ident or cls)
+                    classes = hint.split(".")[1:] if "." in hint else []
+                    # Words with digits are generated from the page (``s-django-1-9-3``,
+                    # ``post-4182``): they name one page's value, not the field.
+                    words = [w for w in (ident, *classes) if w and not _has_digit(w)]
+                    name = slug(words[0]) if words else ""
                     if name:
                         break
                 node = parents[node]
