@@ -294,7 +294,8 @@ class Channel(Generic[T]):
             ranked.append((-ceiling, position, page_id, other))
         ranked.sort(key=lambda r: (r[0], r[1]))
         best: Match | None = None
-        for negative, _position, page_id, other in ranked[: self.max_candidates]:
+        measured: set[Any] = set()  # on a templated site many stored pages share one term
+        for negative, _position, page_id, other in ranked:
             if best is not None and (
                 -negative <= best.similarity
                 or best.similarity >= self.good_enough
@@ -302,6 +303,11 @@ class Channel(Generic[T]):
             ):
                 # nothing left can beat it, or only by a score that changes no verdict
                 break
+            if other in measured:
+                continue  # the same measure of the same pair: it did not win before
+            if len(measured) >= self.max_candidates:
+                break
+            measured.add(other)
             score, kind = self.measure(obj, other, budget)
             if kind is not None and (best is None or score > best.similarity):
                 best = Match(page_id, score, kind)
@@ -473,7 +479,7 @@ class Labeller:
             if thin_key and exact is None and content is None:
                 thin = self._thin_match(thin_key, structure)
             self._decide(conn, record, exact, matches.get("structure"), content, same_layout, thin)
-            replaced = self._elect(conn, record)
+            replaced = self._elect(conn, record, structure)
             page_id = self.store.insert_page(
                 conn, record, run_id, links_followed=record.verdict not in self.nofollow_verdicts
             )
@@ -602,14 +608,16 @@ class Labeller:
         channel = self.channels.get("structure")
         if not ids or channel is None or structure.obj is None:
             return None
-        match = channel.confirm(structure.obj, list(ids))
+        match = channel.confirm(structure.obj, list(ids), structure.budget)
         if match is None or match.kind != STRUCTURAL:
             return None  # same words in another layout: a login box and a 404 may share them
         return Match(match.page_id, match.similarity, THIN)
 
     # ------------------------------------------------------------------ originals
 
-    def _elect(self, conn: Connection, record: PageRecord) -> tuple[int, str, str] | None:
+    def _elect(
+        self, conn: Connection, record: PageRecord, structure: Pending
+    ) -> tuple[int, str, str] | None:
         """Before the insert: does the new page rank before its group's original?
 
         Then it takes the original's place (and verdict); the returned (old original, verdict,
@@ -628,7 +636,14 @@ class Labeller:
         theirs = original_rank(row.url, any(same_url(row.url, c) for c in named), original)
         if mine >= theirs:
             return None
-        replaced = (original, record.verdict, record.kind)
+        verdict = record.verdict
+        if record.kind == CONTENT and structure.obj is not None and "structure" in self.channels:
+            # the old original is laid out like this page, or is its content moved elsewhere
+            same = self.channels["structure"].confirm(
+                structure.obj, [original], structure.budget
+            )
+            verdict = DUPLICATE if same is not None else MOVED
+        replaced = (original, verdict, record.kind)
         record.verdict = row.verdict
         record.kind = record.duplicate_of = record.content_duplicate_of = None
         return replaced
