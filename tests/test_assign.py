@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import random
+
 import pytest
 
 from tests.conftest import FIXTURES
@@ -57,8 +60,47 @@ def test_clusters_survive_a_restart(tmp_path):
     again = CrawlClusters(store, threshold=0.4, representatives=4)
     trees = _trees()
     assert {n: again.assign(n, trees[n]).cluster for n in names} == first
+    again.finish()
     templates = [row for row in store.cluster_rows() if row.template]
     assert templates, "clusters with enough pages got a template"
+
+
+def test_templates_are_built_off_the_page_path_and_rebuilt_when_doubled(tmp_path):
+    store = Store.from_url(f"sqlite:///{tmp_path / 'c.sqlite3'}")
+    clusters = CrawlClusters(
+        store, threshold=0.4, representatives=4, template_min_pages=2, extract=False
+    )
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    built = []
+    for name in events:
+        assert clusters.assign(name, trees[name]).records == []  # no record, no waiting
+        cid = clusters.clusterer.nearest(trees[name])[0]
+        built.append(clusters.built_at.get(cid, 0))
+    clusters.finish()
+    assert built == [0, 2, 2, 4, 4]  # built at 2 pages, rebuilt at 4: only when doubled
+    rows = {row.id: row for row in store.cluster_rows()}
+    assert rows[cid].template and json.loads(rows[cid].template)["pages"] == 4
+    store.close()
+
+
+def test_the_template_sample_does_not_depend_on_page_order(tmp_path):
+    trees = _trees()
+    names = sorted(trees)
+    samples = []
+    for seed in range(3):
+        order = names[:]
+        random.Random(seed).shuffle(order)
+        store = Store.from_url(f"sqlite:///{tmp_path / f's{seed}.sqlite3'}")
+        clusters = CrawlClusters(
+            store, threshold=0.4, representatives=4, template_max_pages=3, extract=False
+        )
+        for name in order:
+            clusters.assign(name, trees[name])
+        clusters.finish()
+        samples.append(sorted(sorted(u for _r, u, _t in s) for s in clusters.samples.values()))
+        store.close()
+    assert samples[0] == samples[1] == samples[2]
 
 
 @pytest.mark.postgres

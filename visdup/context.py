@@ -236,6 +236,8 @@ class CrawlContext:
 
     def _close(self, reason: str, stats: dict[str, Any]) -> None:
         assert self.store is not None
+        if self._clusters is not None:  # templates still queued are built and stored
+            self._clusters.finish()
         if self.run_id is not None:
             self.store.finish_run(self.run_id, reason, stats)
         self.store.close()

@@ -3,16 +3,24 @@
 Each page joins the nearest cluster through its few well-scattered representatives (seed
 003, CURE-style), or opens a new cluster. Clusters live in the store, one row each, so a later
 crawl, or another process on PostgreSQL, continues with them: every change bumps a version
-number, and a process reloads the clusters written since the version it last saw. Once a
-cluster holds enough pages its template is built and stored, and from then on each new page
-of the cluster yields a record of the dataset.
+number, and a process reloads the clusters written since the version it last saw.
+
+Templates stay off the page's path. Each cluster keeps a sample of its pages' trees: the
+``template_max_pages`` pages whose URL digests are smallest, so the sample is the same in any
+order. A template is built once the cluster holds ``template_min_pages`` pages and rebuilt only
+when the cluster has doubled since, in one worker thread. When records are asked for
+(``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built at once instead, so that
+the records of the pages before it flow with the page that completed it; from then on each new
+page of the cluster yields its record. :meth:`CrawlClusters.finish` waits for queued builds.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +43,11 @@ class Assignment:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _rank(url: str) -> int:
+    """A page's place in its cluster's sample: the same in every process and order."""
+    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big")
+
+
 class CrawlClusters:
     def __init__(
         self,
@@ -46,17 +59,24 @@ class CrawlClusters:
         template_max_pages: int = 40,
         min_fit: float = 0.95,
         extract: bool = True,
+        background: bool = True,
     ):
         self.store = store
         self.template_min_pages = max(2, template_min_pages)
-        self.template_max_pages = template_max_pages
+        self.template_max_pages = max(self.template_min_pages, template_max_pages)
         self.min_fit = min_fit
         self.extract = extract
         self.clusterer = OnlineClusterer(threshold=threshold, representatives=representatives)
         self.templates: dict[int, Template] = {}
-        self.samples: dict[int, list[tuple[str, FlatTree]]] = {}
+        #: Cluster id → sample of (rank, url, tree), smallest ranks first.
+        self.samples: dict[int, list[tuple[int, str, FlatTree]]] = {}
+        #: Cluster id → pages it held when its template was last built (or queued).
+        self.built_at: dict[int, int] = {}
+        self.sizes: dict[int, int] = {}
         self.version = 0
         self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(1, "visdup-templates") if background else None
+        self._pending: list[Future[None]] = []
         with store.engine.connect() as conn:
             self._reload(conn)
 
@@ -68,7 +88,6 @@ class CrawlClusters:
                 self.clusterer.reserve(row.id)
             if row.template and row.id not in self.templates:
                 self.templates[row.id] = Template.from_dict(json.loads(row.template))
-                self.samples.pop(row.id, None)
             self.version = max(self.version, row.version)
 
     def assign(self, url: str, tree: FlatTree) -> Assignment:
@@ -95,31 +114,79 @@ class CrawlClusters:
         return result
 
     def _records(self, conn: Any, cid: int, url: str, tree: FlatTree) -> list[dict[str, Any]]:
-        """Templates are always built (the report lists them); records only when asked for."""
-        template = self.templates.get(cid)
-        if template is not None:
-            return [self._record(template, url, tree)] if self.extract else []
+        """Keep the page in the sample if it ranks; build or queue the template when due.
+
+        Templates are always built (the report lists their fields); records only when asked.
+        """
+        size = self.sizes[cid] = self.sizes.get(cid, 0) + 1
         sample = self.samples.setdefault(cid, [])
-        sample.append((url, tree))
-        if len(sample) < self.template_min_pages:
-            return []
+        rank = _rank(url)
+        if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
+            sample.append((rank, url, tree))
+            sample.sort(key=_by_rank)
+            del sample[self.template_max_pages :]
+        template = self.templates.get(cid)
+        built = self.built_at.get(cid, 0)
+        if size >= self.template_min_pages and (built == 0 or size >= 2 * built):
+            self.built_at[cid] = size
+            trees = [(u, t) for _r, u, t in sample]
+            if template is None and (self.extract or self._pool is None):
+                template = self._build(cid, trees)
+                if template is None:
+                    return []
+                self._store_template(conn, cid, template)
+                if not self.extract:
+                    return []
+                earlier = [self._record(template, u, t) for u, t in trees if u != url]
+                return [*earlier, self._record(template, url, tree)]
+            if self._pool is not None:
+                self._pending.append(self._pool.submit(self._build_later, cid, trees))
+            else:
+                template = self._build(cid, trees) or template
+                if template is not None:
+                    self._store_template(conn, cid, template)
+        if template is not None and self.extract:
+            return [self._record(template, url, tree)]
+        return []
+
+    def _build(self, cid: int, trees: list[tuple[str, FlatTree]]) -> Template | None:
         try:
             template = build_template(
-                [t for _u, t in sample],
+                [t for _u, t in trees],
                 cluster=cid,
-                representative=sample[0][0],
+                representative=trees[0][0],
                 max_pages=self.template_max_pages,
             )
         except Exception:
             logger.exception("visdup: cannot build the template of cluster %d", cid)
-            self.samples[cid] = sample[-self.template_min_pages :]
-            return []
+            return None
+        logger.debug("visdup: template of cluster %d built from %d pages", cid, len(trees))
+        return template
+
+    def _build_later(self, cid: int, trees: list[tuple[str, FlatTree]]) -> None:
+        template = self._build(cid, trees)
+        if template is None:
+            return
+        with self._lock, self.store.engine.begin() as conn:
+            self._store_template(conn, cid, template)
+
+    def _store_template(self, conn: Any, cid: int, template: Template) -> None:
         self.templates[cid] = template
-        del self.samples[cid]
         self.version += 1
         self.store.put_cluster(conn, cid, version=self.version, template=template.to_dict())
-        logger.info("visdup: template of cluster %d built from %d pages", cid, len(sample))
-        return [self._record(template, u, t) for u, t in sample] if self.extract else []
+
+    def finish(self) -> None:
+        """Wait for the queued template builds (call before the store closes)."""
+        pending, self._pending = self._pending, []
+        for job in pending:
+            job.result()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _record(self, template: Template, url: str, tree: FlatTree) -> dict[str, Any]:
         return extract_record(template, url, tree, min_fit=self.min_fit)
+
+
+def _by_rank(entry: tuple[int, str, FlatTree]) -> tuple[int, str]:
+    return entry[0], entry[1]
