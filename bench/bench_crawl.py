@@ -1,9 +1,11 @@
 """Crawl the Python 3.11 and PostgreSQL 15 manuals on 127.0.0.1 with visdup on and off.
 
-    python bench/bench_crawl.py [--rounds 1] [--which python,postgres]
+    python bench/bench_crawl.py [--rounds 1] [--which python,postgres] [--modes off,all]
 
-Prints pages/s for each run and the on/off ratio (goal >= 0.9). Both runs use the same
-server and settings; only VISDUP_ENABLED differs. Each crawl runs in its own process.
+Prints pages/s for each run and the on/off ratio (goal >= 0.9), CPU seconds per page (all
+threads of the crawl process: cores do not hide cost) and peak memory against the bare crawl
+(goal <= 2x). Both runs use the same server and settings; only VISDUP_ settings differ. Each
+crawl runs in its own process.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from bench._data import debian_docs
 from visdup.demo.server import serve
 
 CRAWL = """
-import json, sys, time
+import json, resource, sys, time
 from scrapy.crawler import AsyncCrawlerProcess
 from visdup.cli.crawl import crawl_settings
 from visdup.spiders.site import SiteSpider
@@ -38,7 +40,10 @@ t0 = time.perf_counter()
 process.start()
 elapsed = time.perf_counter() - t0
 stats = crawler.stats.get_stats()
-print(json.dumps({"elapsed": elapsed, "responses": stats.get("response_received_count", 0),
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"elapsed": elapsed, "cpu": ru.ru_utime + ru.ru_stime,
+                  "peak_mb": ru.ru_maxrss / 1024,
+                  "responses": stats.get("response_received_count", 0),
                   "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
                   "visdup_pages": stats.get("visdup/pages", 0),
                   "duplicates": stats.get("visdup/duplicates", 0),
@@ -52,6 +57,9 @@ MODES = {
     "structure + content": ["VISDUP_CLUSTER_ENABLED=False"],
     "all (default)": [],
 }
+#: Short names for --modes.
+SHORT = {"off": "visdup off", "structure": "structure only", "content": "structure + content"}
+SHORT["all"] = "all (default)"
 
 
 def crawl(db: str, url: str, *settings: str) -> dict:
@@ -69,7 +77,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--which", default="python,postgres")
+    ap.add_argument("--modes", default="off,structure,content,all")
     args = ap.parse_args()
+    modes = {SHORT[m]: MODES[SHORT[m]] for m in ["off", *args.modes.split(",")]}
     roots = {w: debian_docs(w) for w in args.which.split(",")}
     common = Path(*Path(next(iter(roots.values()))).parts[:-2])  # .../usr/share/doc
     with serve(common) as server, tempfile.TemporaryDirectory() as tmp:
@@ -77,16 +87,18 @@ def main() -> None:
             server.url_for("/" + str(root.relative_to(common)) + "/index.html")
             for root in roots.values()
         )
-        results: dict[str, list[dict]] = {name: [] for name in MODES}
+        results: dict[str, list[dict]] = {name: [] for name in modes}
         for r in range(args.rounds):
-            for mode, settings in MODES.items():
+            for mode, settings in modes.items():
                 db = f"sqlite:///{tmp}/{r}-{len(results[mode])}-{abs(hash(mode))}.sqlite3"
                 res = crawl(db, urls, *settings)
                 res["pages_per_s"] = res["responses"] / res["elapsed"]
                 results[mode].append(res)
                 print(
                     f"round {r} {mode:<28}: {res['responses']} responses in "
-                    f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s"
+                    f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s, "
+                    f"{res['cpu'] / max(1, res['responses']) * 1e3:.1f} ms CPU per page, "
+                    f"peak {res['peak_mb']:.0f} MB"
                     + (
                         f"  ({res['visdup_pages']} labelled, {res['duplicates']} duplicates, "
                         f"{res['ted_calls']} TED calls)"
@@ -96,13 +108,16 @@ def main() -> None:
                     flush=True,
                 )
         best = {m: max(x["pages_per_s"] for x in v) for m, v in results.items()}
+        peak = {m: min(x["peak_mb"] for x in v) for m, v in results.items()}
         base = best["visdup off"]
-        for mode in MODES:
+        for mode in modes:
             if mode != "visdup off":
                 print(
-                    f"pages/s {mode} / off: {best[mode]:.1f} / {base:.1f} = {best[mode] / base:.2f}"
+                    f"pages/s {mode} / off: {best[mode]:.1f} / {base:.1f}"
+                    f" = {best[mode] / base:.2f};"
+                    f" peak memory {peak[mode] / peak['visdup off']:.2f}x"
                 )
-        print("goal (add-on on / off) >= 0.9")
+        print("goals (add-on on / off): throughput >= 0.9, peak memory <= 2x")
 
 
 if __name__ == "__main__":
