@@ -3,6 +3,7 @@ layout signatures on every development set.
 
     .venv/bin/python bench/bench_cluster.py [--thresholds 0.1,0.2,0.3]
     .venv/bin/python bench/bench_cluster.py --layouts [--sets warpcore,python,postgres,aeb]
+    .venv/bin/python bench/bench_cluster.py --cost [--sets python] [--limit 200]
 
 Reads ../shared/data/warpcore and the Debian manuals (skips what is absent). Prints figures only.
 """
@@ -298,12 +299,70 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
             )
 
 
+def cost(sets: list[str], limit: int) -> None:
+    """Per page, in one run: the crawl's template step today against layout signatures."""
+    from visdup.content import main_content, page_title, remove_invisible
+    from visdup.page.parse import parse_html
+
+    for which in sets:
+        pages, _ = layout_pages(which)
+        keys = sorted(pages)[:limit]
+        spent: Counter[str] = Counter()
+        online = OnlineClusterer()
+        layout_clusters = LayoutClusterer()
+        for key in keys:
+            doc = parse_html(pages[key])
+            if doc.root is None:
+                continue
+            title = page_title(doc.root)
+            remove_invisible(doc.root)
+            t0 = time.perf_counter()
+            tree = page_tree_of(doc.root)
+            t1 = time.perf_counter()
+            online.assign(key, tree)
+            t2 = time.perf_counter()
+            node = main_content(doc.root, cleaned=True, title=title).node
+            t3 = time.perf_counter()
+            layout = layout_signature(doc.root, node)
+            t4 = time.perf_counter()
+            layout_clusters.add(layout)
+            t5 = time.perf_counter()
+            spent["DOM tree"] += t1 - t0
+            spent["DOM STM clusterer (today)"] += t2 - t1
+            spent["main content (shared with the content channel)"] += t3 - t2
+            spent["layout signature"] += t4 - t3
+            spent["layout clusterer"] += t5 - t4
+        n = len(keys)
+        print(f"{which}: {n} pages, ms per page")
+        for step, secs in spent.items():
+            print(f"  {step:48} {secs / n * 1e3:7.3f}")
+        print(
+            f"  clusters: DOM STM {len(online.clusters)}, layouts {len(layout_clusters.sizes())};"
+            f" STM runs per page: DOM {online.stm_calls / n:.2f},"
+            f" layouts {layout_clusters.stats.exact / n:.2f}"
+        )
+
+
+def page_tree_of(root: Any) -> FlatTree:
+    from visdup.templates.stm import dom_tree
+
+    return dom_tree(root)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--thresholds", default="0.3,0.4,0.5")
     parser.add_argument("--layouts", action="store_true")
     parser.add_argument("--sets", default="warpcore,python,postgres,aeb")
+    parser.add_argument("--cost", action="store_true")
+    parser.add_argument("--limit", type=int, default=200)
     args = parser.parse_args()
+    if args.cost:
+        cost(
+            args.sets.split(",") if args.sets != parser.get_default("sets") else ["python"],
+            args.limit,
+        )
+        return
     if args.layouts:
         layouts(args.sets.split(","), [0.8, 0.9])
         return
