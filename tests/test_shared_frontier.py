@@ -1,7 +1,8 @@
 """Several crawl processes, one crawl: the shared Redis frontier with leases.
 
-Real Redis (its own db number, flushed before and after) and a real PostgreSQL database
-created and dropped per test; each skips with the reason when its service is absent.
+Real Redis (db 13, ``VISDUP_TEST_REDIS``; each test's own crawl names, whose keys are deleted
+before and after) and a real PostgreSQL database created and dropped per test; each skips
+with the reason when its service is absent.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -29,19 +31,55 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.redis, pytest.mark.postgres]
 
 
+class Shared:
+    """This test's crawls in the test Redis db: their keys are deleted before and after.
+
+    Never the whole db: other runs of the suite (another checkout, another engineer) may crawl
+    in it at the same moment, and a flush wipes their frontier mid-crawl.
+    """
+
+    def __init__(self, url: str):
+        import redis
+
+        self.url = url
+        self.client = redis.Redis.from_url(url)
+        self.names: list[str] = []
+
+    def claim(self, name: str | None = None) -> str:
+        """A crawl name for this test (a fresh one by default), emptied now and at the end."""
+        name = name or f"test-{uuid.uuid4().hex[:12]}"
+        RedisFrontier(self.client, name, worker="test", lease=1.0).clear()
+        self.names.append(name)
+        return name
+
+    def frontier(self, name: str, worker: str, lease: float) -> RedisFrontier:
+        return RedisFrontier(self.client, name, worker=worker, lease=lease)
+
+    def left(self, name: str) -> tuple[int, int]:
+        """(queued, leased) of a crawl."""
+        prefix = key_prefix(name)
+        return self.client.zcard(f"{prefix}:queue"), self.client.zcard(f"{prefix}:leases")
+
+    def close(self) -> None:
+        for name in self.names:
+            RedisFrontier(self.client, name, worker="test", lease=1.0).clear()
+        self.client.close()
+
+
 @pytest.fixture
-def redis_url():
-    """Redis db 13, empty before and after the test."""
+def shared():
+    """Redis db 13 (``VISDUP_TEST_REDIS``) with this test's crawls cleaned before and after."""
     redis = pytest.importorskip("redis")
     client = redis.Redis.from_url(REDIS_URL)
     try:
         client.ping()
     except redis.RedisError as exc:
         pytest.skip(f"Redis is not reachable at {REDIS_URL}: {exc.__class__.__name__}")
-    client.flushdb()
-    yield REDIS_URL
-    client.flushdb()
-    client.close()
+    finally:
+        client.close()
+    handle = Shared(REDIS_URL)
+    yield handle
+    handle.close()
 
 
 # ---------------------------------------------------------------------- a generated site
@@ -152,26 +190,14 @@ def assert_every_page_once(pg_url: str, base: str, total: int) -> None:
     assert all(verdict for _, verdict in rows), "a page has no verdict"
 
 
-def frontier_left(redis_url: str, crawl: str) -> tuple[int, int]:
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    prefix = key_prefix(crawl)
-    try:
-        return client.zcard(f"{prefix}:queue"), client.zcard(f"{prefix}:leases")
-    finally:
-        client.close()
-
-
 # ---------------------------------------------------------------------- leases, unit level
 
 
-def test_an_expired_lease_returns_the_request_to_the_queue(redis_url):
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    dead = RedisFrontier(client, "unit", worker="dead", lease=1.0)
-    alive = RedisFrontier(client, "unit", worker="alive", lease=30.0)
+def test_an_expired_lease_returns_the_request_to_the_queue(shared):
+    name = shared.claim()
+    client = shared.client
+    dead = shared.frontier(name, "dead", 1.0)
+    alive = shared.frontier(name, "alive", 30.0)
     data = {f"fp{i}": pickle.dumps({"url": f"http://x/{i}"}) for i in range(3)}
     for i, (fp, blob) in enumerate(data.items()):
         assert dead.push(fp, blob, priority=-i)
@@ -200,14 +226,10 @@ def test_an_expired_lease_returns_the_request_to_the_queue(redis_url):
     assert second is not None
     assert alive.release(second[0], second[2]), "released: back in the queue at once"
     assert alive.counts() == (2, 0)
-    client.close()
 
 
-def test_a_retry_queued_while_leased_survives_the_first_ack(redis_url):
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    frontier = RedisFrontier(client, "retry", worker="w", lease=30.0)
+def test_a_retry_queued_while_leased_survives_the_first_ack(shared):
+    frontier = shared.frontier(shared.claim(), "w", 30.0)
     assert frontier.push("fp", b"first")
     fp, _, token, _ = frontier.pop()
     assert frontier.push("fp", b"retry", force=True)  # RetryMiddleware's dont_filter copy
@@ -217,10 +239,9 @@ def test_a_retry_queued_while_leased_survives_the_first_ack(redis_url):
     assert (fp2, data, tries) == ("fp", b"retry", 2)
     assert frontier.ack(fp2, token2)
     assert frontier.counts() == (0, 0)
-    client.close()
 
 
-def test_sqlite_with_a_shared_frontier_is_refused(redis_url, tmp_path):
+def test_sqlite_with_a_shared_frontier_is_refused(shared, tmp_path):
     result = subprocess.run(
         [
             sys.executable,
@@ -231,7 +252,7 @@ def test_sqlite_with_a_shared_frontier_is_refused(redis_url, tmp_path):
             "--db",
             f"sqlite:///{tmp_path / 'x.sqlite3'}",
             "--frontier",
-            redis_url,
+            shared.url,
         ],
         cwd=tmp_path,
         capture_output=True,
@@ -266,7 +287,7 @@ def test_the_addon_keeps_a_projects_own_scheduler():
 
 
 @deferred_f_from_coro_f
-async def test_two_crawlers_share_one_crawl(redis_url, pg_url):
+async def test_two_crawlers_share_one_crawl(shared, pg_url):
     """About 100 pages, two crawlers at once: each page fetched and stored once."""
     from scrapy.utils.test import get_crawler
 
@@ -274,9 +295,10 @@ async def test_two_crawlers_share_one_crawl(redis_url, pg_url):
 
     total = 100
     with site(total) as base:
+        shared.claim(base)  # the crawl's default name: its start URL's origin
         settings = crawl_settings(
             pg_url,
-            VISDUP_FRONTIER_URL=redis_url,
+            VISDUP_FRONTIER_URL=shared.url,
             VISDUP_FRONTIER_LEASE=30,
             CONCURRENT_REQUESTS=4,
             LOG_LEVEL="WARNING",
@@ -290,15 +312,14 @@ async def test_two_crawlers_share_one_crawl(redis_url, pg_url):
     assert sum(fetched) == total, fetched
     assert all(n > 0 for n in fetched), f"one crawler did all the work: {fetched}"
     assert sum(s.get("visdup/frontier/acked", 0) for s in stats) == total
-    assert frontier_left(redis_url, base) == (0, 0)
+    assert shared.left(base) == (0, 0)
 
 
 @deferred_f_from_coro_f
-async def test_a_released_request_whose_page_is_stored_is_not_fetched_again(redis_url, pg_url):
+async def test_a_released_request_whose_page_is_stored_is_not_fetched_again(shared, pg_url):
     """A worker died after storing a page (its lease ran out): the page is not fetched or
     labelled again, and the crawl re-runs the spider's start() once for links it may have lost.
     """
-    import redis
     from scrapy import Request
     from scrapy.utils.test import get_crawler
 
@@ -306,18 +327,19 @@ async def test_a_released_request_whose_page_is_stored_is_not_fetched_again(redi
 
     total = 12
     with site(total) as base:
-        settings = crawl_settings(pg_url, VISDUP_FRONTIER_URL=redis_url, LOG_LEVEL="WARNING")
+        name = shared.claim()
+        settings = crawl_settings(
+            pg_url, VISDUP_FRONTIER_URL=shared.url, VISDUP_CRAWL_ID=name, LOG_LEVEL="WARNING"
+        )
         first = get_crawler(SiteSpider, settings)
         await first.crawl_async(url=base + "/")
         assert first.stats.get_value("visdup/pages") == total
 
-        client = redis.Redis.from_url(redis_url)
-        dead = RedisFrontier(client, base, worker="dead", lease=1.0)
+        dead = shared.frontier(name, "dead", 1.0)
         url = base + page_url(5)
         dead.push("stored-page", pickle.dumps(Request(url).to_dict()), force=True)
         assert dead.pop() is not None  # leased by a worker that never acknowledges it
         await asyncio.sleep(1.2)
-        client.close()
 
         second = get_crawler(SiteSpider, settings)
         await second.crawl_async(url=base + "/")
@@ -329,10 +351,12 @@ async def test_a_released_request_whose_page_is_stored_is_not_fetched_again(redi
     fetched = stats.get("downloader/request_count", 0) - stats.get("robotstxt/request_count", 0)
     assert fetched == 0, "the stored page was fetched again"
     assert_every_page_once(pg_url, base, total)
-    assert frontier_left(redis_url, base) == (0, 0)
+    assert shared.left(name) == (0, 0)
 
 
-def _worker(base: str, pg_url: str, redis_url: str, log: Path) -> subprocess.Popen[bytes]:
+def _worker(
+    base: str, pg_url: str, shared: Shared, name: str, log: Path
+) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [
             sys.executable,
@@ -343,7 +367,9 @@ def _worker(base: str, pg_url: str, redis_url: str, log: Path) -> subprocess.Pop
             "--db",
             pg_url,
             "--frontier",
-            redis_url,
+            shared.url,
+            "--crawl-id",
+            name,
             "-s",
             "VISDUP_FRONTIER_LEASE=6",
             "-s",
@@ -366,13 +392,14 @@ def _worker(base: str, pg_url: str, redis_url: str, log: Path) -> subprocess.Pop
 
 
 @pytest.mark.slow
-def test_three_processes_and_a_kill(redis_url, pg_url, tmp_path):
+def test_three_processes_and_a_kill(shared, pg_url, tmp_path):
     """Three ``visdup crawl`` processes, 3,000 pages; one is killed with SIGKILL when a third
     is stored, and started again: every page stored once with a verdict, every exit 0."""
     total = 3000
+    name = shared.claim()
     with site(total) as base:
         logs = [tmp_path / f"worker{i}.log" for i in range(4)]
-        workers = [_worker(base, pg_url, redis_url, logs[i]) for i in range(3)]
+        workers = [_worker(base, pg_url, shared, name, logs[i]) for i in range(3)]
         try:
             deadline = time.monotonic() + 1200
             while count_stored(pg_url) < total // 3:
@@ -381,7 +408,7 @@ def test_three_processes_and_a_kill(redis_url, pg_url, tmp_path):
                 time.sleep(0.2)
             workers[0].send_signal(signal.SIGKILL)
             assert workers[0].wait(30) == -signal.SIGKILL
-            workers.append(_worker(base, pg_url, redis_url, logs[3]))
+            workers.append(_worker(base, pg_url, shared, name, logs[3]))
             codes = [w.wait(max(1.0, deadline - time.monotonic())) for w in workers[1:]]
         finally:
             for w in workers:
@@ -391,4 +418,4 @@ def test_three_processes_and_a_kill(redis_url, pg_url, tmp_path):
     tails = {str(p): p.read_text(errors="replace")[-2000:] for p in logs}
     assert codes == [0, 0, 0], tails
     assert_every_page_once(pg_url, base, total)
-    assert frontier_left(redis_url, base) == (0, 0)
+    assert shared.left(name) == (0, 0)
