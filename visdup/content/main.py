@@ -32,6 +32,13 @@ PRUNE_LINK_LIST_SHARE = 0.1
 LISTING_RATIO = 2.0
 #: A listing shows at least this many teasers (a product page's one linked author is none).
 LISTING_MIN_TEASERS = 3
+#: A page whose best article has less prose than this (two short paragraphs) and whose links
+#: outweigh it LISTING_RATIO times is an index: its list of links is the content (a
+#: documentation index or table of contents; AEB has no such page, the manuals have 40).
+INDEX_MAX_PROSE = 200
+#: ...and it holds at least this many link characters outside furniture-named branches: a
+#: 404 page's menus and "popular" box are no index.
+INDEX_MIN_LINKS = 300
 
 
 @dataclass
@@ -70,16 +77,24 @@ def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) 
         return MainContent(title, body, "", [], page_text)
     w = weigh(walked)
     best = choose(w)
-    listing = False
+    mass: list[float] | None = None  # what the content is made of, when not prose
+    # the best article's prose, less what its name says it is not (a footer is no article)
+    article = max(w.good[best], 0.0) * min(1.0, w.factor(best))
     if max(w.teasers) > 0:
         teasers = choose(w, w.teasers)
-        if w.teaser_count[teasers] >= LISTING_MIN_TEASERS and w.teasers[
-            teasers
-        ] > LISTING_RATIO * max(w.good[best], 0.0):
-            best, listing = teasers, True
+        if (
+            w.teaser_count[teasers] >= LISTING_MIN_TEASERS
+            and w.teasers[teasers] > LISTING_RATIO * article
+        ):
+            best, mass = teasers, w.teasers
+    if mass is None and article < INDEX_MAX_PROSE and max(w.linked) >= INDEX_MIN_LINKS:
+        index = choose(w, w.linked)
+        if w.linked[index] >= max(INDEX_MIN_LINKS, LISTING_RATIO * article):
+            best, mass = index, w.linked
+    listing = mass is not None
     node = walked.element(best)
     span = walked.spans.get(best)
-    if _prune(node, best, w, listing) or span is None or not span[2]:
+    if _prune(node, best, w, mass) or span is None or not span[2]:
         inside: list[Block] = walk(node).blocks
     else:  # nothing left the content: its paragraphs are those the first walk found
         inside = walked.blocks[span[0] : span[1]]
@@ -90,18 +105,20 @@ def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) 
     return MainContent(title, node, text, kept, page_text, listing, heading)
 
 
-def _prune(node: Any, index: int, w: Weights, listing: bool) -> int:
+def _prune(node: Any, index: int, w: Weights, mass: list[float] | None) -> int:
     """Top-down: drop branches whose weight is far below the content they sit in; count them.
 
-    In a listing, teasers are the content: link-rich branches stay, and a furniture-named
-    branch goes when it holds under half of the teasers.
+    In a listing or an index, ``mass`` (teasers, links) is the content: link-rich branches
+    stay, and a furniture-named branch goes when it holds under half of that mass.
     """
+    listing = mass is not None
     parents = w.walk.parents
     n = len(parents)
     sizes = [1] * n
     for i in range(n - 1, 0, -1):
         sizes[parents[i]] += sizes[i]
-    mass = w.teasers if listing else w.good
+    if mass is None:
+        mass = w.good
     total = max(mass[index], 1)
     removed = 0
     stack = [(node, index)]

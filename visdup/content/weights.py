@@ -177,6 +177,7 @@ class Weights:
     links: list[int]
     teasers: list[float]  # characters of teasers (linked headings, cut excerpts)
     teaser_count: list[int]
+    linked: list[float]  # link characters, discounted like the prose (an index's content)
     _factors: list[float | None]
 
     def factor(self, i: int) -> float:
@@ -203,13 +204,15 @@ def weigh(walk: Walk) -> Weights:
     links = [0] * n
     teasers = [0.0] * n
     count = [0] * n
-    w = Weights(walk, net, good, chars, links, teasers, count, [None] * n)
+    linked = [0.0] * n
+    w = Weights(walk, net, good, chars, links, teasers, count, linked, [None] * n)
     for block in walk.blocks:
         value = block_value(block)
         owner = block.owner
         net[owner] += value
         chars[owner] += block.chars
         links[owner] += block.link_chars
+        linked[owner] += block.link_chars
         if value > 0:
             good[owner] += block.chars - block.link_chars
         if is_teaser(block):
@@ -223,11 +226,12 @@ def weigh(walk: Walk) -> Weights:
         parent = parents[i]
         s, g, t = net[i], good[i], teasers[i]
         # The factor only scales what is positive: skip its lookup for the rest.
-        m = min(1.0, w.factor(i)) if s > 0 or g or t else 1.0
+        m = min(1.0, w.factor(i)) if s > 0 or g or t or linked[i] else 1.0
         net[parent] += s * m if s > 0 else s
         good[parent] += g * m
         teasers[parent] += t * m
         count[parent] += count[i]
+        linked[parent] += linked[i] * m
         chars[parent] += c
         links[parent] += links[i]
     return w
