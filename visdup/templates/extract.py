@@ -169,8 +169,8 @@ def extract_pages(
         for key in cluster.members:
             by_key[key] = template
     # A page left in a small cluster may still fit a template (a product page with many reviews).
-    for key, template in by_key.items():
-        if template is None and templates and trees[key].nodes:
+    for key, found in by_key.items():
+        if found is None and templates and trees[key].nodes:
             by_key[key] = best_template(templates, trees[key], min_fit=min_fit, max_nodes=max_nodes)
     records = [
         extract_record(by_key[key], key, trees[key], min_fit=min_fit, max_nodes=max_nodes)

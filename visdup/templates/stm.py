@@ -42,8 +42,13 @@ _SPACE = re.compile(r"\s+")
 
 
 class Tree(Protocol):
-    labels: Sequence[Any]
-    sizes: Sequence[int]
+    """Read-only members: a tuple-holding tree (FlatTree, Term, Layout) satisfies it."""
+
+    @property
+    def labels(self) -> Sequence[Any]: ...
+
+    @property
+    def sizes(self) -> Sequence[int]: ...
 
 
 def use_compiled() -> bool:
@@ -279,7 +284,7 @@ def _py_stm(
             prev = cur
         score = prev[nj] + 1
         record: Any = None
-        if mapping:
+        if rows is not None:
             matched = []
             x, y = ni, nj
             while x > 0 and y > 0:
@@ -328,7 +333,7 @@ def _run(
     bl, bsz = _arrays(b, max_nodes)
     ad = _details(details_a, len(al))
     bd = _details(details_b, len(bl))
-    if use_compiled():
+    if _kernel is not None:
         return _kernel.stm(al, asz, ad, bl, bsz, bd, mapping)
     return _py_stm(al, asz, ad, bl, bsz, bd, mapping)
 

@@ -277,8 +277,8 @@ def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
     inner = [k for k in range(node, end) if texts[k] is not None]
     if any(not fixed[k] for k in inner) and texts[node] is None:
         return None
-    if texts[node] is not None:
-        t = texts[node]
+    t = texts[node]
+    if t is not None:
         if fixed[node] and len(t) <= MAX_LABEL_CHARS and t.rstrip().endswith((":", "\uff1a")):
             return t.rstrip().rstrip(":\uff1a").strip()
         return None
@@ -309,7 +309,7 @@ def _field_names(tree: FlatTree, fixed: list[bool], field_nodes: list[int]) -> l
         return siblings[at - 1] if at > 0 else None
 
     def position(i: int) -> str:
-        parts = []
+        parts: list[str] = []
         node = i
         while node > 0 and len(parts) < 3:
             p = parents[node]
