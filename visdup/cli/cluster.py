@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from visdup.cli.output import PageFiles
+from visdup.cli.output import PageFiles, add_engine_arguments, open_engine
 from visdup.cli.similarity import add_threshold_argument, cluster_distance
 from visdup.errors import InputError
 from visdup.escape import terminal
 from visdup.page.files import add_source_arguments, open_source
 from visdup.templates.cluster import cluster_trees
-from visdup.templates.stm import page_tree
+from visdup.templates.extract import page_trees
 
 HELP = "group page files (directories recursively) into template clusters"
 
@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--json", action="store_true", help='{"clusters": [{"id", "size", ...}]}')
     add_threshold_argument(parser)
+    add_engine_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,7 +32,11 @@ def run(args: argparse.Namespace) -> int:
         if files.failed:  # every file given was bad, and each said why
             return files.status
         raise
-    trees = {key: page_tree(data, url=key) for key, data in pages}
+    engine = open_engine(args)
+    try:
+        trees = page_trees(pages, engine=engine)
+    finally:
+        engine.close()
     clusters = cluster_trees(trees.items(), threshold=distance)
     if store is not None:  # the batch result replaces the crawl's online clusters
         ids = {url: page_id for page_id, url in store.rows("id", "url")}

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from visdup import config
-from visdup.cli.output import PageFiles
+from visdup.cli.output import PageFiles, add_engine_arguments, open_engine
 from visdup.cli.similarity import add_threshold_argument, cluster_distance
 from visdup.errors import InputError
 from visdup.escape import one_line
@@ -21,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_source_arguments(parser)
     parser.add_argument("--out", required=True, metavar="FILE", help="output file, .jsonl or .csv")
     add_threshold_argument(parser)
+    add_engine_arguments(parser)
     parser.add_argument(
         "--min-cluster-size",
         type=int,
@@ -51,12 +52,17 @@ def run(args: argparse.Namespace) -> int:
         if files.failed:  # every file given was bad, and each said why
             return files.status
         raise
-    dataset = extract_pages(
-        pages,
-        threshold=distance,
-        min_cluster_size=max(1, args.min_cluster_size),
-        min_fit=args.min_fit,
-    )
+    engine = open_engine(args)
+    try:
+        dataset = extract_pages(
+            pages,
+            threshold=distance,
+            min_cluster_size=max(1, args.min_cluster_size),
+            min_fit=args.min_fit,
+            engine=engine,
+        )
+    finally:
+        engine.close()
     if store is None:  # page files: rows name a path, not a URL
         dataset.key = "path"
         for record in dataset.records:

@@ -13,10 +13,12 @@ import logging
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 from visdup import config
+from visdup.engine import Engine, LocalEngine
 from visdup.errors import InputError
 from visdup.escape import csv_cell
 from visdup.templates.cluster import DEFAULT_THRESHOLD, cluster_trees
@@ -137,6 +139,24 @@ class Dataset:
         return cols
 
 
+def _tree_item(max_nodes: int, item: tuple[str, bytes]) -> FlatTree:
+    key, data = item
+    return page_tree(data, url=key, max_nodes=max_nodes)
+
+
+def page_trees(
+    pages: Iterable[tuple[str, bytes]],
+    *,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    engine: Engine | None = None,
+) -> dict[str, FlatTree]:
+    """Every page's DOM tree, parsed on ``engine`` (default: here), keyed in input order."""
+    items = list(pages)
+    build = partial(_tree_item, max_nodes)
+    made = (engine or LocalEngine()).map(build, items)
+    return {key: tree for (key, _data), tree in zip(items, made, strict=True)}
+
+
 def extract_pages(
     pages: Iterable[tuple[str, bytes]],
     *,
@@ -144,13 +164,14 @@ def extract_pages(
     min_cluster_size: int = 2,
     min_fit: float = DEFAULT_MIN_FIT,
     max_nodes: int = DEFAULT_MAX_NODES,
+    engine: Engine | None = None,
 ) -> Dataset:
     """Cluster the pages, build one template per cluster, extract one record per page.
 
     Clusters smaller than ``min_cluster_size`` get no template: their pages are recorded with
     ``cluster`` None and no values.
     """
-    trees = {key: page_tree(data, url=key, max_nodes=max_nodes) for key, data in pages}
+    trees = page_trees(pages, max_nodes=max_nodes, engine=engine)
     clusters = cluster_trees(trees.items(), threshold=threshold, max_nodes=max_nodes)
     templates: list[Template] = []
     by_key: dict[str, Template | None] = dict.fromkeys(trees)
