@@ -15,6 +15,7 @@ from pathlib import Path
 import lxml.etree
 import lxml.html
 import pytest
+from kernels import python_kernels
 
 from visdup.content import main_content
 from visdup.content.blocks import BLOCK_TAGS, HEADINGS
@@ -82,7 +83,7 @@ def test_compiled_dom_walk_equals_python(classes: bool, text: bool, max_nodes: i
 def test_compiled_dom_walk_falls_back_on_namespaced_trees(monkeypatch) -> None:
     root = lxml.etree.fromstring(b'<r xmlns="urn:x"><a class="c">t</a>u</r>')
     expected = dom_tree(root)
-    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    python_kernels(monkeypatch)
     assert dom_tree(root) == expected
     assert expected.labels == ("{urn:x}r", "{urn:x}a", "#text", "#text")
     assert expected.hints[1] == "{urn:x}a.c"
@@ -90,7 +91,7 @@ def test_compiled_dom_walk_falls_back_on_namespaced_trees(monkeypatch) -> None:
 
 def test_dom_tree_same_with_and_without_kernel(monkeypatch) -> None:
     trees = [dom_tree(lxml.html.fromstring(h)) for h in HOSTILE]
-    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    python_kernels(monkeypatch)
     plain = [dom_tree(lxml.html.fromstring(h)) for h in HOSTILE]
     assert [t.to_dict() for t in trees] == [t.to_dict() for t in plain]
     assert "t u" in trees[1].texts  # no-break and ideographic spaces are whitespace
@@ -215,7 +216,7 @@ def test_dom_tree_on_a_tree_thousands_deep(monkeypatch) -> None:
         el.text = f"t{i}" if i % 2 else " "
         el.tail = "x" if i % 5 == 0 else None
     fast = dom_tree(root, classes=True)
-    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    python_kernels(monkeypatch)
     assert fast == dom_tree(root, classes=True)
     assert fast.hints == dom_tree(root, classes=True).hints
     assert fast.nodes == 6000 and fast.truncated
@@ -276,7 +277,7 @@ def test_main_content_same_with_and_without_kernel(monkeypatch) -> None:
         return out
 
     fast = run()
-    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    python_kernels(monkeypatch)
     assert run() == fast
     assert sum(1 for _, _, text, _ in fast if text) > 20
 
@@ -309,7 +310,7 @@ def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
         return out
 
     fast = run()
-    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    python_kernels(monkeypatch)
     assert run() == fast
     assert fast[0][0] >= 6
     assert b"print only" in fast[0][1] and b"hidden<" not in fast[0][1]
@@ -330,7 +331,7 @@ def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
 
     fast_root = build()
     fast = remove_invisible(fast_root)
-    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1")
+    python_kernels(monkeypatch)
     slow_root = build()
     assert remove_invisible(slow_root) == fast == 1
     assert lxml.etree.tostring(fast_root) == lxml.etree.tostring(slow_root)

@@ -6,6 +6,7 @@ import random
 
 import lxml.html
 import pytest
+from kernels import python_kernels
 
 from visdup.templates import stm as stm_module
 from visdup.templates.stm import (
@@ -25,7 +26,8 @@ KERNELS = ["python"] + (["compiled"] if stm_module._kernel is not None else [])
 
 @pytest.fixture(params=KERNELS)
 def kernel(request, monkeypatch):
-    monkeypatch.setenv("VISDUP_PURE_PYTHON", "1" if request.param == "python" else "0")
+    if request.param == "python":
+        python_kernels(monkeypatch)
     return request.param
 
 
@@ -132,13 +134,9 @@ def test_kernels_agree():
     rng = random.Random(3)
     a, b = random_tree(rng, 400, "ab"), random_tree(rng, 400, "ab")
     compiled = (stm(a, b), stm_mapping(a, b))
-    import os
-
-    os.environ["VISDUP_PURE_PYTHON"] = "1"
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        python_kernels(mp)
         assert (stm(a, b), stm_mapping(a, b)) == compiled
-    finally:
-        del os.environ["VISDUP_PURE_PYTHON"]
 
 
 def test_details_restrict_matches(kernel):

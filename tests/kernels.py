@@ -1,0 +1,21 @@
+"""Parity tests flip the compiled kernels off inside one process.
+
+``VISDUP_PURE_PYTHON`` is read once, at import (a process never mixes the two), so a test
+that compares the two paths switches the modules' kernel handles instead.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from visdup.content import blocks, visibility
+from visdup.templates import stm
+
+#: Every module that holds a compiled kernel it checks on each call.
+HOLDERS = (stm, blocks, visibility)
+
+
+def python_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From here to the end of the test, every per-call kernel check takes the Python path."""
+    for module in HOLDERS:
+        monkeypatch.setattr(module, "_kernel", None)
