@@ -20,9 +20,11 @@ requests skip the dupefilter, so every process fetched the start page again. Her
 
 A re-leased request whose page is already stored is not fetched again (nothing is labelled
 twice; the store's unique URL would refuse the second row anyway). Its worker may have died
-between storing the page and queueing its links, so the crawl then re-runs the spider's
-``start()`` once before it ends: the ``site`` spider seeds it with the links the store holds
-and no process fetched, and the seen set lets only those through.
+between storing the page and queueing its links, and Redis itself may lose keys (a restart
+without persistence, an eviction, a flush), so when the frontier runs empty one worker re-runs
+the spider's ``start()`` before the crawl ends: the ``site`` spider seeds it with the links the
+store holds and no process fetched, and the seen set lets only those through. When that finds
+nothing the crawl ends; when it finds links, the check runs again at the next end.
 
 Workers exit by themselves: idle with an empty queue, a worker stays while any process holds
 a lease (it may still queue links, or die and hand its requests back) and closes
@@ -225,7 +227,7 @@ class RedisFrontier:
         self.worker = worker
         self.lease_ms = max(1, int(lease * 1000))
         prefix = key_prefix(crawl)
-        names = ("seen", "queue", "requests", "leases", "leased", "tries", "seq", "reseed")
+        names = ("seen", "queue", "requests", "leases", "leased", "tries", "seq", "checked")
         self.keys = {name: f"{prefix}:{name}" for name in names}
         self._push = client.register_script(_PUSH)
         self._pop = client.register_script(_POP)
@@ -276,11 +278,12 @@ class RedisFrontier:
         return int(queued), int(leased)
 
     def mark_reseed(self) -> None:
-        self.client.set(self.keys["reseed"], self.worker)
+        """Ask for another check of the store's frontier before the crawl ends."""
+        self.client.delete(self.keys["checked"])
 
     def take_reseed(self) -> bool:
-        """Claim the pending re-seed, if any (one worker gets it)."""
-        return self.client.delete(self.keys["reseed"]) == 1
+        """Claim the end-of-crawl check of the store's frontier (one worker gets it)."""
+        return bool(self.client.set(self.keys["checked"], self.worker, nx=True))
 
     def clear(self) -> int:
         """Delete every key of this crawl (a fresh start under the same name)."""
@@ -546,8 +549,9 @@ class FrontierScheduler:
     async def _reseed(self) -> None:
         """Run the spider's start() again: its links the store holds and no process fetched."""
         assert self.spider is not None
-        logger.info("visdup: frontier: a worker died after storing a page; re-seeding")
+        logger.info("visdup: frontier: empty; re-seeding from the links the store holds")
         self._inc("reseeds")
+        before = self.stats.get_value("visdup/frontier/enqueued", 0)
         try:
             async for output in self.spider.start():
                 if isinstance(output, Request):
@@ -557,6 +561,11 @@ class FrontierScheduler:
         except Exception:
             logger.exception("visdup: frontier: cannot re-seed from the spider's start()")
         finally:
+            found = self.stats.get_value("visdup/frontier/enqueued", 0) - before
+            if found:
+                logger.warning("visdup: frontier: %d requests were missing; crawling them", found)
+                self._inc("reseeded", found)
+                self._safe(self.frontier.mark_reseed if self.frontier else None)
             self._reseeding = False
 
     # ------------------------------------------------------------------ helpers
@@ -586,8 +595,15 @@ class FrontierScheduler:
         self._local.append(request)
         return True
 
-    def _inc(self, name: str) -> None:
-        self.stats.inc_value(f"visdup/frontier/{name}")
+    def _inc(self, name: str, n: int = 1) -> None:
+        self.stats.inc_value(f"visdup/frontier/{name}", n)
+
+    def _safe(self, call: Any) -> None:
+        try:
+            if call is not None:
+                call()
+        except Exception as exc:
+            self._warn("redis", "visdup: frontier unreachable: %s", exc)
 
     def _warn(self, kind: str, message: str, *args: Any) -> None:
         if kind not in self._warned:
