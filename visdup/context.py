@@ -27,6 +27,7 @@ from visdup.content.titles import SiteTitles
 from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
 from visdup.dedup.label import Labeller, build_labeller
 from visdup.errors import StoreError, VisdupError
+from visdup.items import Record
 from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
@@ -244,6 +245,8 @@ class CrawlContext:
 
     def item_gone(self, item: Any, **kwargs: Any) -> None:
         """A page left the pipelines: whatever it did not give, it never will."""
+        if isinstance(item, Record):  # a dataset row names a page but is none
+            return
         if isinstance(item, Mapping):  # a project's pipeline may turn a page into a dict
             url, verdict = item.get("url"), item.get("verdict")
         else:
