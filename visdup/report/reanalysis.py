@@ -54,7 +54,7 @@ class Thresholds:
             "template": "VISDUP_TEMPLATE_THRESHOLD",
             "content": "VISDUP_CONTENT_THRESHOLD",
         }
-        values = {
+        values: dict[str, Any] = {
             key: given[key] if given.get(key) is not None else base[name]
             for key, name in names.items()
         }

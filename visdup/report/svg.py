@@ -93,7 +93,7 @@ def histogram(
     paths: dict[str, list[str]] = {"h-rej": [], "h-acc": []}
     for i in range(bins):
         x = left + i * bw + 0.5
-        base = top_pad + plot_h
+        base = float(top_pad + plot_h)
         for cls, n in (("h-rej", rej[i]), ("h-acc", acc[i])):
             if n:
                 h = plot_h * n / peak
