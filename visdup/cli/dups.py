@@ -64,5 +64,6 @@ def run(args: argparse.Namespace) -> int:
     for g in groups:
         out.write(f"\n{one_line(g['original'])}\n")
         for m in g["members"]:
-            out.write(f"  {m['kind']:<10} {m['similarity']:.3f}  {one_line(m['path'])}\n")
+            sim = "    -" if m["similarity"] is None else f"{m['similarity']:.3f}"
+            out.write(f"  {m['kind']:<10} {sim}  {one_line(m['path'])}\n")
     return files.status
