@@ -104,7 +104,7 @@ class Walk:
 
 def walk(root: Any) -> Walk:
     """Paragraphs and element numbers of a subtree, by the compiled walk when it can."""
-    if _kernel is not None and getattr(_kernel, "DOM_WALK", 0):
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
         walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS)
         if walked is not None:
             raw, parents, raw_spans, keys, positions = walked

@@ -23,7 +23,7 @@ from visdup.structure.fingerprint import hamming, simhash64
 try:  # numpy is a declared dependency; without it the plain SimHash serves
     import numpy as np
 except ImportError:  # pragma: no cover
-    np = None
+    np = None  # type: ignore[assignment]
 
 #: Long sentences kept per paragraph.
 LONG_SENTENCES = 2

@@ -70,7 +70,7 @@ def remove_invisible(root: Any) -> int:
     if root is None:
         return 0
     scanned = None
-    if _kernel is not None and getattr(_kernel, "DOM_WALK", 0):
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
         scanned = _kernel.invisible_scan(root, _NEVER_SET)
     if scanned is None:
         removed, sheets, inline = _scan_invisible(root)
