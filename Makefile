@@ -47,9 +47,11 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check visdup tests bench
+	$(BIN)/mypy
 
 test: $(STAMP) $(BROWSER_STAMP)
 	$(BIN)/ruff check visdup tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)

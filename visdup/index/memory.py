@@ -74,7 +74,7 @@ class MemoryIndex:
             bucket = buckets.get(band)
             if bucket is None:
                 buckets[band] = fp
-            elif type(bucket) is int:
+            elif isinstance(bucket, int):
                 buckets[band] = array("Q", (bucket, fp))
             else:
                 bucket.append(fp)
@@ -99,7 +99,7 @@ class MemoryIndex:
         buckets = self._buckets
         for band in self.layout.keys(fp):
             bucket = buckets[band]
-            if type(bucket) is int:
+            if isinstance(bucket, int):
                 del buckets[band]
                 continue
             bucket.remove(fp)
@@ -161,7 +161,7 @@ class MemoryIndex:
             bucket = buckets.get(band)
             if bucket is None:
                 continue
-            if type(bucket) is int:
+            if isinstance(bucket, int):
                 if cap is not None and len(seen) >= cap and bucket not in seen:
                     logger.debug("candidate cap %d reached for %016x", cap, fp)
                     break
