@@ -415,7 +415,7 @@ def test_entry_point_serves_until_interrupted(tmp_path: Path) -> None:
         assert conn.getresponse().read() == b"<p>home</p>"
         conn.close()
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=60)  # generous: a loaded machine is slow, not wrong == 0
+        assert proc.wait(timeout=60) == 0  # generous: a loaded machine is slow, not wrong
     finally:
         if proc.poll() is None:
             proc.kill()
