@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import time
 from pathlib import Path
 
@@ -28,6 +30,10 @@ def run(args: argparse.Namespace) -> int:
         reason = exc.strerror or exc
         raise InputError(f"cannot listen on {args.host}:{args.port}: {reason}") from exc
     print(f"Serving {one_line(args.root)} at {handle.url}/ (Ctrl-C to stop)", flush=True)
+    # "until interrupted": a process started with SIGINT ignored (a background job of a
+    # non-interactive shell, a child of a parent that ignores it) still stops on Ctrl-C.
+    with contextlib.suppress(ValueError):  # not the main thread: leave signals alone
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         while True:
             time.sleep(3600)
