@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from visdup.cli.output import PageFiles, add_engine_arguments, open_engine
+from visdup.cli.output import PageFiles, add_engine_arguments, open_engine, read_source
 from visdup.cli.similarity import add_threshold_argument, cluster_distance
-from visdup.errors import InputError
 from visdup.escape import terminal
-from visdup.page.files import add_source_arguments, open_source
+from visdup.page.files import add_source_arguments
 from visdup.templates.cluster import cluster_trees
 from visdup.templates.extract import page_trees
 
@@ -26,12 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     distance = cluster_distance(args)
     files = PageFiles(args.paths)
-    try:
-        pages, store = open_source(args, iter(files))
-    except InputError:
-        if files.failed:  # every file given was bad, and each said why
-            return files.status
-        raise
+    source = read_source(args, files)
+    if source is None:  # every file given was bad, and each said why
+        return files.status
+    pages, store = source
     engine = open_engine(args)
     try:
         trees = page_trees(pages, engine=engine)

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from visdup import config
-from visdup.cli.output import PageFiles, add_engine_arguments, open_engine
+from visdup.cli.output import PageFiles, add_engine_arguments, open_engine, read_source
 from visdup.cli.similarity import add_threshold_argument, cluster_distance
 from visdup.errors import InputError
 from visdup.escape import one_line
-from visdup.page.files import add_source_arguments, open_source
+from visdup.page.files import add_source_arguments
 from visdup.templates.extract import extract_pages, write_dataset
 
 HELP = "cluster page files, infer a template per cluster and write its fields (.jsonl or .csv)"
@@ -46,12 +46,10 @@ def run(args: argparse.Namespace) -> int:
     if not 0.0 <= args.min_fit <= 1.0:
         raise InputError(f"--min-fit must be between 0 and 1, not {args.min_fit}")
     files = PageFiles(args.paths)
-    try:
-        pages, store = open_source(args, iter(files))
-    except InputError:
-        if files.failed:  # every file given was bad, and each said why
-            return files.status
-        raise
+    source = read_source(args, files)
+    if source is None:  # every file given was bad, and each said why
+        return files.status
+    pages, store = source
     engine = open_engine(args)
     try:
         dataset = extract_pages(

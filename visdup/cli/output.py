@@ -12,13 +12,17 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from visdup.engine import ENGINES, Engine, make_engine
 from visdup.errors import InputError
 from visdup.escape import one_line
-from visdup.page.files import check_document, load_page, page_paths, read_page
+from visdup.page.files import check_document, load_page, open_source, page_paths, read_page
 from visdup.page.parse import Document, parse_html
 from visdup.page.warc import is_warc, iter_warc
+
+if TYPE_CHECKING:
+    from visdup.storage.store import Store
 
 #: Exit status for bad input (files, options, settings, URLs).
 BAD_INPUT = 2
@@ -119,3 +123,18 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 def open_engine(args: argparse.Namespace) -> Engine:
     return make_engine(args.engine, args.scheduler)
+
+
+def read_source(
+    args: argparse.Namespace, files: PageFiles
+) -> tuple[list[tuple[str, bytes]], Store | None] | None:
+    """The pages to work on (PATH... or --db), and their store; None when every file was bad.
+
+    Each bad file has already said why, so the caller only exits with ``files.status``.
+    """
+    try:
+        return open_source(args, iter(files))
+    except InputError:
+        if files.failed:
+            return None
+        raise
