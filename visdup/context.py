@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 
 _contexts: weakref.WeakKeyDictionary[Crawler, CrawlContext] = weakref.WeakKeyDictionary()
 
-STATS = ("pages", "duplicates", "candidates", "ted_calls", "errors")
+STATS = ("pages", "duplicates", "candidates", "ted_calls", "ted_skipped", "errors")
 
 #: The pipelines whose presence switches an analysis step on (a project's None switches it off).
 CONTENT_STEP = "visdup.pipelines.ContentPipeline"

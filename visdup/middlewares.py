@@ -120,7 +120,8 @@ class RecordsMiddleware:
         self.ctx = CrawlContext.of(crawler)
         config = self.ctx.config
         if not (config["VISDUP_EXTRACT_ITEMS"] and config["VISDUP_CLUSTER_ENABLED"]):
-            raise NotConfigured("VISDUP_EXTRACT_ITEMS is False")
+            # off by default: no reason given, so Scrapy logs no "Disabled" WARNING per crawl
+            raise NotConfigured
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RecordsMiddleware:
