@@ -16,6 +16,22 @@ from visdup.structure.term import Term
 LAYOUT_CLASSES = {"grp": "lg", "row": "lr", "col": "lc", "text": "lt"}
 
 
+
+def _chart(width: float, height: float, label: str | None, parts: object) -> Safe:
+    """A chart's outer <svg>: its size, and the label a screen reader says for it."""
+    return tag(
+        "svg",
+        {
+            "viewBox": f"0 0 {width} {height}",
+            "width": width,
+            "height": height,
+            "role": "img",
+            "class": "chart",
+            "aria-label": label or None,
+        },
+        parts,
+    )
+
 def _n(x: float) -> str:
     """Short coordinates: one decimal, no trailing zero."""
     text = f"{x:.1f}"
@@ -53,18 +69,7 @@ def bars(counts: Mapping[str, int], *, width: int = 520, label: str = "") -> Saf
             )
         )
         parts.append(tag("text", {"x": _n(left + w + 6), "y": y + 16, "class": "num"}, value))
-    return tag(
-        "svg",
-        {
-            "viewBox": f"0 0 {width} {height}",
-            "width": width,
-            "height": height,
-            "role": "img",
-            "class": "chart",
-            "aria-label": label or None,
-        },
-        parts,
-    )
+    return _chart(width, height, label, parts)
 
 
 def histogram(
@@ -130,18 +135,7 @@ def histogram(
                 f"{name} {theta:.2f}",
             )
         )
-    return tag(
-        "svg",
-        {
-            "viewBox": f"0 0 {width} {height}",
-            "width": width,
-            "height": height,
-            "role": "img",
-            "class": "chart",
-            "aria-label": label or None,
-        },
-        parts,
-    )
+    return _chart(width, height, label, parts)
 
 
 def layout(
