@@ -42,7 +42,8 @@ logger = logging.getLogger(__name__)
 
 #: Version 2: runs name their crawl (resume is per crawl), cluster sizes count stored pages,
 #: SQLite keeps no band table (its in-memory index reads the pages' fingerprints).
-SCHEMA_VERSION = 2
+#: Version 3: new tables only (each documented where it is declared).
+SCHEMA_VERSION = 3
 
 metadata = MetaData()
 
@@ -171,6 +172,11 @@ def _mark_canonical_urls(conn: Connection) -> None:
     conn.execute(insert(meta_table).values(key=CANONICAL_FROM, value=str(first)))
 
 
+def _create_new_tables(conn: Connection) -> None:
+    """Tables added since the store was made: created empty, existing ones untouched."""
+    metadata.create_all(conn, checkfirst=True)
+
+
 Step = str | Callable[["Connection"], None]
 
 #: Migrations from version N to N+1: portable SQL statements or callables.
@@ -182,6 +188,7 @@ MIGRATIONS: dict[int, list[Step]] = {
         _drop_sqlite_bands,
         _mark_canonical_urls,
     ],
+    2: [_create_new_tables],
 }
 
 
