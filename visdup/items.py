@@ -53,6 +53,9 @@ class Page(_Carried):
     kind: str | None = None
     verdict: str | None = None
     cluster: int | None = None
+    #: How closely the page matches its template cluster's layout (1.0: the same skeleton);
+    #: None until the cluster has a template.
+    fit: float | None = None
     problem: str | None = None
 
     @classmethod

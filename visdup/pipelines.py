@@ -65,6 +65,7 @@ class _PagePipeline:
         if assignment is None:
             return
         item.cluster = assignment.cluster
+        item.fit = assignment.fit
         ctx = self.ctx
         if assignment.new_cluster:
             ctx.inc("visdup/clusters")

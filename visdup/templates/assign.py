@@ -38,6 +38,9 @@ logger = logging.getLogger(__name__)
 class Assignment:
     cluster: int
     new_cluster: bool
+    #: How closely the page matches its cluster's template layout (1.0: the same skeleton);
+    #: None while the cluster has no template.
+    fit: float | None = None
     #: Records of the dataset that became available with this page (its own, and when the
     #: cluster's template was just built, those of the cluster's earlier pages).
     records: list[dict[str, Any]] = field(default_factory=list)
