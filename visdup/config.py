@@ -33,6 +33,12 @@ VISDUP_CLUSTER_REPRESENTATIVES = 4
 #: Measured on a real documentation site: 0.6 keeps templates apart without splitting them.
 VISDUP_CLUSTER_THRESHOLD = 0.60
 
+#: Candidates kept per page and channel in visdup_comparisons (the best first; 0: none): every
+#: pair measured by tree edit distance or text prints, confirmed or rejected, so that
+#: ``visdup report`` draws the full similarity histogram and replays ``--threshold`` from them.
+#: About 40 bytes a row on SQLite, index included (README, "Site audit report").
+VISDUP_COMPARISONS_MAX = 16
+
 #: Find each page's main content and compare it too (seeds 001/002): without it a verdict rests
 #: on structure alone, and every page of one template looks like a duplicate.
 VISDUP_CONTENT_ENABLED = True
@@ -198,6 +204,7 @@ SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_CLUSTER_ENABLED": (bool, None, None),
     "VISDUP_CLUSTER_REPRESENTATIVES": (int, 1, 100),
     "VISDUP_CLUSTER_THRESHOLD": (float, 0.0, 1.0),
+    "VISDUP_COMPARISONS_MAX": (int, 0, 1000),
     "VISDUP_CONTENT_ENABLED": (bool, None, None),
     "VISDUP_CONTENT_MIN_SENTENCES": (int, 1, None),
     "VISDUP_CONTENT_THRESHOLD": (float, 0.0, 1.0),

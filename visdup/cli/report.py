@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         )
     store = Store.from_url(args.db)
     data = store_data.load(store, args.db)
+    comparisons, missing = store_data.load_comparisons(store)
     similarities = None
     if reanalyse:
         from visdup.report.reanalysis import Thresholds, save
@@ -91,14 +92,17 @@ def run(args: argparse.Namespace) -> int:
             template=args.template_threshold,
             content=args.content_threshold,
         )
-        data, similarities = replay(store, data, thresholds)
+        data, similarities = replay(store, data, thresholds, comparisons, missing)
         if args.save:
             save(store, data)
             data.source = data.source.replace(
                 "stored crawl verdicts unchanged", "saved to the store"
             )
         print(f"verdicts from {data.source}", file=sys.stderr)
+    if similarities is None:
+        similarities = store_data.similarities(data.pages, data.settings, comparisons, missing)
     report = build(data)
+    report["similarities"] = similarities.as_json(data.settings)
     wrote = []
     if args.pages:
         from visdup.report.pages import page_rows, write_pages
@@ -115,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         text = render_html(
             data,
             load_terms=load_terms,
-            similarities=similarities or store_data.closest_matches(data.pages, data.settings),
+            similarities=similarities,
             max_rows=max(0, args.rows),
             pages_file=args.pages,
             version=__version__,

@@ -25,7 +25,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
@@ -274,8 +274,14 @@ class Channel(Generic[T]):
                 self._summaries.popitem(last=False)
         return summary
 
-    def confirm(self, obj: T, ids: list[int], budget: Any = None) -> Match | None:
-        """The best match at or above the channel's floor, best possible candidates first."""
+    def confirm(
+        self, obj: T, ids: list[int], budget: Any = None, sink: dict[int, float] | None = None
+    ) -> Match | None:
+        """The best match at or above the channel's floor, best possible candidates first.
+
+        ``sink`` receives every similarity measured (page id → score), rejected ones included;
+        a comparison the work budget skipped measured nothing and is left out.
+        """
         if not ids or not self.accepts(obj):
             return None
         stored = self.cache.get_many(ids)
@@ -308,7 +314,10 @@ class Channel(Generic[T]):
             if len(measured) >= self.max_candidates:
                 break
             measured.add(other)
+            skipped = getattr(budget, "skipped", 0)
             score, kind = self.measure(obj, other, budget)
+            if sink is not None and getattr(budget, "skipped", 0) == skipped:
+                sink[page_id] = max(score, sink.get(page_id, score))
             if kind is not None and (best is None or score > best.similarity):
                 best = Match(page_id, score, kind)
         return best
@@ -365,6 +374,8 @@ class Pending:
     match: Match | None = None
     #: The page's confirmation work budget, shared by prepare and the catch-up in commit.
     budget: Any = None
+    #: Every similarity measured for the page (page id → score), stored with it.
+    compared: dict[int, float] = field(default_factory=dict)
 
 
 class Labeller:
@@ -377,9 +388,12 @@ class Labeller:
         *,
         nofollow_verdicts: frozenset[str] = frozenset(),
         count: Callable[[str, int], None] | None = None,
+        comparisons: int = 0,
     ):
         self.store = store
         self.channels = channels
+        #: Measured candidates stored per page and channel (VISDUP_COMPARISONS_MAX; 0: none).
+        self.comparisons = comparisons if comparisons > 0 and store.comparisons_ready() else 0
         self.nofollow_verdicts = nofollow_verdicts
         self._count = count or (lambda _key, _n: None)
         self._lock = threading.Lock()
@@ -409,7 +423,7 @@ class Labeller:
             return Pending()  # this page takes no part in the channel, and is not indexed in it
         pending = Pending(fp=fp, obj=obj, budget=channel.budget())
         pending.seen, pending.watermark = channel.candidates(fp, obj)
-        pending.match = channel.confirm(obj, pending.seen, pending.budget)
+        pending.match = channel.confirm(obj, pending.seen, pending.budget, pending.compared)
         return pending
 
     def catch_up(self, prepared: dict[str, Pending]) -> None:
@@ -425,7 +439,7 @@ class Labeller:
             watermark = len(channel.order)
             seen = pending.seen or []
             late = channel.late(None, pending.fp, pending.obj, seen, pending.watermark)
-            found = channel.confirm(pending.obj, late, pending.budget)
+            found = channel.confirm(pending.obj, late, pending.budget, pending.compared)
             if found and (pending.match is None or found.similarity > pending.match.similarity):
                 pending.match = found
             pending.seen = [*(pending.seen or []), *late]
@@ -463,7 +477,9 @@ class Labeller:
                     late = channel.late(
                         conn, pending.fp, pending.obj, pending.seen or [], pending.watermark
                     )
-                    late_match = channel.confirm(pending.obj, late, pending.budget)
+                    late_match = channel.confirm(
+                        pending.obj, late, pending.budget, pending.compared
+                    )
                     if late_match and (match is None or late_match.similarity > match.similarity):
                         match = late_match
                 matches[name] = match
@@ -472,7 +488,7 @@ class Labeller:
             if content is not None and structure.obj is not None and "structure" in self.channels:
                 # duplicate or moved: is the page laid out like the page whose content it has?
                 same_layout = self.channels["structure"].confirm(
-                    structure.obj, [content.page_id], structure.budget
+                    structure.obj, [content.page_id], structure.budget, structure.compared
                 )
             thin_key = self._thin_key(record.content_print)
             thin = None
@@ -485,6 +501,7 @@ class Labeller:
             )
             if page_id is None:
                 return None
+            self._store_comparisons(conn, page_id, prepared)
             if replaced is not None:
                 self._take_over(conn, page_id, *replaced)
             for name, pending in prepared.items():
@@ -508,6 +525,21 @@ class Labeller:
         while len(self._sizes) > RECENT_SIZES:
             self._sizes.pop(next(iter(self._sizes)))
         return page_id
+
+    def _store_comparisons(
+        self, conn: Connection, page_id: int, prepared: dict[str, Pending]
+    ) -> None:
+        """The page's measured candidates, the best ``comparisons`` per channel, with its row."""
+        if self.comparisons <= 0:
+            return
+        rows = [
+            (other, name, round(score, 6))
+            for name, pending in prepared.items()
+            for other, score in sorted(pending.compared.items(), key=lambda kv: (-kv[1], kv[0]))[
+                : self.comparisons
+            ]
+        ]
+        self.store.add_comparisons(conn, page_id, rows)
 
     def group_size_at(self, page_id: int | None) -> int:
         """Pages in a recently stored page's group when it joined (its original included)."""
@@ -608,7 +640,7 @@ class Labeller:
         channel = self.channels.get("structure")
         if not ids or channel is None or structure.obj is None:
             return None
-        match = channel.confirm(structure.obj, list(ids), structure.budget)
+        match = channel.confirm(structure.obj, list(ids), structure.budget, structure.compared)
         if match is None or match.kind != STRUCTURAL:
             return None  # same words in another layout: a login box and a 404 may share them
         return Match(match.page_id, match.similarity, THIN)
@@ -774,4 +806,10 @@ def build_labeller(
         )
     policy = str(get("VISDUP_DUPLICATE_POLICY"))
     nofollow = DUPLICATE_VERDICTS if "nofollow" in policy else frozenset()
-    return Labeller(store, channels, nofollow_verdicts=nofollow, count=count)
+    return Labeller(
+        store,
+        channels,
+        nofollow_verdicts=nofollow,
+        count=count,
+        comparisons=int(get("VISDUP_COMPARISONS_MAX")),
+    )

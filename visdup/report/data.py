@@ -177,12 +177,17 @@ def _field_names(template: str | None) -> list[str]:
         return []
 
 
+#: Stored comparisons by page: (other page, channel, similarity), best first per channel.
+Comparisons = dict[int, list[tuple[int, str, float]]]
+
+
 @dataclass
 class Similarities:
     """Similarities of compared pairs per channel, split into confirmed and rejected.
 
-    ``complete`` says whether every compared candidate is here, or only each page's closest
-    match (what a store written without comparison rows can tell).
+    ``complete`` says whether every compared candidate is here, or (for some or all pages)
+    only each page's closest match, which is all a store written without comparison rows
+    can tell; ``source`` says which, in words.
     """
 
     structure_accepted: list[float] = field(default_factory=list)
@@ -190,27 +195,102 @@ class Similarities:
     content_accepted: list[float] = field(default_factory=list)
     content_rejected: list[float] = field(default_factory=list)
     complete: bool = False
+    source: str = "each page's closest match"
+
+    def add(self, channel: str, value: float, accepted: bool) -> None:
+        content = channel == "content"
+        if accepted:
+            (self.content_accepted if content else self.structure_accepted).append(value)
+        else:
+            (self.content_rejected if content else self.structure_rejected).append(value)
+
+    def as_json(self, settings: dict[str, Any]) -> dict[str, Any]:
+        """What the histograms show: counts per channel, the thresholds, and completeness."""
+        theta, _template, content_theta = thresholds(settings)
+        return {
+            "complete": self.complete,
+            "source": self.source,
+            "structure": {
+                "compared": len(self.structure_accepted) + len(self.structure_rejected),
+                "confirmed": len(self.structure_accepted),
+                "threshold": theta,
+            },
+            "content": {
+                "compared": len(self.content_accepted) + len(self.content_rejected),
+                "confirmed": len(self.content_accepted),
+                "threshold": content_theta,
+            },
+        }
 
 
-def closest_matches(pages: list[PageRow], settings: dict[str, Any]) -> Similarities:
-    """Each page's closest stored match, from the verdict columns (no rejected candidates).
-
-    Confirmed means at or above the channel's threshold the crawl recorded (the defaults when
-    it recorded none).
-    """
+def thresholds(settings: dict[str, Any]) -> tuple[float, float, float]:
+    """(near-duplicate, template, content) thresholds of the settings, defaults filled in."""
     from visdup.config import defaults
 
     known = {**defaults(), **settings}
-    theta = float(known["VISDUP_SIMILARITY_THRESHOLD"])
-    content_theta = float(known["VISDUP_CONTENT_THRESHOLD"])
+    return (
+        float(known["VISDUP_SIMILARITY_THRESHOLD"]),
+        float(known["VISDUP_TEMPLATE_THRESHOLD"]),
+        float(known["VISDUP_CONTENT_THRESHOLD"]),
+    )
+
+
+def load_comparisons(store: Store) -> tuple[Comparisons | None, int]:
+    """Every stored comparison by page, and how many pages with a closest match have none.
+
+    None when the store predates the comparisons table. Pages stored before it (or with
+    VISDUP_COMPARISONS_MAX at 0) have a closest match but no rows: the second number.
+    """
+    if not store.has_comparisons():
+        return None, 0
+    out: Comparisons = {}
+    for r in store.comparison_rows():
+        out.setdefault(r.page_id, []).append((r.other_id, r.channel, r.similarity))
+    return out, store.pages_without_comparisons()
+
+
+def similarities(
+    pages: list[PageRow],
+    settings: dict[str, Any],
+    comparisons: Comparisons | None = None,
+    missing: int = 0,
+) -> Similarities:
+    """Every stored comparison, split at the settings' thresholds; each page without any
+    stored comparison counts its closest match (from the verdict columns) instead.
+
+    Confirmed means at or above the channel's threshold (the near-duplicate threshold for
+    structure), as the settings say (the defaults where the crawl recorded none).
+    """
+    theta, _template, content_theta = thresholds(settings)
     out = Similarities()
+    if comparisons is None:
+        out.source = (
+            "each page's closest match: the store predates visdup_comparisons, where crawls "
+            "keep every candidate compared (report --threshold θ replays the analysis and "
+            "shows every one)"
+        )
+    elif missing:
+        out.source = (
+            f"every candidate compared, except {missing} pages stored without comparisons "
+            "(their closest match only)"
+        )
+    else:
+        out.complete = True
+        out.source = "every candidate compared (the best VISDUP_COMPARISONS_MAX of each page)"
+    cut = {"structure": theta, "content": content_theta}
     for p in pages:
+        rows = comparisons.get(p.id) if comparisons else None
+        if rows:
+            for _other, channel, sim in rows:
+                out.add(channel, sim, sim >= cut.get(channel, theta))
+            continue
         if p.kind != "exact" and p.similarity is not None:
-            accepted = p.similarity >= theta
-            (out.structure_accepted if accepted else out.structure_rejected).append(p.similarity)
+            out.add("structure", p.similarity, p.similarity >= theta)
         if p.content_similarity is not None:
-            accepted = p.content_similarity >= content_theta
-            (out.content_accepted if accepted else out.content_rejected).append(
-                p.content_similarity
-            )
+            out.add("content", p.content_similarity, p.content_similarity >= content_theta)
     return out
+
+
+def closest_matches(pages: list[PageRow], settings: dict[str, Any]) -> Similarities:
+    """Each page's closest stored match, from the verdict columns (no rejected candidates)."""
+    return similarities(pages, settings)

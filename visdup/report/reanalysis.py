@@ -1,12 +1,16 @@
 """Verdicts and groups recomputed from what the store holds, at other thresholds, no fetching.
 
-A crawl stores each page's irreducible term, its content print, their SimHashes and its body
-hash. Replaying the labeller over them in the order the pages were stored (the first page
-stored stays the original) answers "what if the threshold were 0.9?" in seconds, as
-Screaming Frog re-runs its near-duplicate analysis after a crawl. The same channels decide:
-exact body hash first, SimHash candidates confirmed by tree edit distance, content candidates
-(SimHash and shared long sentences) confirmed by layered text prints. Stored verdicts change
-only when the caller saves the result.
+A crawl stores every candidate it measured for each page (visdup_comparisons: the pair's tree
+edit or text similarity, confirmed or rejected). Replaying the labeller's decisions over them
+in the order the pages were stored (the first page stored stays the original) answers "what if
+the threshold were 0.9?" in a moment, as Screaming Frog re-runs its near-duplicate analysis
+after a crawl: exact body hash first, then the best stored structural and content comparisons
+at the new thresholds. Where the store has no comparisons (made before them), or a threshold
+goes below the crawl's template threshold (pairs whose bound stayed under it were never
+measured), the channels run again over the stored terms and prints instead: SimHash
+candidates confirmed by tree edit distance, content candidates (SimHash and shared long
+sentences) confirmed by layered text prints. Stored verdicts change only when the caller
+saves the result.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 from visdup.config import defaults, flag
 from visdup.content.textprint import ContentPrint
-from visdup.report.data import PageRow, Similarities, StoreData
+from visdup.report.data import Comparisons, PageRow, Similarities, StoreData, similarities
 from visdup.storage.store import Store, to_unsigned
 from visdup.structure.term import Term
 from visdup.verdicts import CONTENT, DUPLICATE, EXACT, MOVED, NOVEL, SAME_TEMPLATE, STRUCTURAL
@@ -80,8 +84,141 @@ class Thresholds:
         }
 
 
-def reanalyse(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, Similarities]:
+def reanalyse(
+    store: Store,
+    data: StoreData,
+    t: Thresholds,
+    comparisons: Comparisons | None = None,
+    missing: int = 0,
+) -> tuple[StoreData, Similarities]:
     """New labels for every stored page, and the similarity of every candidate compared.
+
+    From the stored comparisons when they cover every page and the thresholds (see
+    :func:`replay_refused`); otherwise by running the channels again (:func:`recompute`).
+    """
+    why = replay_refused(data, t, comparisons, missing)
+    if why is None and comparisons is not None:
+        return replay(store, data, t, comparisons)
+    logger.info("Re-analysing from the stored terms and prints: %s", why)
+    return recompute(store, data, t)
+
+
+def replay_refused(
+    data: StoreData, t: Thresholds, comparisons: Comparisons | None, missing: int
+) -> str | None:
+    """Why the stored comparisons cannot decide at thresholds ``t`` (None: they can)."""
+    if comparisons is None:
+        return "the store predates visdup_comparisons"
+    if missing:
+        return f"{missing} pages were stored without their comparisons"
+    crawl = Thresholds.of(data.settings)
+    if t.template < crawl.template:
+        return (
+            f"template threshold {t.template:.2f} is below the crawl's {crawl.template:.2f}, "
+            "under which pairs were not measured"
+        )
+    return None
+
+
+def replay(
+    store: Store, data: StoreData, t: Thresholds, comparisons: Comparisons
+) -> tuple[StoreData, Similarities]:
+    """The labeller's decisions replayed over the stored comparisons, in storing order.
+
+    A page's structural match is its best stored structural comparison at or above the
+    template threshold (a duplicate at or above the near-duplicate threshold when structure
+    decides alone), its content match the best content comparison at or above the content
+    threshold; content in the same layout (a structural comparison with that page at the
+    template threshold) is a duplicate, elsewhere moved. Raising a threshold above the
+    crawl's replays only what the crawl measured: it stopped confirming a page's candidates
+    once one reached its own threshold.
+    """
+    settings = {**defaults(), **data.settings, **t.settings()}
+    content_on = flag(settings.get("VISDUP_CONTENT_ENABLED", True)) and bool(
+        _column(store, "content_print", [p.id for p in data.pages[:1000]])
+    )
+    extra = {r.id: r for r in store.rows("id", "body_hash", "problem")}
+    first_of_body: dict[str, int] = {}
+    roots: dict[int, int] = {}
+    out: list[PageRow] = []
+    for page in data.pages:
+        rows = comparisons.get(page.id, [])
+        labels: dict[str, Any] = dict.fromkeys(LABEL_COLUMNS)
+        row = extra[page.id]
+        exact = None
+        if row.body_hash and row.problem is None:
+            exact = first_of_body.setdefault(row.body_hash, page.id)
+            exact = None if exact == page.id else exact
+        structure = _best(rows, "structure", t.template)
+        content = _best(rows, "content", t.content) if content_on else None
+        if structure is not None:
+            labels["similarity"] = round(structure[1], 6)
+        if content is not None:
+            labels["content_duplicate_of"] = _root(roots, content[0])
+            labels["content_similarity"] = round(content[1], 6)
+            labels["content_kind"] = "mirror" if content[1] >= 1.0 else "partial"
+        if exact is not None:
+            labels.update(verdict=DUPLICATE, similarity=1.0, kind=EXACT)
+            labels["duplicate_of"] = _root(roots, exact)
+        elif content is not None:
+            same_layout = any(
+                other == content[0] and channel == "structure" and sim >= t.template
+                for other, channel, sim in rows
+            )
+            labels.update(verdict=DUPLICATE if same_layout else MOVED, kind=CONTENT)
+            labels["duplicate_of"] = labels["content_duplicate_of"]
+        elif not content_on and structure is not None and structure[1] >= t.similarity:
+            labels.update(verdict=DUPLICATE, kind=STRUCTURAL)
+            labels["duplicate_of"] = _root(roots, structure[0])
+        else:
+            labels["verdict"] = SAME_TEMPLATE if structure is not None else NOVEL
+        if labels["duplicate_of"] is not None:
+            roots[page.id] = labels["duplicate_of"]
+        out.append(page.with_labels(**labels))
+    n = sum(len(rows) for rows in comparisons.values())
+    result = _result(
+        data,
+        out,
+        t,
+        content_on,
+        f"a re-analysis of {n} stored comparisons at similarity {t.similarity:.2f}, "
+        f"template {t.template:.2f}, content {t.content:.2f} (stored crawl verdicts unchanged)",
+    )
+    sims = similarities(out, result.settings, comparisons)
+    sims.source = "every candidate the crawl compared, at the re-analysis's thresholds"
+    return result, sims
+
+
+def _best(
+    rows: list[tuple[int, str, float]], channel: str, floor: float
+) -> tuple[int, float] | None:
+    """The channel's best comparison at or above ``floor`` (the first stored page on a tie)."""
+    best: tuple[int, float] | None = None
+    for other, name, sim in rows:
+        if (
+            name == channel
+            and sim >= floor
+            and (best is None or sim > best[1] or (sim == best[1] and other < best[0]))
+        ):
+            best = (other, sim)
+    return best
+
+
+def _result(
+    data: StoreData, pages: list[PageRow], t: Thresholds, content_on: bool, described: str
+) -> StoreData:
+    return StoreData(
+        database_url=data.database_url,
+        pages=pages,
+        clusters=data.clusters,
+        runs=data.runs,
+        source=described,
+        settings={**data.settings, **t.settings(), "VISDUP_CONTENT_ENABLED": content_on},
+    )
+
+
+def recompute(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, Similarities]:
+    """New labels from the channels run again over the stored terms and prints.
 
     The crawl's own channels (:func:`visdup.dedup.label.build_labeller`: candidate sources,
     bounds, measures) run over the stored fingerprints, terms and prints in the order the pages
@@ -89,7 +226,7 @@ def reanalyse(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, 
     """
     from visdup.dedup.label import build_labeller
 
-    settings = {**defaults(), **data.settings, **t.settings()}
+    settings = {**defaults(), **data.settings, **t.settings(), "VISDUP_COMPARISONS_MAX": 0}
     prints_stored = bool(_column(store, "content_print", [p.id for p in data.pages[:1000]]))
     settings["VISDUP_CONTENT_ENABLED"] = flag(settings.get("VISDUP_CONTENT_ENABLED", True)) and (
         prints_stored
@@ -130,18 +267,8 @@ def reanalyse(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, 
         f"a re-analysis at similarity {t.similarity:.2f}, template {t.template:.2f}, "
         f"content {t.content:.2f} (stored crawl verdicts unchanged)"
     )
-    result = StoreData(
-        database_url=data.database_url,
-        pages=out,
-        clusters=data.clusters,
-        runs=data.runs,
-        source=described,
-        settings={
-            **data.settings,
-            **t.settings(),
-            "VISDUP_CONTENT_ENABLED": content_channel is not None,
-        },
-    )
+    result = _result(data, out, t, content_channel is not None, described)
+    sims.source = "every candidate compared by the re-analysis"
     return result, sims
 
 

@@ -174,6 +174,16 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("verdicts: " + ", ".join(f"{k} {v}" for k, v in report["verdicts"].items()))
     if report.get("problems"):
         lines.append("problems: " + ", ".join(f"{k} {v}" for k, v in report["problems"].items()))
+    sims = report.get("similarities")
+    if sims:
+        s, c = sims["structure"], sims["content"]
+        lines.append(
+            f"similarities: {s['compared']} structural comparisons ({s['confirmed']} at or above "
+            f"{s['threshold']:.2f}), {c['compared']} content ({c['confirmed']} at or above "
+            f"{c['threshold']:.2f}); histogram "
+            + ("complete" if sims["complete"] else "incomplete")
+            + f": {sims['source']}"
+        )
     for group in report["groups"]:
         lines.append("")
         lines.append(f"original  {one_line(group['original'])}")

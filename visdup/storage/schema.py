@@ -140,6 +140,22 @@ clusters = Table(
     Column("updated_at", DateTime(timezone=True)),
 )
 
+#: Every stored candidate a page was measured against with its channel's exact measure (tree
+#: edit distance, layered text prints), confirmed or rejected, written with the page's row:
+#: the report's similarity histogram and its threshold replay read them. The best
+#: VISDUP_COMPARISONS_MAX per page and channel are kept (``other_id`` was stored before
+#: ``page_id``); no primary key, so a row is its few numbers and the page index.
+comparisons = Table(
+    "visdup_comparisons",
+    metadata,
+    Column("page_id", Integer, ForeignKey("visdup_pages.id"), nullable=False),
+    Column("other_id", Integer, nullable=False),
+    Column("channel", String(16), nullable=False),  # "structure" or "content"
+    Column("similarity", Float, nullable=False),
+)
+
+Index("visdup_comparisons_page", comparisons.c.page_id)
+
 Index("visdup_pages_run", pages.c.run_id)
 
 #: visdup_meta key: the first page id whose URL was stored in canonical form (absent: all).

@@ -370,6 +370,67 @@ class Store:
             for page_id, vals in values.items():
                 conn.execute(update(pages).where(pages.c.id == page_id).values(**vals))
 
+    # ------------------------------------------------------------------ comparisons
+    def comparisons_ready(self) -> bool:
+        """Create the comparisons table where a store of schema version 3 predates it."""
+        from sqlalchemy import inspect
+
+        table = schema.comparisons
+        with self._reader.connect() as conn:
+            if inspect(conn).has_table(table.name):
+                return True
+        with self.engine.begin() as conn:
+            schema.lock_schema(conn)
+            table.create(conn, checkfirst=True)  # with its index
+        return True
+
+    def has_comparisons(self) -> bool:
+        """Whether the store has the comparisons table (stores made before it do not)."""
+        from sqlalchemy import inspect
+
+        with self._reader.connect() as conn:
+            return bool(inspect(conn).has_table(schema.comparisons.name))
+
+    def add_comparisons(
+        self, conn: Connection, page_id: int, rows: Iterable[tuple[int, str, float]]
+    ) -> None:
+        """A page's measured candidates, (other page, channel, similarity), in its transaction."""
+        values = [
+            {"page_id": page_id, "other_id": o, "channel": c, "similarity": s} for o, c, s in rows
+        ]
+        if values:
+            conn.execute(insert(schema.comparisons), values)
+
+    def comparison_rows(self) -> list[Any]:
+        """Every stored comparison (page_id, other_id, channel, similarity), by page."""
+        table = schema.comparisons
+        with self._reader.connect() as conn:
+            return list(
+                conn.execute(
+                    select(
+                        table.c.page_id, table.c.other_id, table.c.channel, table.c.similarity
+                    ).order_by(table.c.page_id, table.c.channel, table.c.similarity.desc())
+                )
+            )
+
+    def pages_without_comparisons(self) -> int:
+        """Pages whose closest match is stored but none of their comparisons are (stored
+        before the table, or with VISDUP_COMPARISONS_MAX at 0)."""
+        table = schema.comparisons
+        matched = or_(
+            pages.c.similarity.is_not(None)
+            & pages.c.term.is_not(None)
+            & or_(pages.c.kind.is_(None), pages.c.kind != "exact"),
+            pages.c.content_similarity.is_not(None),
+        )
+        listed = select(table.c.page_id).where(table.c.page_id == pages.c.id).exists()
+        with self._reader.connect() as conn:
+            return int(
+                conn.execute(
+                    select(func.count()).select_from(pages).where(matched, ~listed)
+                ).scalar_one()
+            )
+
     # ------------------------------------------------------------------ clusters
     def save_clusters(self, items: list[dict[str, Any]]) -> None:
         """Replace the stored clusters (a batch re-clustering), and the pages' cluster ids."""
