@@ -51,8 +51,10 @@ VISDUP_CONTENT_MIN_SENTENCES = 3
 #: content; identical document fingerprints always do.
 VISDUP_CONTENT_THRESHOLD = 0.80
 
-#: Name of the crawl several processes share through VISDUP_FRONTIER_URL ("": the start URLs'
-#: origins, so processes started with the same URLs join the same crawl).
+#: The crawl's snapshot (visdup.drift): a new name fetches every page again, a known one
+#: continues ("": the last unfinished snapshot of the start URLs' sites, else HOSTS-YYYY-MM-DD).
+#: Also the name of the crawl several processes share through VISDUP_FRONTIER_URL ("": the
+#: start URLs' origins, so processes started with the same URLs join the same crawl).
 VISDUP_CRAWL_ID = ""
 
 #: SQLAlchemy URL of the store: SQLite by default, ``postgresql+psycopg://...`` for several
@@ -61,6 +63,14 @@ VISDUP_DATABASE_URL = "sqlite:///visdup.sqlite3"
 
 #: Compute the visual term on the de-noised tree (invisible and fixed nodes removed).
 VISDUP_DENOISE_TERM = False
+
+#: Keep each crawl as a snapshot (per page its template, fit and body hash; per template the
+#: aggregates of a sample) and compare it with the previous one when it ends (visdup.drift).
+VISDUP_DRIFT_ENABLED = True
+
+#: Pages per template whose fields and fit are measured at the end of a snapshot (the same
+#: URLs in every snapshot: the smallest URL digests); the end-of-crawl cost is about 1 ms each.
+VISDUP_DRIFT_SAMPLE = 12
 
 #: What happens to duplicates: "label" (store the label, keep everything), "drop" (DropItem),
 #: "nofollow" (store, and do not follow the links found on duplicate pages), "drop_nofollow".
@@ -211,6 +221,8 @@ SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_CRAWL_ID": (str, 0, None),
     "VISDUP_DATABASE_URL": (str, None, None),
     "VISDUP_DENOISE_TERM": (bool, None, None),
+    "VISDUP_DRIFT_ENABLED": (bool, None, None),
+    "VISDUP_DRIFT_SAMPLE": (int, 1, 1000),
     "VISDUP_DUPLICATE_POLICY": (POLICIES, None, None),
     "VISDUP_ENABLED": (bool, None, None),
     "VISDUP_EXTRACT_ITEMS": (bool, None, None),

@@ -26,6 +26,7 @@ from visdup.config import check, defaults, resolve
 from visdup.content.titles import SiteTitles
 from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
 from visdup.dedup.label import Labeller, build_labeller
+from visdup.drift.crawl import close_crawl_snapshot, open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
 from visdup.items import Record
 from visdup.storage.store import Store
@@ -36,6 +37,7 @@ from visdup.templates.assign import CrawlClusters
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
+    from visdup.drift.snapshot import Snapshot
     from visdup.items import Page
 
 logger = logging.getLogger(__name__)
@@ -106,6 +108,8 @@ class CrawlContext:
         #: Title affixes the crawled sites' pages share (visdup.content.titles).
         self.titles = SiteTitles()
         self._clusters: CrawlClusters | None = None
+        #: The snapshot this run adds to (visdup.drift; None when drift is off).
+        self.snapshot: Snapshot | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
         self.verdicts: dict[str, Deferred[str | None]] = {}
         self.records: dict[str, Deferred[list[Any]]] = {}
@@ -152,7 +156,12 @@ class CrawlContext:
         warmed = labeller.warm()
         spider = self.crawler.spider.name if self.crawler.spider else "crawl"
         starts = getattr(self.crawler.spider, "start_urls", None) or ()
-        self.run_id = self.store.begin_run(spider, crawl=crawl_key(starts, spider))
+        crawl = crawl_key(starts, spider)
+        self.run_id = self.store.begin_run(spider, crawl=crawl)
+        self.snapshot = open_crawl_snapshot(
+            self.store, self.config, run_id=self.run_id, crawl=crawl, start_urls=starts,
+            spider=spider,
+        )
         self.labeller = labeller
         logger.info(
             "visdup: store %s (%d pages already known), run %d",
@@ -239,6 +248,11 @@ class CrawlContext:
         assert self.store is not None
         if self._clusters is not None:  # templates still queued are built and stored
             self._clusters.finish()
+        if self.snapshot is not None:  # aggregates, comparison, one WARNING per alarm
+            totals = close_crawl_snapshot(self.snapshot, reason)
+            for key, value in totals.items():
+                self.stats.set_value(key, value)
+            stats.update(totals)
         if self.run_id is not None:
             self.store.finish_run(self.run_id, reason, stats)
         self.store.close()

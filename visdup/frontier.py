@@ -59,8 +59,15 @@ class SkipStoredMiddleware:
         return CrawlContext.of(self.crawler).store
 
     def _load(self) -> frozenset[str]:
-        store = self._store()
-        return frozenset(store.stored_urls()) if store is not None else frozenset()
+        from visdup.context import CrawlContext
+
+        ctx = CrawlContext.of(self.crawler)
+        if ctx.store is None:
+            return frozenset()
+        ctx.open()  # the crawl's snapshot: a new one fetches stored pages again (visdup.drift)
+        if ctx.snapshot is not None:
+            return frozenset(ctx.snapshot.urls())
+        return frozenset(ctx.store.stored_urls())
 
     async def spider_opened(self, spider: Any) -> None:
         await self._ensure_loaded()

@@ -21,6 +21,7 @@ from scrapy.utils.asyncio import run_in_thread
 
 from visdup.context import CrawlContext, check_enabled
 from visdup.dedup.analysis import PageAnalysis
+from visdup.drift.crawl import record_page
 from visdup.items import Page, Record
 from visdup.storage.store import PageRecord
 from visdup.templates.assign import Assignment
@@ -162,6 +163,13 @@ class LabelPipeline(_PagePipeline):
         )
         record.cluster_id = item.cluster
         record.title = ctx.titles.own(item.url, record.title)  # without the site's affixes
+        snapshot = ctx.snapshot
+        stored = snapshot.page_id(item.url) if snapshot is not None else None
+        if snapshot is not None and stored is not None:
+            # fetched again for a new snapshot: recorded there, its labels stay as they are
+            record_page(snapshot, item, record, analysis, stored, ctx.run_id, refetched=True)
+            ctx.inc("visdup/drift/refetched")
+            return None, record
         if record.problem:
             ctx.store.add_error(ctx.run_id, item.url, "parse", record.problem)
         labeller = ctx.labeller
@@ -171,6 +179,9 @@ class LabelPipeline(_PagePipeline):
                 "content", record.content_simhash, analysis.content
             )
         page_id = labeller.commit(record, prepared, ctx.run_id)
+        if snapshot is not None:  # None: another process stored the URL a moment ago
+            held = page_id if page_id is not None else snapshot.page_id(item.url)
+            record_page(snapshot, item, record, analysis, held, ctx.run_id, refetched=False)
         return page_id, record
 
     def _finish(self, item: Page, page_id: int | None, record: PageRecord) -> Page:

@@ -25,6 +25,7 @@ COMMANDS = (
     "cluster",
     "extract",
     "calibrate",
+    "drift",
 )
 
 

@@ -36,7 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--crawl-id",
         metavar="NAME",
-        help="name of the shared crawl (default: the start URLs' origins)",
+        help=(
+            "the crawl's snapshot: a new name fetches every page again, a known one continues "
+            "(default: the last unfinished snapshot of these sites, else HOSTS-YYYY-MM-DD); "
+            "with --frontier also the shared crawl's name"
+        ),
     )
     parser.add_argument(
         "-s",
@@ -143,8 +147,6 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError(f"--max-errors must be 0 or more, not {args.max_errors}")
     settings = crawl_settings(args)
     resolved = config.resolve(settings)
-    if resolved["VISDUP_CRAWL_ID"] and not resolved["VISDUP_FRONTIER_URL"]:
-        raise InputError("--crawl-id names a shared crawl: it needs --frontier")
     if resolved["VISDUP_FRONTIER_URL"]:
         from visdup.scheduler import connect, refuse_sqlite
 

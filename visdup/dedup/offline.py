@@ -52,11 +52,15 @@ class FileLabeller:
     def _count(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n
 
-    def add(self, name: str, body: bytes, page: PageAnalysis | None = None) -> int | None:
-        """Label one page; ``page`` is its analysis when an engine already made it."""
+    def add(
+        self, name: str, body: bytes, page: PageAnalysis | None = None, cluster: int | None = None
+    ) -> int | None:
+        """Label one page; ``page`` is its analysis when an engine already made it, ``cluster``
+        its template cluster when one was assigned (``visdup dups --crawl-id``)."""
         if page is None:
             page = analyse(body, url=name, options=self.options)
         record = page.record(keep_body=self.keep_body, body=body)
+        record.cluster_id = cluster
         prepared: dict[str, Pending] = {
             "structure": self.labeller.prepare("structure", page.simhash, page.term)
         }

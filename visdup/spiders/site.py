@@ -191,13 +191,18 @@ class SiteSpider(scrapy.Spider):
         ctx.open()
         if ctx.store is None:
             return []
-        self.stored = ctx.store.stored_urls()
+        # a snapshot (visdup.drift) holds the pages its runs fetched: a new one fetches all again
+        snapshot = ctx.snapshot
+        self.stored = snapshot.urls() if snapshot is not None else ctx.store.stored_urls()
         for url in self.stored:
             if self._in_scope(url):
                 self._count(url)
+        found = ctx.store.unfetched_links(crawl_key(self.start_urls, self.name))
+        if snapshot is not None:
+            found += snapshot.revisit()  # continued: the stored pages it has not fetched yet
         frontier = [
             (canonical(u), d)
-            for u, d in ctx.store.unfetched_links(crawl_key(self.start_urls, self.name))
+            for u, d in found
             if self._in_scope(u) and canonical(u) not in self.stored
         ]
         if self.stored:

@@ -156,6 +156,50 @@ comparisons = Table(
 
 Index("visdup_comparisons_page", comparisons.c.page_id)
 
+#: A crawl (or a ``visdup dups --crawl-id`` run) as a snapshot: drift alarms compare two of them
+#: (visdup.drift). ``crawl`` is the sites' key (:func:`visdup.storage.urls.crawl_key`).
+snapshots = Table(
+    "visdup_snapshots",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("crawl", String(500), index=True),
+    Column("source", String(20), nullable=False),  # "crawl" or "files"
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("reason", String(200)),
+)
+
+#: The snapshot each run added to (a resumed snapshot has several runs).
+snapshot_runs = Table(
+    "visdup_snapshot_runs",
+    metadata,
+    Column("run_id", Integer, ForeignKey("visdup_runs.id"), primary_key=True),
+    Column("snapshot_id", Integer, ForeignKey("visdup_snapshots.id"), nullable=False, index=True),
+)
+
+#: One row per page per snapshot: its template, its fit to it and its body hash (tens of bytes).
+snapshot_pages = Table(
+    "visdup_snapshot_pages",
+    metadata,
+    Column("snapshot_id", Integer, ForeignKey("visdup_snapshots.id"), primary_key=True),
+    Column("page_id", Integer, ForeignKey("visdup_pages.id"), primary_key=True),
+    Column("cluster_id", Integer),
+    Column("fit", Float),
+    Column("body_hash", String(40)),
+)
+
+#: Per snapshot and template the aggregates a comparison needs (JSON, at most 10 KB).
+snapshot_templates = Table(
+    "visdup_snapshot_templates",
+    metadata,
+    Column("snapshot_id", Integer, ForeignKey("visdup_snapshots.id"), primary_key=True),
+    Column("cluster_id", Integer, primary_key=True, autoincrement=False),
+    Column("stats", Text, nullable=False),
+)
+
+SNAPSHOT_TABLES = (snapshots, snapshot_runs, snapshot_pages, snapshot_templates)
+
 Index("visdup_pages_run", pages.c.run_id)
 
 #: visdup_meta key: the first page id whose URL was stored in canonical form (absent: all).

@@ -1,0 +1,209 @@
+"""Drift alarms from real crawls: a site re-crawled as snapshots, its product layout redesigned
+at the third; the alarm comes exactly there, with the right "since", and nowhere else."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+
+import pytest
+from scrapy.utils.defer import deferred_f_from_coro_f
+
+from tests.crawling import crawl
+from tests.sites import serve_routes
+from visdup.cli.app import main
+from visdup.drift.aggregate import LIMIT
+from visdup.drift.values import value_type
+
+PRODUCTS = 14
+ARTICLES = 8
+NAMES = ["Alder", "Birch", "Cedar", "Dogwood", "Elm", "Fir", "Ginkgo", "Hazel", "Ivy", "Juniper"]
+
+
+def _product(i: int, era: str) -> str:
+    name = f"{NAMES[i % len(NAMES)]} chair model {i * 7 + 3}"
+    price = f"${12 + i * 3}.{(i * 37) % 100:02d}"
+    date = f"2026-{1 + i % 12:02d}-{1 + (i * 5) % 28:02d}"
+    stock = f"{(i * 11) % 97 + 1} units in the warehouse"
+    if era == "A":
+        main = (
+            f"<div class='product'><h2 class='name'>{name}</h2><table class='facts'>"
+            f"<tr><th>Price:</th><td>{price}</td></tr><tr><th>Stock:</th><td>{stock}</td></tr>"
+            f"<tr><th>Added:</th><td>{date}</td></tr></table>"
+            f"<p class='blurb'>A sturdy seat number {i} for long evenings and early mornings.</p>"
+            "</div>"
+        )
+    else:  # the redesign: cards and lists instead of the facts table
+        main = (
+            f"<section class='card'><header><h1>{name}</h1><span class='badge'>new</span>"
+            f"</header><ul class='specs'><li><b>Cost</b> <i>{price}</i></li>"
+            f"<li><b>Availability</b> <i>{stock}</i></li></ul><div class='gallery'>"
+            "<img src='/a.png'><img src='/b.png'></div><form><button>Buy</button></form>"
+            f"<article><p>A sturdy seat number {i}.</p><p>Ships in {i % 5 + 1} days.</p>"
+            "</article></section>"
+        )
+    return _page(f"Chair {i}", main)
+
+
+def _article(i: int) -> str:
+    body = "".join(
+        f"<p>Paragraph {k} of the journal entry {i}: the workshop notes on joinery.</p>"
+        for k in range(3)
+    )
+    return _page(f"Journal {i}", f"<article><h2>Journal {i}</h2>{body}</article>")
+
+
+def _page(title: str, main: str) -> str:
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title></head><body>"
+        "<nav><a href='/'>Shop</a> <a href='/journal/0.html'>Journal</a></nav>"
+        f"<main>{main}</main><footer><p>Chairs and more</p></footer></body></html>"
+    )
+
+
+def _index() -> str:
+    links = "".join(f"<li><a href='/product/{i}.html'>chair {i}</a></li>" for i in range(PRODUCTS))
+    links += "".join(f"<li><a href='/journal/{i}.html'>entry {i}</a></li>" for i in range(ARTICLES))
+    return _page("Shop", f"<ul class='index'>{links}</ul>")
+
+
+class Site:
+    """The shop, its product layout switched by ``era``."""
+
+    def __init__(self) -> None:
+        self.era = "A"
+        self.requests: list[str] = []
+
+    def __call__(self, path: str, _query: dict[str, list[str]]) -> tuple[int, str] | None:
+        self.requests.append(path)
+        if path in {"/", "/index.html"}:
+            return 200, _index()
+        stem = path.rsplit("/", 1)[-1].removesuffix(".html")
+        if path.startswith("/product/") and stem.isdigit() and int(stem) < PRODUCTS:
+            return 200, _product(int(stem), self.era)
+        if path.startswith("/journal/") and stem.isdigit() and int(stem) < ARTICLES:
+            return 200, _article(int(stem))
+        return None
+
+
+def _drift_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and "visdup: drift in" in r.getMessage()
+    ]
+
+
+def _stats_sizes(db: str) -> list[int]:
+    path = db.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        return [n for (n,) in conn.execute("SELECT length(stats) FROM visdup_snapshot_templates")]
+
+
+@deferred_f_from_coro_f
+async def test_a_redesign_alarms_exactly_at_its_snapshot(tmp_path, caplog, capsys):
+    db = f"sqlite:///{tmp_path / 'drift.sqlite3'}"
+    site = Site()
+    per_crawl: list[tuple[list[str], dict[str, int], int]] = []
+    with serve_routes(site) as base:
+        for k, era in enumerate("AABB", start=1):
+            site.era = era
+            site.requests.clear()
+            caplog.clear()
+            with caplog.at_level(logging.WARNING):
+                crawler = await crawl(
+                    db, base + "/", settings={"VISDUP_CRAWL_ID": f"s{k}", "LOG_LEVEL": "WARNING"}
+                )
+            stats = crawler.stats.get_stats()
+            drift = {k: v for k, v in stats.items() if k.startswith("visdup/drift/")}
+            per_crawl.append((_drift_lines(caplog), drift, len(site.requests)))
+    pages = 1 + PRODUCTS + ARTICLES
+    for lines, drift, fetched in per_crawl:
+        # every snapshot fetched the whole site again (a new crawl id), robots.txt aside
+        assert fetched == pages
+        assert drift["visdup/drift/pages"] == pages
+        assert drift["visdup/drift/alarms"] == len(lines)  # one WARNING line per alarm
+    assert [d["visdup/drift/alarms"] for _l, d, _f in per_crawl] == [0, 0, 1, 0]
+    assert per_crawl[2][1]["visdup/drift/errors"] == 1
+    (line,) = per_crawl[2][0]
+    assert "drift in s3 against s2" in line and "error" in line
+    assert max(_stats_sizes(db)) <= LIMIT
+
+    # the redesign seen from s2 to s4 started at s3
+    capsys.readouterr()
+    assert main(["drift", "--db", db, "--baseline", "s2", "--current", "s4", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["baseline"] == "s2" and report["current"] == "s4"
+    (alarm,) = report["alarms"]
+    assert alarm["since"] == "s3" and alarm["severity"] == "error"
+    assert alarm["change"] in {"replaced", "changed"}
+    assert set(alarm) >= {"template", "change", "severity", "where", "fields", "since"}
+    # the default compares the last snapshot with the one before: no alarm
+    assert main(["drift", "--db", db, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["alarms"] == []
+    # exit status for cron and CI
+    assert main(["drift", "--db", db, "--current", "s3", "--fail-on", "error"]) == 1
+    assert main(["drift", "--db", db, "--current", "s3", "--fail-on", "warning"]) == 1
+    assert main(["drift", "--db", db, "--current", "s2", "--fail-on", "warning"]) == 0
+    assert main(["drift", "--db", db, "--current", "s4", "--fail-on", "error"]) == 0
+    text = capsys.readouterr().out
+    assert "s3" in text
+    assert main(["drift", "--db", db, "--current", "nope"]) == 2
+
+
+@deferred_f_from_coro_f
+async def test_a_crawl_id_continues_and_a_new_one_fetches_again(tmp_path):
+    db = f"sqlite:///{tmp_path / 'resume.sqlite3'}"
+    site = Site()
+    with serve_routes(site) as base:
+        await crawl(db, base + "/", settings={"VISDUP_CRAWL_ID": "one", "LOG_LEVEL": "WARNING"})
+        first = len(site.requests)
+        site.requests.clear()
+        crawler = await crawl(
+            db, base + "/", settings={"VISDUP_CRAWL_ID": "one", "LOG_LEVEL": "WARNING"}
+        )
+        assert site.requests == []  # the same snapshot continues: nothing left to fetch
+        assert crawler.stats.get_value("visdup/drift/pages") == 0
+        await crawl(db, base + "/", settings={"VISDUP_CRAWL_ID": "two", "LOG_LEVEL": "WARNING"})
+        assert len(site.requests) == first  # a new snapshot fetches every page again
+    path = db.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        stored = conn.execute("SELECT count(*) FROM visdup_pages").fetchone()[0]
+        rows = dict(
+            conn.execute(
+                "SELECT s.name, count(*) FROM visdup_snapshot_pages p JOIN visdup_snapshots s "
+                "ON s.id = p.snapshot_id GROUP BY s.name"
+            ).fetchall()
+        )
+        runs = conn.execute("SELECT count(*) FROM visdup_snapshot_runs").fetchone()[0]
+    assert stored == first  # labelled once
+    assert rows == {"one": first, "two": first}
+    assert runs == 3
+
+
+@deferred_f_from_coro_f
+async def test_the_default_crawl_id_is_the_sites_and_the_day(tmp_path):
+    db = f"sqlite:///{tmp_path / 'default.sqlite3'}"
+    site = Site()
+    with serve_routes(site) as base:
+        await crawl(db, base + "/", settings={"LOG_LEVEL": "WARNING"}, max_pages=5)
+        site.requests.clear()
+        await crawl(db, base + "/", settings={"LOG_LEVEL": "WARNING"})  # continues it
+        assert "/" not in site.requests
+    path = db.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM visdup_snapshots")]
+    port = base.rsplit(":", 1)[1]
+    assert len(names) == 1 and names[0].startswith(f"127.0.0.1:{port}-20")
+
+
+def test_value_types():
+    assert value_type(None) == value_type("  ") == "empty"
+    assert value_type("304") == value_type("9780778327929") == "number"
+    assert value_type("$7.99") == value_type("Online Price: $7.63") == "price"
+    assert value_type("June 2010") == value_type("2026-11-30") == "date"
+    assert value_type("30/11/2026") == value_type("Nov 30, 2026") == "date"
+    assert value_type("https://example.com/a") == "url"
+    assert value_type("Mira Books") == "short"
+    assert value_type("word " * 30) == "long"

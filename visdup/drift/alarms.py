@@ -1,0 +1,106 @@
+"""Drift between two stored snapshots, and what a crawl says about it when it ends."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from visdup.drift.compare import SEVERITIES, Alarm, compare
+from visdup.drift.snapshot import SnapshotInfo, find_snapshot, list_snapshots, load_stats
+from visdup.errors import InputError
+
+if TYPE_CHECKING:
+    from visdup.drift.snapshot import Snapshot
+    from visdup.storage.store import Store
+
+logger = logging.getLogger(__name__)
+
+#: Snapshots before the baseline whose spread sets the tolerances.
+HISTORY = 3
+
+
+@dataclass
+class Drift:
+    current: SnapshotInfo | None
+    baseline: SnapshotInfo | None
+    alarms: list[Alarm] = field(default_factory=list)
+    templates: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "current": self.current.name if self.current else None,
+            "baseline": self.baseline.name if self.baseline else None,
+            "templates": self.templates,
+            "alarms": [a.to_dict() for a in self.alarms],
+        }
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(1 for a in self.alarms if a.severity == s) for s in SEVERITIES}
+
+
+def _measured(infos: list[SnapshotInfo]) -> list[SnapshotInfo]:
+    """Snapshots whose aggregates were written (a run of them ended)."""
+    return [s for s in infos if s.finished_at is not None]
+
+
+def _named(store: Store, name: str, what: str) -> SnapshotInfo:
+    info = find_snapshot(store, name)
+    if info is None:
+        known = ", ".join(s.name for s in list_snapshots(store)[-5:]) or "none"
+        raise InputError(f"no snapshot named {name!r} ({what}); recent snapshots: {known}")
+    return info
+
+
+def drift(store: Store, *, baseline: str | None = None, current: str | None = None) -> Drift:
+    """Alarms of ``current`` (default: the last measured snapshot) against ``baseline``
+    (default: the snapshot of the same crawl before it), each with the snapshot since when."""
+    every = _measured(list_snapshots(store))
+    cur = _named(store, current, "--current") if current else (every[-1] if every else None)
+    if cur is None:
+        return Drift(None, None)
+    same = [s for s in every if s.crawl == cur.crawl and s.id != cur.id]
+    if baseline:
+        base: SnapshotInfo | None = _named(store, baseline, "--baseline")
+    else:
+        earlier = [s for s in same if s.id < cur.id]
+        base = earlier[-1] if earlier else None
+    if base is None:
+        return Drift(cur, None, templates=len(load_stats(store, cur.id)))
+    before = [s for s in same if s.id < base.id][-HISTORY:]
+    history = [load_stats(store, s.id) for s in before]
+    base_stats = load_stats(store, base.id)
+    history.append(base_stats)
+    cur_stats = load_stats(store, cur.id)
+    alarms = compare(cur_stats, base_stats, history)
+    between = [s for s in same if base.id < s.id < cur.id] if base.id < cur.id else []
+    shown = [
+        (s.name, {a.key for a in compare(load_stats(store, s.id), base_stats, history)})
+        for s in between
+    ]
+    for alarm in alarms:
+        alarm.since = next((name for name, keys in shown if alarm.key in keys), cur.name)
+    return Drift(cur, base, alarms, templates=len(cur_stats))
+
+
+def close_snapshot(snapshot: Snapshot, reason: str | None) -> tuple[dict[str, int], Drift]:
+    """A crawl's end: write the snapshot's aggregates, compare it with the one before, log one
+    WARNING per alarm; returns the stats totals (``visdup/drift/...``) and the comparison."""
+    snapshot.finish(reason)
+    result = drift(snapshot.store, current=snapshot.name)
+    counts = result.counts()
+    for alarm in result.alarms:
+        logger.warning(
+            "visdup: drift in %s against %s: %s",
+            snapshot.name,
+            result.baseline.name if result.baseline else "-",
+            alarm.line(),
+        )
+    totals = {
+        "visdup/drift/pages": snapshot.added,
+        "visdup/drift/templates": result.templates,
+        "visdup/drift/alarms": len(result.alarms),
+        "visdup/drift/warnings": counts["warning"],
+        "visdup/drift/errors": counts["error"],
+    }
+    return totals, result

@@ -1,0 +1,82 @@
+"""The crawl's side of snapshots: open one when the crawl opens, record pages, close it.
+
+A failure here never fails the crawl: the snapshot is switched off with one ERROR line.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from visdup.drift.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from visdup.dedup.analysis import PageAnalysis
+    from visdup.items import Page
+    from visdup.storage.store import PageRecord, Store
+
+logger = logging.getLogger(__name__)
+
+
+def open_crawl_snapshot(
+    store: Store,
+    config: dict[str, Any],
+    *,
+    run_id: int,
+    crawl: str,
+    start_urls: Sequence[str],
+    spider: str,
+) -> Snapshot | None:
+    """The snapshot this run adds to (None when VISDUP_DRIFT_ENABLED is off or it failed)."""
+    if not config["VISDUP_DRIFT_ENABLED"]:
+        return None
+    try:
+        return Snapshot.open(
+            store,
+            name=config["VISDUP_CRAWL_ID"] or None,
+            crawl=crawl,
+            run_id=run_id,
+            start_urls=start_urls,
+            fallback=spider,
+            sample_size=config["VISDUP_DRIFT_SAMPLE"],
+            min_fit=config["VISDUP_EXTRACT_MIN_FIT"],
+        )
+    except Exception:
+        logger.exception("visdup: cannot open the crawl's snapshot; drift alarms are off")
+        return None
+
+
+def record_page(
+    snapshot: Snapshot,
+    item: Page,
+    record: PageRecord,
+    analysis: PageAnalysis,
+    page_id: int | None,
+    run_id: int | None,
+    *,
+    refetched: bool,
+) -> None:
+    """One page of the snapshot; a page fetched again also hands its new links to the store."""
+    snapshot.add(
+        page_id,
+        item.url,
+        cluster=item.cluster,
+        fit=item.fit,
+        body_hash=record.body_hash,
+        tree=analysis.template_input,
+    )
+    if refetched and page_id is not None and item.links:
+        snapshot.add_links(page_id, item.links, (item.depth or 0) + 1, run_id, True)
+
+
+def close_crawl_snapshot(snapshot: Snapshot, reason: str | None) -> dict[str, int]:
+    """Aggregates, comparison, one WARNING per alarm; the stats totals (empty on failure)."""
+    from visdup.drift.alarms import close_snapshot
+
+    try:
+        totals, _result = close_snapshot(snapshot, reason)
+    except Exception:
+        logger.exception("visdup: cannot close the snapshot %s", snapshot.name)
+        return {}
+    return totals

@@ -1,0 +1,433 @@
+"""A crawl as a snapshot: per page its template, fit and body hash; per template aggregates.
+
+A page is stored and labelled once (``visdup_pages``); each snapshot that fetches it adds a row
+to ``visdup_snapshot_pages`` (snapshot, page, template, fit, body hash: tens of bytes). At the
+end of each run the snapshot's per-template aggregates are written
+(:mod:`visdup.drift.aggregate`), from the rows and from a bounded sample of pages kept in
+memory while the crawl runs: the same URLs in every snapshot (smallest URL digests).
+
+Which snapshot a run adds to (:meth:`Snapshot.open`):
+
+- a name given (``--crawl-id``, ``VISDUP_CRAWL_ID``): that snapshot, created when new;
+- no name: the last snapshot of the same sites (``crawl_key``) when it did not finish (stopped,
+  killed, ``--max-pages``), else ``HOSTS-YYYY-MM-DD`` (UTC), continued when it exists.
+
+A new snapshot fetches every page again, stored ones included; continuing a snapshot (resume)
+skips the pages it holds and starts from the links earlier runs stored and nobody fetched, plus
+every stored page of its sites it has not fetched yet: links are stored once, where first found,
+so the queue a stopped run lost is not kept per snapshot, and the stored pages stand for it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import logging
+import threading
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, insert, inspect, or_, select, update
+from sqlalchemy.exc import IntegrityError
+
+from visdup.drift.aggregate import encode, measure, merge_sample, template_stats
+from visdup.report.urlpatterns import _shape as url_pattern
+from visdup.storage import schema
+from visdup.storage.schema import (
+    SNAPSHOT_TABLES,
+    clusters,
+    links,
+    pages,
+    runs,
+    snapshot_pages,
+    snapshot_runs,
+    snapshot_templates,
+    snapshots,
+)
+from visdup.storage.urls import canonical_url, origin
+from visdup.templates.extract import DEFAULT_MIN_FIT
+from visdup.templates.template import Template
+
+if TYPE_CHECKING:
+    from visdup.storage.store import Store
+    from visdup.templates.stm import FlatTree
+
+logger = logging.getLogger(__name__)
+
+#: Close reason of a run that crawled everything it found: its snapshot is complete.
+FINISHED = "finished"
+#: Snapshot rows written per transaction while a crawl runs.
+BATCH = 200
+
+
+def ensure_tables(store: Store) -> None:
+    """Create the snapshot tables in a store made before them (schema version 3 already)."""
+    with store.engine.connect() as conn:
+        names = set(inspect(conn).get_table_names())
+    if all(t.name in names for t in SNAPSHOT_TABLES):
+        return
+    with store.engine.begin() as conn:
+        schema.lock_schema(conn)
+        for table in SNAPSHOT_TABLES:
+            table.create(conn, checkfirst=True)
+
+
+def has_tables(store: Store) -> bool:
+    with store.engine.connect() as conn:
+        return bool(inspect(conn).has_table(snapshots.name))
+
+
+def default_name(start_urls: Iterable[str], day: datetime | None = None, fallback: str = "") -> str:
+    """``example.com-2026-11-30``: the start URLs' hosts (ports other than the scheme's) and
+    the UTC date."""
+    hosts: list[str] = []
+    for url in start_urls:
+        if "://" not in url:
+            continue
+        found = origin(url)
+        scheme, rest = found.split("://", 1)
+        host, _, port = rest.rpartition(":")
+        if (scheme, port) in {("http", "80"), ("https", "443")}:
+            rest = host
+        if rest not in hosts:
+            hosts.append(rest)
+    stem = "+".join(sorted(hosts)) or fallback or "crawl"
+    day = day or datetime.now(UTC)
+    return f"{stem[:150]}-{day:%Y-%m-%d}"
+
+
+@dataclass
+class SnapshotInfo:
+    id: int
+    name: str
+    crawl: str | None
+    source: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    reason: str | None
+
+
+def _info(row: Any) -> SnapshotInfo:
+    return SnapshotInfo(
+        row.id, row.name, row.crawl, row.source, row.started_at, row.finished_at, row.reason
+    )
+
+
+def list_snapshots(store: Store, crawl: str | None = None) -> list[SnapshotInfo]:
+    """Snapshots in the order they began (of one crawl when ``crawl`` is given)."""
+    if not has_tables(store):
+        return []
+    query = select(snapshots).order_by(snapshots.c.id)
+    if crawl is not None:
+        query = query.where(snapshots.c.crawl == crawl)
+    with store.engine.connect() as conn:
+        return [_info(r) for r in conn.execute(query)]
+
+
+def find_snapshot(store: Store, name: str) -> SnapshotInfo | None:
+    if not has_tables(store):
+        return None
+    with store.engine.connect() as conn:
+        row = conn.execute(select(snapshots).where(snapshots.c.name == name)).first()
+    return _info(row) if row is not None else None
+
+
+def load_stats(store: Store, snapshot_id: int) -> dict[int, dict[str, Any]]:
+    """The snapshot's aggregates per template."""
+    with store.engine.connect() as conn:
+        return {
+            int(r.cluster_id): json.loads(r.stats)
+            for r in conn.execute(
+                select(snapshot_templates.c.cluster_id, snapshot_templates.c.stats).where(
+                    snapshot_templates.c.snapshot_id == snapshot_id
+                )
+            )
+        }
+
+
+def _rank(url: str) -> int:
+    """A URL's place in a template's sample: the same in every snapshot, process and order."""
+    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big")
+
+
+class Snapshot:
+    """The snapshot one run adds to; :meth:`add` from any thread, :meth:`finish` at the end."""
+
+    def __init__(
+        self,
+        store: Store,
+        info: SnapshotInfo,
+        *,
+        resumed: bool,
+        sample_size: int = 12,
+        min_fit: float = DEFAULT_MIN_FIT,
+    ):
+        self.store = store
+        self.info = info
+        self.resumed = resumed
+        self.sample_size = sample_size
+        self.min_fit = min_fit
+        self._lock = threading.Lock()
+        self._rows: list[dict[str, Any]] = []
+        self._samples: dict[int, list[tuple[int, str, FlatTree]]] = {}
+        self.added = 0
+        #: Templates as they stood when this run began: the layout each page is measured against.
+        self._start_templates: dict[int, str] = {}
+        with store.engine.connect() as conn:
+            for cid, text in conn.execute(
+                select(clusters.c.id, clusters.c.template).where(clusters.c.template.is_not(None))
+            ):
+                self._start_templates[int(cid)] = text
+
+    @property
+    def id(self) -> int:
+        return self.info.id
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(
+        cls,
+        store: Store,
+        *,
+        name: str | None,
+        crawl: str,
+        source: str = "crawl",
+        run_id: int | None = None,
+        start_urls: Sequence[str] = (),
+        fallback: str = "",
+        sample_size: int = 12,
+        min_fit: float = DEFAULT_MIN_FIT,
+    ) -> Snapshot:
+        """The snapshot this run adds to (module docstring), created when new."""
+        ensure_tables(store)
+        info = None
+        if not name:
+            earlier = list_snapshots(store, crawl)
+            if earlier and earlier[-1].reason != FINISHED:
+                info = earlier[-1]
+            name = default_name(start_urls, fallback=fallback)
+        info = info or find_snapshot(store, name)
+        resumed = info is not None
+        if info is None:
+            try:
+                with store.engine.begin() as conn:
+                    conn.execute(
+                        insert(snapshots).values(
+                            name=name, crawl=crawl, source=source, started_at=datetime.now(UTC)
+                        )
+                    )
+            except IntegrityError:  # another process of this crawl made it a moment ago
+                resumed = True
+            info = find_snapshot(store, name)
+            assert info is not None
+        if run_id is not None:
+            with store.engine.begin() as conn:
+                conn.execute(insert(snapshot_runs).values(run_id=run_id, snapshot_id=info.id))
+        snap = cls(store, info, resumed=resumed, sample_size=sample_size, min_fit=min_fit)
+        logger.info(
+            "visdup: snapshot %r (%s)",
+            info.name,
+            "continued" if resumed else "new: every page is fetched again",
+        )
+        return snap
+
+    # ------------------------------------------------------------------ resume
+    def urls(self) -> set[str]:
+        """Canonical URLs of the pages this snapshot holds (a resumed run skips them)."""
+        first = schema_canonical_from(self.store)
+        query = (
+            select(pages.c.id, pages.c.url)
+            .join(snapshot_pages, snapshot_pages.c.page_id == pages.c.id)
+            .where(snapshot_pages.c.snapshot_id == self.id)
+        )
+        with self.store.engine.connect() as conn:
+            return {u if i >= first else canonical_url(u) for i, u in conn.execute(query)}
+
+    def revisit(self) -> list[tuple[str, int]]:
+        """Stored pages this snapshot has not fetched yet, shallowest first (resume only)."""
+        if not self.resumed:
+            return []
+        held = select(snapshot_pages.c.page_id).where(snapshot_pages.c.snapshot_id == self.id)
+        # pages first stored by runs of the same sites (runs of schema version 1 name none)
+        query = (
+            select(pages.c.id, pages.c.url, pages.c.depth)
+            .join(runs, runs.c.id == pages.c.run_id)
+            .where(
+                pages.c.id.not_in(held),
+                or_(runs.c.crawl == self.info.crawl, runs.c.crawl.is_(None)),
+            )
+            .order_by(pages.c.depth, pages.c.id)
+        )
+        first = schema_canonical_from(self.store)
+        with self.store.engine.connect() as conn:
+            return [
+                (u if i >= first else canonical_url(u), d or 0) for i, u, d in conn.execute(query)
+            ]
+
+    def page_id(self, url: str) -> int | None:
+        """The stored page of this URL (fetched again for this snapshot), or None."""
+        with self.store.engine.connect() as conn:
+            return conn.execute(
+                select(pages.c.id).where(pages.c.url == canonical_url(url))
+            ).scalar()
+
+    # ------------------------------------------------------------------ pages
+    def add(
+        self,
+        page_id: int | None,
+        url: str,
+        *,
+        cluster: int | None,
+        fit: float | None,
+        body_hash: str | None,
+        tree: FlatTree | None = None,
+    ) -> None:
+        """One page of this snapshot (thread-safe); rows are written in batches."""
+        if page_id is None:
+            return
+        row = {
+            "snapshot_id": self.id,
+            "page_id": page_id,
+            "cluster_id": cluster,
+            "fit": None if fit is None else round(float(fit), 4),
+            "body_hash": body_hash,
+        }
+        with self._lock:
+            self._rows.append(row)
+            self.added += 1
+            if cluster is not None and tree is not None and tree.nodes:
+                self._keep(cluster, url, tree)
+            due = len(self._rows) >= BATCH
+        if due:
+            self.flush()
+
+    def _keep(self, cluster: int, url: str, tree: FlatTree) -> None:
+        sample = self._samples.setdefault(cluster, [])
+        entry = (_rank(url), url, tree)
+        if len(sample) >= self.sample_size and entry[:2] >= sample[-1][:2]:
+            return
+        bisect.insort(sample, entry, key=lambda e: e[:2])
+        del sample[self.sample_size :]
+
+    def add_links(
+        self, page_id: int, urls: Iterable[str], depth: int, run_id: int | None, followed: bool
+    ) -> None:
+        """Links of a page fetched again: the new ones join the store's frontier."""
+        rows = [
+            {"url": u, "found_on": page_id, "depth": depth, "run_id": run_id, "followed": followed}
+            for u in sorted({canonical_url(u) for u in urls})
+        ]
+        if not rows:
+            return
+        if self.store.is_postgres:
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            statement = pg_insert(links).on_conflict_do_nothing()
+        else:
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+            statement = sqlite_insert(links).on_conflict_do_nothing()  # type: ignore[assignment]
+        with self.store.engine.begin() as conn:
+            conn.execute(statement, rows)
+
+    def flush(self) -> None:
+        with self._lock:
+            rows, self._rows = self._rows, []
+        if not rows:
+            return
+        with self.store.engine.begin() as conn:
+            for row in rows:
+                # a page written twice (a re-queued request) keeps its first row
+                try:
+                    with conn.begin_nested():
+                        conn.execute(insert(snapshot_pages).values(**row))
+                except IntegrityError:
+                    pass
+
+    # ------------------------------------------------------------------ the end
+    def finish(self, reason: str | None) -> dict[int, dict[str, Any]]:
+        """Write the rows left, the per-template aggregates, and the run's close reason."""
+        self.flush()
+        query = (
+            select(snapshot_pages.c.cluster_id, snapshot_pages.c.fit, pages.c.url)
+            .join(pages, pages.c.id == snapshot_pages.c.page_id)
+            .where(
+                snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.cluster_id.is_not(None)
+            )
+        )
+        counts: Counter[int] = Counter()
+        fits: dict[int, list[float]] = {}
+        patterns: dict[int, Counter[str]] = {}
+        with self.store.engine.connect() as conn:
+            for cid, fit, url in conn.execute(query):
+                counts[cid] += 1
+                if fit is not None:
+                    fits.setdefault(cid, []).append(float(fit))
+                patterns.setdefault(cid, Counter())[url_pattern(url)] += 1
+            now_templates = {
+                int(cid): text
+                for cid, text in conn.execute(
+                    select(clusters.c.id, clusters.c.template).where(
+                        clusters.c.template.is_not(None)
+                    )
+                )
+            }
+        old = load_stats(self.store, self.id)
+        parsed: dict[str, Template] = {}
+
+        def template(text: str | None) -> Template | None:
+            if text is None:
+                return None
+            if text not in parsed:
+                try:
+                    parsed[text] = Template.from_dict(json.loads(text))
+                except (ValueError, KeyError, TypeError):
+                    logger.warning("visdup: a stored template cannot be read; skipped")
+                    return None
+            return parsed[text]
+
+        out: dict[int, dict[str, Any]] = {}
+        for cid, n in counts.items():
+            start = template(self._start_templates.get(cid))
+            end = template(now_templates.get(cid))
+            sample = [(u, t) for _r, u, t in self._samples.get(cid, [])]
+            part = measure(sample, start or end, end or start, min_fit=self.min_fit)
+            if cid in old:
+                part = merge_sample(old[cid], part)
+            out[cid] = template_stats(
+                pages=n, fits=fits.get(cid, []), patterns=patterns[cid], sample=part
+            )
+        with self.store.engine.begin() as conn:
+            conn.execute(
+                delete(snapshot_templates).where(snapshot_templates.c.snapshot_id == self.id)
+            )
+            if out:
+                conn.execute(
+                    insert(snapshot_templates),
+                    [
+                        {"snapshot_id": self.id, "cluster_id": cid, "stats": encode(stats)}
+                        for cid, stats in sorted(out.items())
+                    ],
+                )
+            conn.execute(
+                update(snapshots)
+                .where(snapshots.c.id == self.id)
+                .values(finished_at=datetime.now(UTC), reason=reason)
+            )
+        self.info.reason = reason
+        self._samples.clear()
+        return out
+
+
+def schema_canonical_from(store: Store) -> int:
+    """The first page id stored with a canonical URL (older ones are canonicalised here)."""
+    with store.engine.connect() as conn:
+        return schema.canonical_from(conn)
