@@ -6,7 +6,12 @@ copies differ from their original in one subtree, and enough same-template pages
 ``--pages``. Prints the file size, the time to render
 it, and (when playwright and Chromium are there) the time Chromium takes to open it.
 
+With ``--comparisons DIR`` it also labels the pages under DIR into a SQLite store (as
+``visdup dups --db`` does) and prints what the stored comparisons (visdup_comparisons, every
+candidate measured) cost: rows and bytes per page, table and index, from SQLite's dbstat.
+
     .venv/bin/python bench/bench_report.py [--pages 8000] [--groups 1000] [--templates 200]
+    .venv/bin/python bench/bench_report.py --comparisons ../shared/data/warpcore/site
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from visdup.report import MAX_ROWS
 from visdup.report.data import ClusterRow, PageRow, Similarities, StoreData
 from visdup.report.html import render_html
 from visdup.structure.term import Term
@@ -46,7 +52,9 @@ def _from_parents(labels: list[str], marks: list[int], parents: list[int]) -> Te
     for i, p in enumerate(parents):
         if p >= 0:
             kids[p].append(i)
-    out_l, out_m, out_s = [], [], []
+    out_l: list[str] = []
+    out_m: list[int] = []
+    out_s: list[int] = []
     stack = [(0, False)]
     start: dict[int, int] = {}
     while stack:
@@ -142,6 +150,7 @@ def build(pages: int, groups: int, templates: int, seed: int = 7):
         content_accepted=[rng.uniform(0.8, 1) for _ in range(3000)],
         content_rejected=[rng.uniform(0, 0.8) for _ in range(5000)],
         complete=True,
+        source="every candidate compared (synthetic)",
     )
     settings = {"VISDUP_SIMILARITY_THRESHOLD": 0.95, "VISDUP_TEMPLATE_THRESHOLD": 0.8}
     data = StoreData("sqlite:///bench.sqlite3", rows, clusters, [], "crawl", settings)
@@ -173,13 +182,63 @@ def open_in_chromium(path: Path) -> float | None:
     return best
 
 
+def comparisons_cost(folder: Path, cap: int) -> None:
+    """Rows and on-disk bytes of visdup_comparisons (with its index) per labelled page."""
+    import sqlite3
+
+    from visdup.cli.output import PageFiles
+    from visdup.dedup.offline import label_files
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.sqlite3"
+        overrides = {"VISDUP_COMPARISONS_MAX": cap, "VISDUP_STORE_BODY": False}
+        start = time.perf_counter()
+        store, _tmp = label_files(
+            PageFiles([str(folder)]), db=f"sqlite:///{path}", overrides=overrides
+        )
+        took = time.perf_counter() - start
+        store.close()
+        conn = sqlite3.connect(path)
+        conn.execute("VACUUM")
+        pages = conn.execute("SELECT count(*) FROM visdup_pages").fetchone()[0]
+        rows = dict(
+            conn.execute("SELECT channel, count(*) FROM visdup_comparisons GROUP BY channel")
+        )
+        try:
+            size = dict(
+                conn.execute(
+                    "SELECT name, sum(pgsize) FROM dbstat "
+                    "WHERE name IN ('visdup_comparisons', 'visdup_comparisons_page') GROUP BY name"
+                )
+            )
+        except sqlite3.OperationalError:
+            size = {}
+        conn.close()
+    total = sum(rows.values())
+    print(
+        f"comparisons of {folder.name} ({pages} pages, labelled in {took:.1f} s, at most {cap} "
+        f"per page and channel): {total} rows ({rows}), {total / max(1, pages):.1f} a page"
+    )
+    if size:
+        table, index = size.get("visdup_comparisons", 0), size.get("visdup_comparisons_page", 0)
+        print(
+            f"  on disk: table {table / max(1, pages):.0f} + index {index / max(1, pages):.0f} "
+            f"bytes a page ({(table + index) / max(1, total):.0f} bytes a row)"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pages", type=int, default=8000)
     ap.add_argument("--groups", type=int, default=1000)
     ap.add_argument("--templates", type=int, default=200)
-    ap.add_argument("--rows", type=int, default=2000)
+    ap.add_argument("--rows", type=int, default=MAX_ROWS, help="HTML table rows (report --rows)")
+    ap.add_argument("--comparisons", type=Path, metavar="DIR", help="label DIR, measure the table")
+    ap.add_argument("--max", type=int, default=16, help="VISDUP_COMPARISONS_MAX for --comparisons")
     args = ap.parse_args()
+    if args.comparisons:
+        comparisons_cost(args.comparisons, args.max)
+        return
     data, terms, sims = build(args.pages, args.groups, args.templates)
     print(f"{len(data.pages)} pages, {args.groups} groups, {args.templates} templates")
     times, cpu = [], []
@@ -207,7 +266,7 @@ def main() -> None:
     counts = {
         "layout pictures": text.count('class="layout"'),
         "groups": text.count('<details id="group-'),
-        "table rows": text.count("<tr data-verdict"),
+        "table rows": text.count("<tr><td>", text.index('<section id="pages-table"')),
     }
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     with tempfile.TemporaryDirectory() as tmp:

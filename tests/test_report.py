@@ -238,13 +238,13 @@ def test_layout_picture_is_bounded():
         "grp(" + ",".join(f"row({','.join(['text'] * (i % 7 + 1))})" for i in range(200)) + ")"
     )
     svg = layout(wide)
-    boxes = len(re.findall(r"M[\d.]+ [\d.]+h", svg))
+    boxes = len(re.findall(r"[Mm]-?\d+ -?\d+h", svg))  # absolute or relative moves
     # 800 leaves on 640 px: texts (0.8 px) and rows of one or two (under 2 px) are left out
     assert boxes == 1 + 200 - 2 * 29
     small = Term.parse("grp([2]row([4]text),col(text))")
     svg = layout(small)
     assert svg.count('class="lg"') == 1 and svg.count('class="lr"') == 1
-    assert len(re.findall(r"M[\d.]+ [\d.]+h", svg)) == 5 and "row ×2" in svg
+    assert len(re.findall(r"[Mm]-?\d+ -?\d+h", svg)) == 5 and "row ×2" in svg
 
 
 # --------------------------------------------------------------------- crawl progress

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from visdup.config import VISDUP_DATABASE_URL
+from visdup.report import MAX_ROWS
 
 HELP = "summarise a visdup store: duplicate groups, verdicts, templates (text, JSON, HTML, table)"
 
@@ -36,7 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--pages", metavar="FILE", help="write one row per page (.jsonl or .csv by suffix)"
     )
     parser.add_argument(
-        "--rows", type=int, default=2000, metavar="N", help="rows of the HTML pages table"
+        "--rows",
+        type=int,
+        default=MAX_ROWS,
+        metavar="N",
+        help=f"rows of the HTML pages table (default {MAX_ROWS}; --pages FILE has them all)",
     )
     parser.add_argument(
         "--threshold",

@@ -141,9 +141,13 @@ def differing_subtree(a: Term, b: Term) -> Difference:
 
 
 def marked_tokens(
-    left: str, right: str, limit: int = 400
+    left: str, right: str, limit: int = 400, lead: int | None = None
 ) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
-    """Both texts as (token run, differs) pairs, cut to about ``limit`` characters each."""
+    """Both texts as (token run, differs) pairs, cut to about ``limit`` characters each.
+
+    With ``lead``, what comes before the first difference is cut to its last ``lead``
+    characters (after a "…"), so a short snippet still shows where the two texts part.
+    """
     ta, tb = _TOKEN.findall(left[: limit * 3]), _TOKEN.findall(right[: limit * 3])
     out_a: list[tuple[str, bool]] = []
     out_b: list[tuple[str, bool]] = []
@@ -154,7 +158,19 @@ def marked_tokens(
             out_a.append(("".join(ta[a0:a1]), not same))
         if b1 > b0:
             out_b.append(("".join(tb[b0:b1]), not same))
+    if lead is not None:
+        out_a, out_b = _lead(out_a, lead), _lead(out_b, lead)
     return _cut(out_a, limit), _cut(out_b, limit)
+
+
+def _lead(runs: list[tuple[str, bool]], lead: int) -> list[tuple[str, bool]]:
+    """The runs from ``lead`` characters before the first differing one."""
+    if not runs or runs[0][1]:
+        return runs
+    text, _same = runs[0]
+    if len(text) <= lead:
+        return runs
+    return [("…" + text[len(text) - lead :], False), *runs[1:]]
 
 
 def _cut(runs: list[tuple[str, bool]], limit: int) -> list[tuple[str, bool]]:

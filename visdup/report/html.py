@@ -17,7 +17,8 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from visdup.report.data import VERDICT_SETTINGS, PageRow, Similarities, StoreData
+from visdup.report import MAX_ROWS
+from visdup.report.data import VERDICT_SETTINGS, PageRow, Similarities, StoreData, thresholds
 from visdup.report.diff import differing_subtree, marked_tokens
 from visdup.report.markup import Safe, esc, row, tag
 from visdup.report.pages import page_rows
@@ -25,14 +26,16 @@ from visdup.report.summary import Group, build, duplicate_groups
 from visdup.report.svg import LAYOUT_CLASSES, bars, histogram, layout, legend
 from visdup.structure.term import Term
 
-#: Rows of the pages table in the HTML; the whole table goes to ``--pages FILE``.
-MAX_ROWS = 2000
 #: Members of a group whose differences with the original are shown (the first side by side).
 MAX_DIFFS = 4
-#: Characters of each side of a difference snippet.
-SNIPPET = 240
-#: Header of a group's members table.
-MEMBER_HEAD = Safe("<tr><th>kind<th>similarity<th>names canonical<th>URL<th>layout differs at</tr>")
+#: Characters of each side of a difference snippet (the first difference and what follows).
+SNIPPET = 160
+#: Characters kept before a snippet's first difference.
+SNIPPET_LEAD = 40
+#: Steps of a differing subtree's path shown in a members table (the root, "…", the last ones).
+PATH_STEPS = 4
+#: Header of a group's members table (the end tags HTML lets go are left out).
+MEMBER_HEAD = Safe("<thead><tr><th>kind<th>sim.<th>canon.<th>URL<th>layout differs at<tbody>")
 #: Members listed per group.
 MAX_MEMBERS = 25
 #: Groups shown (largest first); the rest are counted.
@@ -79,6 +82,8 @@ def render_html(
     terms = load_terms(sorted(need))
     script = _asset("report.js")
     host = _site(data)
+    origin = _origin(data)
+    short = _shortener(origin)
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     body = [
         tag(
@@ -86,12 +91,13 @@ def render_html(
             {"class": "top"},
             tag("h1", None, "Site audit", f" · {host}" if host else ""),
             tag("p", None, f"visdup {version} · generated {stamp} · verdicts from {data.source}"),
+            tag("p", None, f"URLs of {origin} are shown from their path") if origin else "",
         ),
         tag(
             "nav",
             {"class": "toc"},
             [
-                tag("a", {"href": f"#{anchor}"}, title)
+                tag("a", {"href": f"#{anchor}", "target": "_self"}, title)
                 for anchor, title in (
                     ("overview", "Overview"),
                     ("verdicts", "Verdicts"),
@@ -106,9 +112,9 @@ def render_html(
             None,
             _overview(data, report, groups, version),
             _verdicts(data, report, similarities),
-            _templates(templates, data, groups, id_of, terms),
-            _groups(shown, len(groups), by_id, terms),
-            _pages(data, groups, max_rows, pages_file),
+            _templates(templates, data, groups, id_of, terms, short),
+            _groups(shown, len(groups), by_id, terms, short),
+            _pages(data, groups, max_rows, pages_file, short),
         ),
         tag(
             "footer",
@@ -125,6 +131,8 @@ def render_html(
         tag("meta", {"http-equiv": "Content-Security-Policy", "content": csp(script)}),
         tag("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
         tag("meta", {"name": "referrer", "content": "no-referrer"}),
+        # links open a new tab (which has no opener), the table of contents stays here
+        tag("base", {"target": "_blank"}),
         tag("title", None, f"visdup site audit · {host}" if host else "visdup site audit"),
         tag("style", None, Safe(_asset("report.css"))),
     )
@@ -139,16 +147,36 @@ def _site(data: StoreData) -> str:
     return hosts.most_common(1)[0][0] if hosts else ""
 
 
-def _link(url: str | None) -> Safe:
-    """A URL as text, and as a link only when it is http(s): no javascript: or data: links."""
+def _origin(data: StoreData) -> str:
+    """scheme://host of most pages: their URLs are shown from the path on."""
+    origins = Counter(
+        f"{u.scheme}://{u.netloc}" for u in (urlsplit(p.url) for p in data.pages[:1000])
+    )
+    return origins.most_common(1)[0][0] if origins else ""
+
+
+def _shortener(origin: str) -> Callable[[str], str]:
+    """A URL as shown: from its path on when it is on ``origin`` (said once, at the top)."""
+    size = len(origin)
+
+    def short(url: str) -> str:
+        if origin and url.startswith(origin) and url[size : size + 1] in ("/", "?", ""):
+            return url[size:] or "/"
+        return url
+
+    return short
+
+
+def _link(url: str | None, short: Callable[[str], str] = str) -> Safe:
+    """A URL as text, and as a link only when it is http(s): no javascript: or data: links.
+
+    Links open a new tab (``<base target>``), which browsers give no opener; the page sends no
+    referrer (its ``referrer`` policy).
+    """
     if not url:
         return Safe("")
     if urlsplit(url).scheme in {"http", "https"}:
-        return tag(
-            "a",
-            {"href": url, "class": "url", "rel": "noopener noreferrer", "target": "_blank"},
-            url,
-        )
+        return tag("a", {"href": url, "class": "url"}, short(url))
     return tag("span", {"class": "url"}, url)
 
 
@@ -278,16 +306,9 @@ def _verdicts(data: StoreData, report: dict[str, Any], sims: Similarities) -> Sa
     counts = report.get("verdicts", {})
     ordered = {k: counts.get(k, 0) for k in VERDICT_ORDER}
     ordered.update({k: v for k, v in counts.items() if k not in ordered})
-    theta = float(data.settings.get("VISDUP_SIMILARITY_THRESHOLD", 0.95))
-    template_theta = float(data.settings.get("VISDUP_TEMPLATE_THRESHOLD", 0.80))
-    content_theta = float(data.settings.get("VISDUP_CONTENT_THRESHOLD", 0.80))
-    what = (
-        "every candidate compared"
-        if sims.complete
-        else "each page's closest match (the store keeps no rejected candidates: "
-        "report --threshold θ replays the analysis and shows every one)"
-    )
+    theta, template_theta, content_theta = thresholds(data.settings)
     keys = legend([("h-acc", "confirmed"), ("h-rej", "rejected")])
+    complete = "complete" if sims.complete else "incomplete"
     return tag(
         "section",
         {"id": "verdicts"},
@@ -300,12 +321,18 @@ def _verdicts(data: StoreData, report: dict[str, Any], sims: Similarities) -> Sa
                 "div",
                 None,
                 tag("h3", None, "Structure: tree edit similarity"),
-                tag("p", {"class": "muted"}, f"{what}; ", keys),
+                tag(
+                    "p",
+                    {"class": "muted", "data-complete": str(sims.complete).lower()},
+                    f"histograms {complete}: {sims.source}; ",
+                    keys,
+                ),
                 histogram(
                     sims.structure_accepted,
                     sims.structure_rejected,
                     {"near-duplicate": theta, "template": template_theta},
                     label="structural similarity of compared pages",
+                    attrs=_counted("structure", sims.structure_accepted, sims.structure_rejected),
                 ),
                 tag("h3", None, "Content: shared long sentences"),
                 histogram(
@@ -313,10 +340,20 @@ def _verdicts(data: StoreData, report: dict[str, Any], sims: Similarities) -> Sa
                     sims.content_rejected,
                     {"content": content_theta},
                     label="content similarity of compared pages",
+                    attrs=_counted("content", sims.content_accepted, sims.content_rejected),
                 ),
             ),
         ),
     )
+
+
+def _counted(channel: str, accepted: list[float], rejected: list[float]) -> dict[str, object]:
+    """What a histogram counts, for a reader that cannot see the bars."""
+    return {
+        "data-channel": channel,
+        "data-compared": len(accepted) + len(rejected),
+        "data-confirmed": len(accepted),
+    }
 
 
 def _templates(
@@ -325,6 +362,7 @@ def _templates(
     groups: list[Group],
     id_of: Mapping[str, int],
     terms: Mapping[int, Term],
+    short: Callable[[str], str] = str,
 ) -> Safe:
     total = len(data.pages) or 1
     cluster_of = {p.id: p.cluster_id for p in data.pages}
@@ -352,14 +390,17 @@ def _templates(
                     tag("h3", None, f"Template #{t['id']}"),
                     tag("div", None, f"{t['size']} pages · {share:.1%} of the crawl"),
                     tag("div", {"class": "share"}, tag("i", {"style": f"width:{share:.1%}"})),
-                    tag("div", {"class": "muted"}, "representative"),
-                    _link(t["representative"]),
-                    tag("div", {"class": "muted"}, "URL patterns"),
-                    tag("ul", None, [tag("li", {"class": "url"}, p) for p in t["url_patterns"]]),
-                    tag("div", None, f"duplicate groups inside: {groups_in.get(t['id'], 0)}"),
-                    tag("div", {"class": "muted"}, "fields: " + ", ".join(t["fields"][:12]))
+                    # a definition list without the end tags HTML lets go: 200 cards add up
+                    Safe("<dl><dt>representative<dd>"),
+                    _link(t["representative"], short),
+                    Safe('<dt>URL patterns<dd><ul class="url">'),
+                    [Safe("<li>" + esc(p)) for p in t["url_patterns"]],
+                    Safe("</ul><dt>duplicate groups inside<dd>"),
+                    groups_in.get(t["id"], 0),
+                    Safe("<dt>fields<dd>" + esc(", ".join(t["fields"][:12])))
                     if t.get("fields")
                     else "",
+                    Safe("</dl>"),
                 ),
                 tag("div", None, picture),
             )
@@ -375,7 +416,11 @@ def _templates(
 
 
 def _groups(
-    groups: list[Group], total: int, by_id: Mapping[int, PageRow], terms: Mapping[int, Term]
+    groups: list[Group],
+    total: int,
+    by_id: Mapping[int, PageRow],
+    terms: Mapping[int, Term],
+    short: Callable[[str], str] = str,
 ) -> Safe:
     items = []
     for n, g in enumerate(groups):
@@ -387,7 +432,7 @@ def _groups(
                     m.kind,
                     _num(m.similarity),
                     "yes" if m.declared else "no",
-                    m.url,
+                    _beside(m.url, g.original, short),
                     paths.get(m.page_id, ""),
                 )
             )
@@ -395,6 +440,8 @@ def _groups(
         ]
         if len(g.members) > MAX_MEMBERS:
             members.append(row([f"… {len(g.members) - MAX_MEMBERS} more"]))
+        # the optional end tags of the table's parts are left out: a thousand groups add up
+        table = Safe(f'<table class="members">{MEMBER_HEAD}{"".join(members)}</table>')
         items.append(
             tag(
                 "details",
@@ -404,22 +451,13 @@ def _groups(
                     None,
                     tag("b", None, f"{len(g.page_ids)} pages"),
                     tag("i", {"class": css}, words),
-                    tag("span", None, g.original),
+                    short(g.original),
                 ),
-                tag(
-                    "div",
-                    {"class": "body"},
-                    tag("div", None, "canonical: ", _link(g.canonical))
-                    if g.canonical and g.canonical != g.original
-                    else "",
-                    tag(
-                        "table",
-                        {"class": "members"},
-                        tag("thead", None, MEMBER_HEAD),
-                        tag("tbody", None, members),
-                    ),
-                    snippet,
-                ),
+                tag("div", None, "canonical: ", _link(g.canonical, short))
+                if g.canonical and g.canonical != g.original
+                else "",
+                table,
+                snippet,
             )
         )
     note = (
@@ -438,7 +476,9 @@ def _groups(
             "original's (the path of the differing subtree in the visual term, the first one side "
             "by side with the differences marked). Canonical matching: every copy names the page "
             "the group agrees on; mismatched: some copies name none or another page; no "
-            "canonical: no page of the group names one.",
+            "canonical: no page of the group names one. In a group's table, sim. is the copy's "
+            "similarity to the original, canon. whether it names the group's canonical page, "
+            "and a URL that only adds to the original's is shown from there (…?page=2).",
         ),
         items or tag("p", {"class": "muted"}, "no duplicates found"),
         note,
@@ -463,42 +503,51 @@ def _differences(g: Group, terms: Mapping[int, Term]) -> tuple[dict[int, str], S
         if d.identical:
             paths[m.page_id] = "same layout"
             continue
-        steps = d.path if len(d.path) <= 9 else [*d.path[:2], "…", *d.path[-6:]]
+        steps = d.path if len(d.path) <= PATH_STEPS else [d.path[0], "…", *d.path[2 - PATH_STEPS :]]
         paths[m.page_id] = " › ".join(steps)
         if snippet:
             continue
-        marks_a, marks_b = marked_tokens(d.left, d.right, limit=SNIPPET)
+        marks_a, marks_b = marked_tokens(d.left, d.right, limit=SNIPPET, lead=SNIPPET_LEAD)
+        # which copy: its row in the table above (its URL is there, once); the caption
+        # ("copy 2 beside the original") and the sides' come from the style sheet
         snippet = tag(
             "div",
-            {"class": "diff"},
-            tag("h4", None, "original and ", tag("span", {"class": "url"}, m.url)),
-            tag(
-                "div",
-                {"class": "sides"},
-                tag(
-                    "pre", None, tag("span", {"class": "cap"}, "original"), _marked(marks_a, "del")
-                ),
-                tag("pre", None, tag("span", {"class": "cap"}, "copy"), _marked(marks_b, "ins")),
-            ),
+            {"class": "diff", "data-copy": g.members.index(m) + 1},
+            tag("pre", None, _marked(marks_a, "del")),
+            tag("pre", None, _marked(marks_b, "ins")),
         )
     return paths, snippet
+
+
+def _beside(url: str, original: str, short: Callable[[str], str]) -> str:
+    """A copy's URL as its group shows it: from where it leaves the original's URL ("…?utm=1")
+    when it only adds to it, which copies made by query parameters do."""
+    if len(url) > len(original) and url.startswith(original):
+        return "…" + url[len(original) :]
+    return short(url)
 
 
 def _marked(runs: list[tuple[str, bool]], cls: str) -> list[Safe]:
     return [tag("mark", {"class": cls}, text) if differs else esc(text) for text, differs in runs]
 
 
-def _pages(data: StoreData, groups: list[Group], max_rows: int, pages_file: str | None) -> Safe:
+def _pages(
+    data: StoreData,
+    groups: list[Group],
+    max_rows: int,
+    pages_file: str | None,
+    short: Callable[[str], str] = str,
+) -> Safe:
     rows = page_rows(data, groups)
     shown = rows[:max_rows]
     body = []
     for r in shown:
         sim = r["similarity"]
         cells = (
-            r["url"], r["title"], r["status"], r["verdict"], _num(sim), r["near_duplicates"],
-            r["template"],
+            short(r["url"]), r["title"], r["status"], r["verdict"], _num(sim),
+            r["near_duplicates"], r["template"],
         )  # fmt: skip
-        body.append(row(cells, {"data-verdict": r["verdict"]}))
+        body.append(row(cells))  # the script colours and filters by the verdict cell
     rest = len(rows) - len(shown)
     where = f"; all {len(rows)} are in {pages_file}" if pages_file else ""
     hint = where or " (write them all with --pages FILE)"

@@ -55,7 +55,7 @@ def _flatten(children: Iterable[object]) -> Iterable[str]:
             yield from _flatten(child)  # type: ignore[arg-type]
 
 
-_VOID = frozenset({"meta", "input", "br", "hr", "img", "link", "col"})
+_VOID = frozenset({"base", "meta", "input", "br", "hr", "img", "link", "col"})
 
 
 def row(cells: Iterable[object], attrs: Mapping[str, object] | None = None) -> Safe:

@@ -16,9 +16,15 @@ from visdup.structure.term import Term
 LAYOUT_CLASSES = {"grp": "lg", "row": "lr", "col": "lc", "text": "lt"}
 
 
-
-def _chart(width: float, height: float, label: str | None, parts: object) -> Safe:
-    """A chart's outer <svg>: its size, and the label a screen reader says for it."""
+def _chart(
+    width: float,
+    height: float,
+    label: str | None,
+    parts: object,
+    attrs: Mapping[str, object] | None = None,
+) -> Safe:
+    """A chart's outer <svg>: its size; the ``<title>`` among ``parts`` is what a screen reader
+    says for it (an ``aria-label`` would repeat it)."""
     return tag(
         "svg",
         {
@@ -27,10 +33,11 @@ def _chart(width: float, height: float, label: str | None, parts: object) -> Saf
             "height": height,
             "role": "img",
             "class": "chart",
-            "aria-label": label or None,
+            **(attrs or {}),
         },
         parts,
     )
+
 
 def _n(x: float) -> str:
     """Short coordinates: one decimal, no trailing zero."""
@@ -81,6 +88,7 @@ def histogram(
     width: int = 640,
     height: int = 180,
     label: str = "",
+    attrs: Mapping[str, object] | None = None,
 ) -> Safe:
     """Counts of similarities in [0, 1], confirmed matches stacked on rejected candidates.
 
@@ -135,7 +143,7 @@ def histogram(
                 f"{name} {theta:.2f}",
             )
         )
-    return _chart(width, height, label, parts)
+    return _chart(width, height, label, parts, attrs)
 
 
 def layout(
@@ -146,16 +154,17 @@ def layout(
     max_depth: int = 16,
     min_width: float = 2.0,
     max_boxes: int = 160,
-    max_labels: int = 12,
+    max_labels: int = 6,
     label: str = "",
     attrs: Mapping[str, object] | None = None,
 ) -> Safe:
     """An icicle of a term: one row of boxes per depth, width by leaves, colour by class.
 
-    Repetition marks are printed in the widest boxes (``row ×12``); boxes narrower than
-    ``min_width`` pixels, beyond the ``max_boxes`` widest, and rows below ``max_depth`` are
-    left out, which bounds the picture of any term. Each box is one stroke of a path in
-    half-pixel units (``M x yh w``), a dozen bytes.
+    Repetition marks are printed in the widest boxes that repeat (``row ×12``); boxes
+    narrower than ``min_width`` pixels, beyond the ``max_boxes`` widest, and rows below
+    ``max_depth`` are left out, which bounds the picture of any term. Boxes are laid out in
+    half pixels and drawn in whole ones, each one stroke of a path from where the previous
+    one ended (``m dx dyh w``): about seven bytes.
     """
     n = term.nodes
     sizes, labels, marks = term.sizes, term.labels, term.marks
@@ -183,9 +192,13 @@ def layout(
     if len(widths) > max_boxes:  # the widest boxes carry the layout; slivers add bytes
         floor = max(floor, widths[max_boxes - 1] + 1e-9)
     label_floor = 2 * 60.0
-    if len(widths) > max_labels:
-        label_floor = max(label_floor, widths[max_labels - 1])
-    paths: dict[str, list[str]] = {cls: [] for cls in LAYOUT_CLASSES.values()}
+    repeated = sorted(
+        (leaves[i] * unit for i in range(n) if depth[i] < max_depth and marks[i] > 1),
+        reverse=True,
+    )
+    if len(repeated) > max_labels:
+        label_floor = max(label_floor, repeated[max_labels - 1])
+    paths: dict[str, list[tuple[int, int, int]]] = {cls: [] for cls in LAYOUT_CLASSES.values()}
     words: list[Safe] = []
     deepest = 0
     for i in range(n):
@@ -197,33 +210,48 @@ def layout(
         if w < floor or depth[i] >= max_depth:
             continue
         deepest = max(deepest, depth[i])
-        y = depth[i] * 2 * row + row
+        y = depth[i] * row + row // 2
+        start = round(x[i] / 2)
         paths[LAYOUT_CLASSES.get(labels[i], "lt")].append(
-            f"M{round(x[i]) + 1} {y}h{max(1, round(w) - 2)}"
+            (y, start, max(1, round((x[i] + w) / 2) - start - 1))
         )
-        text = f"{labels[i]} ×{marks[i]}" if marks[i] > 1 else labels[i]
-        if w >= label_floor and w >= 2 * (7 * len(text) + 6):
-            words.append(tag("text", {"x": round(x[i]) + 6, "y": y + 7}, text))
+        # the colour names the class; a label says what it cannot: how often a box repeats
+        text = f"{labels[i]} ×{marks[i]}"
+        if marks[i] > 1 and w >= label_floor and w >= 2 * (7 * len(text) + 6):
+            words.append(tag("text", {"x": start + 3, "y": y + 4}, text))
     height = (deepest + 1) * row
     parts: list[Safe] = [tag("title", None, label)] if label else []
-    for cls, d in paths.items():
-        if d:
-            parts.append(tag("path", {"d": "".join(d), "class": cls}))
+    for cls, boxes in paths.items():
+        if boxes:
+            parts.append(tag("path", {"d": _strokes(boxes), "class": cls}))
     if words:
         parts.append(tag("g", {"class": "lw"}, words))
     return tag(
         "svg",
         {
-            "viewBox": f"0 0 {2 * width} {2 * height}",
-            "width": width,
-            "height": height,
+            "viewBox": f"0 0 {width} {height}",  # the style sheet sizes it to its column
             "role": "img",
             "class": "layout",
-            "aria-label": label or None,
             **(attrs or {}),
         },
         parts,
     )
+
+
+def _strokes(boxes: list[tuple[int, int, int]]) -> str:
+    """Path data of horizontal strokes (y, x, width), each moved to from where the last one
+    ended: relative moves, or absolute where those are shorter."""
+    out: list[str] = []
+    cx = cy = None
+    for y, x, w in sorted(boxes):
+        absolute = f"M{x} {y}h{w}"
+        if cx is None or cy is None:
+            out.append(absolute)
+        else:
+            relative = f"m{x - cx} {y - cy}h{w}"
+            out.append(relative if len(relative) < len(absolute) else absolute)
+        cx, cy = x + w, y
+    return "".join(out)
 
 
 def legend(items: Iterable[tuple[str, str]]) -> Safe:

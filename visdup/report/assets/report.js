@@ -7,13 +7,15 @@
   var input = document.getElementById("page-filter");
   var verdict = document.getElementById("verdict-filter");
   var shown = document.getElementById("pages-shown");
+  // the verdict cell (the fourth) is what the filter reads and what gets its colour
+  rows.forEach(function (row) { row.cells[3].className = "v-" + row.cells[3].textContent; });
   function apply() {
     var q = (input.value || "").toLowerCase();
     var v = verdict.value;
     var n = 0;
     rows.forEach(function (row) {
       var ok = (!q || row.textContent.toLowerCase().indexOf(q) >= 0) &&
-               (!v || row.getAttribute("data-verdict") === v);
+               (!v || row.cells[3].textContent === v);
       row.hidden = !ok;
       if (ok) { n += 1; }
     });
