@@ -254,7 +254,7 @@ def main() -> None:
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     size = len(text.encode("utf-8"))
-    print(f"HTML size: {size / 1e6:.2f} MB ({size / 1024:.0f} KiB)")
+    print(f"HTML size: {size / 1e6:.2f} MB ({size / 1024:.0f} KiB; the budget is 1 MB)")
     for section in ("templates", "groups", "pages-table"):
         start = text.index(f'<section id="{section}"')
         end = text.index("</section>", start)
