@@ -9,9 +9,10 @@ the SimHash index, the other candidate sources and the confirmation. Channels:
 - template: an earlier page at >= VISDUP_TEMPLATE_THRESHOLD (same template);
 - content: an earlier page whose content the content measure calls the same.
 
-Also printed, per page: candidates, exact TED runs and the labeller's time (candidate search
-and confirmation, without parsing), in the first and the last quarter of each order, so a
-cost that grows with the number of stored pages shows.
+Also printed, per page and quarter of each order (so a cost that grows with the number of
+stored pages shows): the structure channel's time (candidate search and confirmation, without
+parsing), its candidates (both channels'), the sequence bounds it computed and its exact TED
+runs, and the content channel's time.
 
     .venv/bin/python bench/bench_recall.py [--sets python,postgres,warpcore,aeb,swde]
         [--pages 300] [--orders 3] [-s NAME=VALUE ...]
@@ -153,29 +154,28 @@ def run_order(pages: list[Analysed], order: list[int], get: Any) -> dict[str, An
     template = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
     store, path = _store()
     found: dict[str, list[bool]] = {c: [False] * len(pages) for c in CHANNELS}
-    cost: list[tuple[float, int, int]] = []
+    cost: list[tuple[float, float, int, int, int]] = []
+    keys = ("visdup/candidates", "visdup/ted_calls", "visdup/ted_bounds")
     try:
         labeller = build_labeller(store, get, count=count)
         run_id = store.begin_run("bench")
         for i in order:
             page = pages[i]
             record = dataclasses.replace(page.record)
-            before = (counts.get("visdup/candidates", 0), counts.get("visdup/ted_calls", 0))
+            before = [counts.get(key, 0) for key in keys]
             t0 = time.perf_counter()
             prepared = {"structure": labeller.prepare("structure", record.simhash, page.term)}
+            t1 = time.perf_counter()
             if page.content is not None and "content" in labeller.channels:
                 prepared["content"] = labeller.prepare(
                     "content", record.content_simhash, page.content
                 )
-            elapsed = time.perf_counter() - t0
+            t2 = time.perf_counter()
             labeller.commit(record, prepared, run_id)
-            cost.append(
-                (
-                    elapsed,
-                    counts.get("visdup/candidates", 0) - before[0],
-                    counts.get("visdup/ted_calls", 0) - before[1],
-                )
+            candidates, teds, bounds = (
+                counts.get(key, 0) - b for key, b in zip(keys, before, strict=True)
             )
+            cost.append((t1 - t0, t2 - t1, candidates, teds, bounds))
             match = prepared["structure"].match
             best = 1.0 if record.kind == EXACT else (match.similarity if match else 0.0)
             found["structure"][i] = best >= theta
@@ -236,12 +236,15 @@ def main() -> None:
             cost = result["cost"]
             q = max(1, len(cost) // 4)
 
-            def summary(rows: list[tuple[float, int, int]]) -> str:
+            def summary(rows: list[tuple[float, float, int, int, int]]) -> str:
                 ms = statistics.mean(r[0] for r in rows) * 1000
-                cands = statistics.mean(r[1] for r in rows)
-                teds = statistics.mean(r[2] for r in rows)
                 worst = max(r[0] for r in rows) * 1000
-                return f"{ms:5.1f} ms (max {worst:4.0f}), {cands:5.1f} cand, {teds:4.1f} TED"
+                content = statistics.mean(r[1] for r in rows) * 1000
+                cands, teds, bounds = (statistics.mean(r[k] for r in rows) for k in (2, 3, 4))
+                return (
+                    f"structure {ms:5.1f} ms (max {worst:4.0f}), {cands:5.1f} cand, "
+                    f"{bounds:5.1f} bounds, {teds:4.1f} TED; content {content:5.1f} ms"
+                )
 
             print(f"  order {o}: " + "; ".join(parts))
             for quarter in range(4):

@@ -243,3 +243,51 @@ def test_content_threshold_below_the_module_default(threshold: float, linked: bo
             path.unlink(missing_ok=True)
     second = next(r for r in rows if r.url == "b.html")
     assert (second.content_duplicate_of is not None) is linked
+
+
+def test_confirmation_is_exact_over_its_candidates(tmp_path: Path) -> None:
+    """Bounds order and prune the exact measures; they never change what is found.
+
+    Every stored page is a candidate here, so the answer must be the exhaustive one: nothing
+    when no page reaches the template floor, else the best page, or one at least at the
+    near-duplicate threshold when several are (the search stops there).
+    """
+    base = defaults()
+    counts: dict[str, int] = {}
+
+    def count(key: str, n: int = 1) -> None:
+        counts[key] = counts.get(key, 0) + n
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'exact.sqlite3'}")
+    try:
+        channel = build_labeller(store, base.__getitem__, count=count).channels["structure"]
+        theta = base["VISDUP_SIMILARITY_THRESHOLD"]
+        floor = min(theta, base["VISDUP_TEMPLATE_THRESHOLD"])
+        options = AnalysisOptions(content=False, template=False)
+        terms = [analyse(body, url=name, options=options).term for name, body in generated_site(4)]
+        stored: list[int] = []
+        found = {"structure": 0, "template": 0, "none": 0}
+        for page_id, term in enumerate(terms, 1):
+            if stored:
+                best = max(similarity(term, terms[i - 1]) for i in stored)
+                match = channel.confirm(term, list(stored), channel.budget())
+                if best < floor:
+                    assert match is None
+                    found["none"] += 1
+                else:
+                    assert match is not None
+                    if best >= theta:
+                        assert match.similarity >= theta
+                        found["structure"] += 1
+                    else:
+                        assert match.similarity == pytest.approx(best, abs=1e-12)
+                        found["template"] += 1
+            channel.added(page_id, page_id, term)
+            stored.append(page_id)
+    finally:
+        store.close()
+    assert min(found.values()) >= 5, found  # every outcome exercised
+    pairs = len(terms) * (len(terms) - 1) // 2
+    # the bounds spare most exact measures, the sequence bound included
+    assert counts["visdup/ted_calls"] < pairs / 4, (counts, pairs)
+    assert counts["visdup/ted_bounds"] > 0, counts

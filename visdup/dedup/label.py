@@ -21,6 +21,7 @@ before it (:func:`visdup.verdicts.original_rank`) takes its place in the same tr
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 from collections import OrderedDict
@@ -162,9 +163,10 @@ class Channel(Generic[T]):
     """One way of being alike: candidate sources, a cheap bound, and a confirming measure.
 
     Candidates come from the SimHash bands (and shared keys); they are confirmed in the order
-    of an upper bound on the measure (``bound``), not of their Hamming distance, and the
-    confirmation stops as soon as no remaining candidate can beat what was found (or reach
-    ``floor``), after ``candidates`` exact measures, or when the page's work budget is spent.
+    of an upper bound on the measure (``bound``, then the tighter ``refine`` for the one about
+    to be measured), not of their Hamming distance, and the confirmation stops as soon as no
+    remaining candidate can beat what was found (or reach ``floor``), after ``candidates``
+    exact measures, or when the page's work budget is spent.
     """
 
     def __init__(
@@ -182,6 +184,7 @@ class Channel(Generic[T]):
         summarise: Callable[[T], Any] | None = None,
         bound: Callable[[Any, Any], float] | None = None,
         budget: Callable[[], Any] | None = None,
+        refine: Callable[[Any, Any, float], float] | None = None,
         shape: Callable[[T], int] | None = None,
         k: int,
         max_lookup: int | None = None,
@@ -210,6 +213,8 @@ class Channel(Generic[T]):
         self.summarise = summarise
         self.bound = bound
         self.new_budget = budget
+        # a tighter, costlier ceiling than ``bound``, taken only for the candidate to measure next
+        self.refine = refine
         # a second fingerprint of the object itself (not stored: computed when pages are added);
         # cached, since candidates, catch-up and insertion each ask for the page's own
         self.shape = lru_cache(maxsize=1024)(shape) if shape is not None else None
@@ -281,38 +286,60 @@ class Channel(Generic[T]):
 
         ``sink`` receives every similarity measured (page id → score), rejected ones included;
         a comparison the work budget skipped measured nothing and is left out.
+
+        Candidates wait in a heap by their ceiling (``bound``). The one on top, before its
+        exact measure, gets the tighter ``refine`` ceiling; if that one is lower it goes back
+        in the heap, or out of it below the floor. So the costlier bound runs only on the
+        candidates that could be measured next, and the search stops on the tighter ceilings.
         """
         if not ids or not self.accepts(obj):
             return None
         stored = self.cache.get_many(ids)
-        ranked: list[tuple[float, int, int, T]] = []
-        mine = self.summarise(obj) if self.summarise is not None else None
+        mine = self.summarise(obj) if self.summarise is not None else obj
+        ceilings: dict[int, float] = {}
+        heap: list[tuple[float, int, int]] = []
         for position, page_id in enumerate(ids):
             other = stored.get(page_id)
-            if other is None or not self.accepts(other):
+            if other is None or page_id in ceilings or not self.accepts(other):
                 continue
             ceiling = 1.0
             if self.bound is not None:
-                theirs = self._summary(page_id, other) if self.summarise is not None else other
-                ceiling = self.bound(mine if self.summarise is not None else obj, theirs)
+                ceiling = self.bound(mine, self._view(page_id, other))
                 if ceiling < self.floor:
                     continue  # cannot reach the floor: no exact measure needed
-            ranked.append((-ceiling, position, page_id, other))
-        ranked.sort(key=lambda r: (r[0], r[1]))
+            ceilings[page_id] = ceiling
+            heap.append((-ceiling, position, page_id))
+        heapq.heapify(heap)
         best: Match | None = None
         measured: set[Any] = set()  # on a templated site many stored pages share one term
-        for negative, _position, page_id, other in ranked:
+        refined: dict[Any, float] = {}  # the refined ceiling of each distinct stored object
+        while heap:
+            negative, position, page_id = heapq.heappop(heap)
+            ceiling = ceilings[page_id]
             if best is not None and (
-                -negative <= best.similarity
+                ceiling <= best.similarity
                 or best.similarity >= self.good_enough
-                or -negative < self.good_enough
+                or ceiling < self.good_enough
             ):
                 # nothing left can beat it, or only by a score that changes no verdict
                 break
+            other = stored[page_id]
             if other in measured:
                 continue  # the same measure of the same pair: it did not win before
             if len(measured) >= self.max_candidates:
                 break
+            if self.refine is not None and -negative == ceiling:
+                need = self.floor if best is None else max(best.similarity, self.good_enough)
+                tighter = refined.get(other)
+                if tighter is None:
+                    tighter = self.refine(mine, self._view(page_id, other), need)
+                    if tighter >= need:
+                        refined[other] = tighter  # not an early stop: worth reusing
+                if tighter < ceiling:
+                    ceilings[page_id] = tighter
+                    if tighter >= self.floor:
+                        heapq.heappush(heap, (-tighter, position, page_id))
+                    continue
             measured.add(other)
             skipped = getattr(budget, "skipped", 0)
             score, kind = self.measure(obj, other, budget)
@@ -321,6 +348,10 @@ class Channel(Generic[T]):
             if kind is not None and (best is None or score > best.similarity):
                 best = Match(page_id, score, kind)
         return best
+
+    def _view(self, page_id: int, obj: T) -> Any:
+        """What ``bound`` and ``refine`` read of a stored object: its summary, or itself."""
+        return self._summary(page_id, obj) if self.summarise is not None else obj
 
     def late(
         self, conn: Connection | None, fp: int, obj: T, seen: list[int], watermark: int
@@ -744,6 +775,10 @@ def build_labeller(
             return sim, STRUCTURAL
         return sim, (TEMPLATE if sim >= template_theta else None)
 
+    def refine_terms(a: Profile, b: Profile, at_least: float) -> float:
+        count("visdup/ted_bounds", 1)
+        return a.sequence_similarity(b, at_least)
+
     def load_terms(ids: list[int]) -> dict[int, Term]:
         return {i: Term.parse(t) for i, t in store.values("term", ids).items() if t}
 
@@ -760,6 +795,7 @@ def build_labeller(
             summarise=Profile,
             bound=Profile.best_similarity,
             budget=lambda: WorkBudget(max_cells, page_cells),
+            refine=refine_terms,
             shape=shape_simhash,
             k=k,
             max_lookup=max_lookup,

@@ -1,0 +1,170 @@
+"""The preorder sequence bound on the tree edit distance: a true lower bound, in both kernels.
+
+It lets the labeller drop most candidates without the DP (bench/bench_recall.py), so a bound
+that ever exceeded the distance would silently lose near-duplicates: it is checked against
+the exact distance on random marked trees of every shape and on real page terms.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_distance import LABELS, MARKS, as_term, brute_distance, random_tree
+from visdup.structure import distance
+from visdup.structure.distance import (
+    Profile,
+    distance_lower_bound,
+    sequence_lower_bound,
+    similarity,
+    tree_distance,
+)
+from visdup.structure.term import Term, page_term
+
+SEQUENCES = [
+    pytest.param(
+        "c", marks=pytest.mark.skipif("c" not in distance._SEQUENCES, reason="not built")
+    ),
+    "python",
+]
+SHAPES = ("random", "chain", "fan", "bushy")
+
+
+def random_sequence(rng: random.Random, n: int) -> tuple[list[int], list[int]]:
+    return [rng.randrange(len(LABELS)) for _ in range(n)], [rng.choice(MARKS) for _ in range(n)]
+
+
+def textbook(a: tuple[list[int], list[int]], b: tuple[list[int], list[int]]) -> int:
+    """The full table of the weighted sequence edit distance, no early stop."""
+    (la, ma), (lb, mb) = a, b
+    d = [[0] * (len(lb) + 1) for _ in range(len(la) + 1)]
+    for i in range(1, len(la) + 1):
+        d[i][0] = d[i - 1][0] + ma[i - 1]
+    for j in range(1, len(lb) + 1):
+        d[0][j] = d[0][j - 1] + mb[j - 1]
+    for i in range(1, len(la) + 1):
+        for j in range(1, len(lb) + 1):
+            r1, r2 = ma[i - 1], mb[j - 1]
+            relabel = abs(r1 - r2) if la[i - 1] == lb[j - 1] else max(r1, r2)
+            d[i][j] = min(d[i - 1][j] + r1, d[i][j - 1] + r2, d[i - 1][j - 1] + relabel)
+    return d[-1][-1]
+
+
+@pytest.mark.parametrize("kernel", SEQUENCES)
+def test_sequence_distance_matches_the_full_table(kernel: str) -> None:
+    rng = random.Random(11)
+    fn = distance._SEQUENCES[kernel]
+    for _ in range(300):
+        a = random_sequence(rng, rng.randrange(0, 25))
+        b = random_sequence(rng, rng.randrange(0, 25))
+        full = textbook(a, b)
+        assert fn(*a, *b, -1) == full
+        limit = rng.randrange(0, full + 5)
+        stopped = fn(*a, *b, limit)
+        # an early stop answers "more than limit" with a value that is still a lower bound
+        assert (stopped > limit) == (full > limit)
+        assert stopped <= full
+        if full <= limit:
+            assert stopped == full
+
+
+def test_kernels_agree_on_long_sequences() -> None:
+    if "c" not in distance._SEQUENCES:
+        pytest.skip("not built")
+    rng = random.Random(5)
+    for _ in range(20):
+        a = random_sequence(rng, rng.randrange(100, 400))
+        b = random_sequence(rng, rng.randrange(100, 400))
+        for limit in (-1, 0, 50, 400):
+            assert distance._SEQUENCES["c"](*a, *b, limit) == distance._SEQUENCES["python"](
+                *a, *b, limit
+            )
+
+
+@pytest.mark.parametrize("kernel", SEQUENCES)
+def test_bad_input_is_refused(kernel: str) -> None:
+    fn = distance._SEQUENCES[kernel]
+    with pytest.raises(ValueError):
+        fn([0, 1], [1], [0], [1], -1)
+    with pytest.raises(ValueError):
+        fn([0], [-1], [0], [1], -1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(min_value=0, max_value=2**32),
+    st.integers(min_value=0, max_value=12),
+    st.integers(min_value=0, max_value=12),
+    st.sampled_from(SHAPES),
+    st.sampled_from(SHAPES),
+)
+def test_bound_never_exceeds_the_distance(
+    seed: int, n1: int, n2: int, shape1: str, shape2: str
+) -> None:
+    rng = random.Random(seed)
+    ta, tb = random_tree(rng, n1, shape1, True), random_tree(rng, n2, shape2, True)
+    a, b = as_term(ta), as_term(tb)
+    bound = sequence_lower_bound(a, b)
+    assert bound <= brute_distance(ta, tb) == tree_distance(a, b)
+    assert bound >= abs(a.size - b.size)  # never weaker than the weighted sizes
+
+
+def test_bound_on_larger_trees_and_profiles() -> None:
+    rng = random.Random(3)
+    for _ in range(40):
+        a = as_term(random_tree(rng, rng.randrange(20, 120), rng.choice(SHAPES), True))
+        b = as_term(random_tree(rng, rng.randrange(20, 120), rng.choice(SHAPES), True))
+        delta = tree_distance(a, b)
+        assert sequence_lower_bound(a, b) <= delta
+        total = a.size + b.size
+        ceiling = Profile(a).sequence_similarity(Profile(b))
+        assert ceiling >= 1 - delta / total
+        # with a floor it may stop early, but never claims more than the full bound
+        for floor in (0.5, 0.8, 0.95):
+            assert Profile(a).sequence_similarity(Profile(b), floor) >= 1 - delta / total
+
+
+def test_preorder_sees_what_histograms_cannot() -> None:
+    # the same nodes in another order: equal histograms, a real distance
+    a = Term.parse("grp(row(text,[3]col),grp([4]text))")
+    b = Term.parse("grp(grp([4]text),row(text,[3]col))")
+    assert distance_lower_bound(a, b) == 0
+    assert 0 < sequence_lower_bound(a, b) <= tree_distance(a, b)
+
+
+PAGES = [
+    "<html><body><nav><ul>{nav}</ul></nav><main><h1>Title</h1>{body}</main>"
+    "<footer><p>f</p></footer></body></html>",
+    "<html><body><table>{rows}</table><div><p>{text}</p></div></body></html>",
+]
+
+
+def page(rng: random.Random) -> Term:
+    nav = "".join(f"<li><a href=x>{i}</a></li>" for i in range(rng.randint(1, 6)))
+    body = "".join(
+        rng.choice(["<p>text</p>", "<ul><li>a</li><li>b</li></ul>", "<pre>x</pre>", "<h2>h</h2>"])
+        for _ in range(rng.randint(1, 12))
+    )
+    rows = "".join(
+        "<tr>" + "<td>c</td>" * rng.randint(1, 4) + "</tr>" for _ in range(rng.randint(1, 8))
+    )
+    html = rng.choice(PAGES).format(nav=nav, body=body, rows=rows, text="words " * 5)
+    return page_term(html)
+
+
+def test_bound_on_page_terms_and_the_threshold_answer_stays_exact() -> None:
+    rng = random.Random(8)
+    terms = [page(rng) for _ in range(30)]
+    for a in terms:
+        for b in terms[:10]:
+            exact = similarity(a, b)
+            assert sequence_lower_bound(a, b) <= tree_distance(a, b)
+            for theta in (0.8, 0.95):
+                cut = similarity(a, b, at_least=theta)
+                assert (cut >= theta) == (exact >= theta)
+                assert cut >= exact - 1e-12
+                if exact >= theta:
+                    assert cut == exact
