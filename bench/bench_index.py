@@ -10,6 +10,16 @@ of three rounds): half are stored fingerprints with up to k bits flipped, half f
 
     .venv/bin/python bench/bench_index.py                      # a few minutes on 2 cores
     .venv/bin/python bench/bench_index.py --sizes 10k,100k,1M --sql-sizes 10k,100k,1M
+
+``--pg-layouts`` compares the two layouts of the shared band table on PostgreSQL
+(VISDUP_INDEX_LAYOUT "bands" and "pairs") on uniform random fingerprints, in a database of its
+own that it drops at the end. Per size: the bulk load (COPY with the secondary indexes dropped,
+then CREATE INDEX), the cost of 9,000 more rows through ``SqlIndex.add_many`` with the
+indexes in place (how a crawl adds them), table and index bytes after VACUUM, candidate rows
+per lookup, and the latency of the crawl's lookup (``query(fp, limit=64)``, median and p99)
+and of its band statement alone, after a warm-up pass of as many other lookups:
+
+    .venv/bin/python bench/bench_index.py --pg-layouts --sql-sizes 1M,10M --k 3
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -31,6 +42,7 @@ from visdup.index import MemoryIndex, layout_for  # noqa: E402
 from visdup.index.base import BandLayout, expected_candidates  # noqa: E402
 
 PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+PG_ADMIN = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 
 
 def size_arg(text: str) -> list[int]:
@@ -183,6 +195,156 @@ def run(
     return rows
 
 
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+#: Rows added through ``add_many`` at each size, the indexes in place (then removed again);
+#: under its 10,000-row threshold for a fresh ANALYZE, which would be timed too.
+INSERT_ROWS = 9_000
+
+
+def bulk_load(engine: Any, index: Any, first: int, fps: list[int]) -> float:
+    """COPY ``fps`` (keys from ``first``) with the secondary indexes dropped, then build them
+    again: how a store of millions of rows is loaded. Returns the seconds it took."""
+    from sqlalchemy import text
+
+    table = index.table
+    secondary = list(table.indexes)
+    t0 = time.perf_counter()
+    with engine.begin() as conn:
+        conn.execute(text("SET LOCAL maintenance_work_mem = '1GB'"))
+        for ix in secondary:
+            ix.drop(conn)
+        batch = []
+        for i, fp in enumerate(fps):
+            batch.append(index._row(first + i, fp))
+            if len(batch) == 50_000:
+                index._copy(batch, conn)
+                batch = []
+        if batch:
+            index._copy(batch, conn)
+        for ix in secondary:
+            ix.create(conn)
+    return time.perf_counter() - t0
+
+
+def pg_layouts(k: int, sizes: list[int], queries: int) -> None:
+    """Both layouts of the band table, grown side by side to each size, on PostgreSQL."""
+    import shutil
+    import statistics
+
+    from sqlalchemy import create_engine, text
+
+    from visdup.index.base import index_layout
+    from visdup.index.sql import SqlIndex
+
+    layouts = ("bands", "pairs")
+    for name in layouts:
+        lay = index_layout(name, k)
+        print(
+            f"{name}: {lay.blocks} blocks, {lay.per_key} per key, {lay.tables} band columns, "
+            f"keys of {lay.key_bits}+ bits"
+        )
+    print(f"free disk here: {shutil.disk_usage('/').free / 2**30:.0f} GiB")
+    admin = create_engine(PG_ADMIN, isolation_level="AUTOCOMMIT")
+    database = f"visdup_bench_{uuid.uuid4().hex[:8]}"
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{database}"'))
+    engine = create_engine(PG_ADMIN.rsplit("/", 1)[0] + "/" + database)
+    results = []
+    try:
+        indexes = {}
+        for name in layouts:
+            with engine.begin() as conn:
+                conn.execute(text(f'CREATE SCHEMA "{name}"'))
+            indexes[name] = SqlIndex(engine, "structure", k, layout=name, schema=name)
+        rnd = random.Random(1)
+        stored: list[int] = []
+        for size in sizes:
+            new = [rnd.getrandbits(64) for _ in range(size - len(stored))]
+            first = len(stored)
+            stored.extend(new)
+            near = probes(stored, k, queries, seed=size)
+            warm = probes(stored, k, queries, seed=size + 1)
+            extra = [rnd.getrandbits(64) for _ in range(INSERT_ROWS)]
+            for name in layouts:
+                index = indexes[name]
+                load_s = bulk_load(engine, index, first, new)
+                # then rows one batch at a time, the indexes in place, as a crawl adds them
+                t0 = time.perf_counter()
+                index.add_many(
+                    ((-1 - first - i, fp) for i, fp in enumerate(extra)), new_keys=True
+                )
+                insert_us = (time.perf_counter() - t0) / len(extra) * 1e6
+                with engine.begin() as conn:  # gone again: the sizes are the bulk rows'
+                    t = index.table
+                    conn.execute(t.delete().where(t.c.key < 0))
+                t0 = time.perf_counter()
+                with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                    conn.execute(text(f'VACUUM ANALYZE "{name}".visdup_fingerprints'))
+                vacuum_s = time.perf_counter() - t0
+                with engine.connect() as conn:
+                    table_b, index_b = conn.execute(
+                        text(
+                            f"SELECT pg_table_size('\"{name}\".visdup_fingerprints'), "
+                            f"pg_indexes_size('\"{name}\".visdup_fingerprints')"
+                        )
+                    ).one()
+                for fp in warm:  # caches: the timed pass reads what a busy crawl would
+                    index.query(fp, limit=64)
+                times = []
+                hits = 0
+                for fp in near:
+                    t0 = time.perf_counter()
+                    hits += len(index.query(fp, limit=64))
+                    times.append(time.perf_counter() - t0)
+                candidates = []
+                probe_times = []  # the band statement alone, without the key lookups
+                for fp in near:
+                    t0 = time.perf_counter()
+                    candidates.append(len(index.candidates(fp)))
+                    probe_times.append(time.perf_counter() - t0)
+                row = (
+                    name,
+                    size,
+                    statistics.median(times) * 1e3,
+                    _quantile(times, 0.99) * 1e3,
+                    sum(candidates) / len(candidates),
+                    hits / len(near),
+                    table_b / 2**30,
+                    index_b / 2**30,
+                    load_s,
+                    vacuum_s,
+                    statistics.median(probe_times) * 1e3,
+                    insert_us,
+                )
+                results.append(row)
+                print(
+                    f"  {name:5s} {size:>11,d}  lookup median {row[2]:6.3f} ms"
+                    f"  p99 {row[3]:6.3f} ms  band statement {row[10]:6.3f} ms"
+                    f"  candidates {row[4]:8.1f}  hits {row[5]:5.2f}  table {row[6]:5.2f} GiB"
+                    f"  indexes {row[7]:5.2f} GiB  bulk load {load_s:7.1f} s"
+                    f"  vacuum {vacuum_s:6.1f} s"
+                    f"  insert at this size {insert_us:6.1f} us/row",
+                    flush=True,
+                )
+    finally:
+        engine.dispose()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)'))
+        admin.dispose()
+    print(f"\n| layout (k={k}) | rows | lookup median | p99 | band statement | candidates ", end="")
+    print("| table + indexes | bulk load | insert |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, size, med, p99, cand, _h, table_g, index_g, load_s, _v, probe, ins in results:
+        print(
+            f"| {name} | {size:,} | {med:.2f} ms | {p99:.2f} ms | {probe:.2f} ms | {cand:.1f} "
+            f"| {table_g:.2f} + {index_g:.2f} GiB | {load_s:.0f} s | {ins:.0f} µs/row |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=size_arg, default=size_arg("10k,100k,1M"))
@@ -203,7 +365,15 @@ def main() -> None:
         default=None,
         help="BLOCKS/PER_KEY to override the default layout of every k (e.g. 4/1, 5/2)",
     )
+    parser.add_argument(
+        "--pg-layouts",
+        action="store_true",
+        help="compare the bands and pairs layouts on PostgreSQL at --sql-sizes (first --k)",
+    )
     args = parser.parse_args()
+    if args.pg_layouts:
+        pg_layouts(int(args.k.split(",")[0]), args.sql_sizes, args.queries)
+        return
     layout = None
     if args.layout:
         blocks, per_key = (int(x) for x in args.layout.split("/"))

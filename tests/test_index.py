@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from visdup.index import BandLayout, FingerprintIndex, MemoryIndex, bands, layout_for
-from visdup.index.base import to_signed, to_unsigned
+from visdup.index.base import index_layout, pair_layout_for, to_signed, to_unsigned
 
 sqlalchemy = pytest.importorskip("sqlalchemy")
 from sqlalchemy import create_engine, text  # noqa: E402
@@ -470,3 +470,76 @@ def test_near_is_complete_to_the_layout_k_and_best_effort_beyond():
     assert (999, far, 12) in index.near(q, 16)
     assert (999, far, 12) not in index.near(q, 11)
     assert index.query(q, k=8) == [r for r in index.near(q, 8)]
+
+
+# -- the pair-key layout (VISDUP_INDEX_LAYOUT = "pairs") ----------------------------------------
+
+
+@pytest.mark.parametrize("k", range(0, 11))
+def test_pair_layout_covers_k_with_keys_at_least_as_wide(k):
+    pairs, banded = index_layout("pairs", k), index_layout("bands", k)
+    assert pairs.per_key == 2 and pairs.k >= k
+    assert pairs.key_bits >= banded.key_bits
+    if k >= 4:
+        assert pairs == banded  # the bands layout already keys on pairs there
+
+
+def test_unknown_layout_refused():
+    with pytest.raises(ValueError, match="unknown index layout"):
+        index_layout("triples", 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(fp=st.integers(0, MASK), k=st.integers(1, 6), data=st.data())
+def test_pair_layout_pigeonhole(fp, k, data):
+    layout = pair_layout_for(k)
+    bits = data.draw(st.sets(st.integers(0, 63), max_size=k))
+    other = fp
+    for bit in bits:
+        other ^= 1 << bit
+    assert set(layout.keys(fp)) & set(layout.keys(other))
+
+
+def _layout_pair(engine, schema: str | None, k: int) -> tuple[SqlIndex, SqlIndex]:
+    """Both layouts side by side in one band table (pairs first: it needs more columns)."""
+    pairs = SqlIndex(engine, "pairs", k, layout="pairs", schema=schema)
+    banded = SqlIndex(engine, "bands", k, layout="bands", schema=schema)
+    return pairs, banded
+
+
+def _check_layouts_agree(pairs: SqlIndex, banded: SqlIndex, k: int, seed: int) -> None:
+    rnd = random.Random(seed)
+    fps = planted(rnd, 3000, k)
+    stored = dict(enumerate(fps))
+    for index in (pairs, banded):
+        index.add_many(stored.items(), new_keys=True)
+    probes = [flip(rnd.choice(fps), rnd.randint(0, k + 1), rnd) for _ in range(300)]
+    probes += [rnd.getrandbits(64) for _ in range(100)]
+    found = 0
+    for fp in probes:
+        expected = brute(stored, fp, k)
+        found += len(expected)
+        assert set(pairs.query(fp)) == expected
+        assert set(banded.query(fp)) == expected
+        within = {other for _key, other, _d in expected}
+        assert within <= set(pairs.candidates(fp))
+        assert within <= set(banded.candidates(fp))
+    assert found > 300, "the probes must have neighbours within k to compare"
+    assert BandLayout.decode(pairs.layout.keys(1)[0]) == (k + 2, 2)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_pairs_find_what_bands_and_brute_force_find_sqlite(sqlite_engine, k):
+    _check_layouts_agree(*_layout_pair(sqlite_engine, None, k), k, seed=k)
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("k", [2, 3])
+def test_pairs_find_what_bands_and_brute_force_find_postgres(pg_engine, pg_schema, k):
+    _check_layouts_agree(*_layout_pair(pg_engine, pg_schema, k), k, seed=10 + k)
+
+
+def test_pairs_need_their_own_band_columns(sqlite_engine):
+    SqlIndex(sqlite_engine, "structure", 3)  # 4 band columns: bands at k=3
+    with pytest.raises(ValueError, match="band columns"):
+        SqlIndex(sqlite_engine, "content", 3, layout="pairs")  # 10

@@ -100,6 +100,14 @@ VISDUP_FRONTIER_URL = ""
 #: each extra bit adds band tables (k=6: 28, k=8: 45), memory and lookup time.
 VISDUP_HAMMING_K = 6
 
+#: Layout of the shared SimHash band table on PostgreSQL (visdup.index.sql): "bands" (k + 1
+#: single blocks up to k=3: 16-bit keys at k=3) or "pairs" (k + 2 blocks, a key per pair of
+#: them: 25-26-bit keys at k=3, 10 indexed columns instead of 4). Both find every fingerprint
+#: within k. Measured at k=3 with bench/bench_index.py, pairs read ~2 rows a lookup at 10M
+#: rows where bands read ~600 (README, "The index at 10M pages"). From k=4 on, bands already
+#: key on pairs of blocks: both give the same layout. Every process of a store must agree.
+VISDUP_INDEX_LAYOUT = "bands"
+
 #: Most distinct stored fingerprints an index lookup compares; past it, the nearest of those
 #: compared are returned (a template with thousands of near-identical pages stays cheap).
 VISDUP_INDEX_MAX_CANDIDATES = 2000
@@ -162,6 +170,7 @@ SCRAPY_DEFAULTS = {
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 POLICIES = ("label", "drop", "nofollow", "drop_nofollow")
+INDEX_LAYOUTS = ("bands", "pairs")  # visdup.index.base.LAYOUTS, without importing the index
 
 
 def defaults() -> dict[str, object]:
@@ -230,6 +239,7 @@ SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_FRONTIER_LEASE": (float, 1.0, None),
     "VISDUP_FRONTIER_URL": (str, 0, None),
     "VISDUP_HAMMING_K": (int, 0, 16),
+    "VISDUP_INDEX_LAYOUT": (INDEX_LAYOUTS, None, None),
     "VISDUP_INDEX_MAX_CANDIDATES": (int, 0, None),
     "VISDUP_MAX_LINKS_PER_PAGE": (int, 0, None),
     "VISDUP_MAX_TERM_NODES": (int, 1, None),

@@ -115,6 +115,7 @@ class CrawlContext:
         self.records: dict[str, Deferred[list[Any]]] = {}
         # The store now: a crawl that cannot store anything must not fetch anything.
         self.store: Store | None = self._open_store()
+        self.store.index_layout = self.config["VISDUP_INDEX_LAYOUT"]
         for name in STATS:
             self.stats.set_value(f"visdup/{name}", 0)
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)

@@ -153,6 +153,41 @@ def layout_for(k: int) -> BandLayout:
     return BandLayout(k + 2, 2)
 
 
+#: Names of the layouts an index may be told to use (VISDUP_INDEX_LAYOUT).
+LAYOUTS = ("bands", "pairs")
+
+
+@lru_cache(maxsize=64)
+def pair_layout_for(k: int) -> BandLayout:
+    """The pair-key layout for ``k``: ``k + 2`` blocks, every key a pair of them.
+
+    Recall, the same guarantee as :func:`layout_for`: a fingerprint within k bits of the query
+    differs from it in at most k bits, and each bit lies in exactly one block, so at most k of
+    the ``k + 2`` blocks differ and at least two agree bit for bit. The pair of two agreeing
+    blocks is one of the ``C(k + 2, 2)`` tables, and there both fingerprints have the same key
+    (the same table header, the same bits). Probing every table with the query's keys therefore
+    returns every stored fingerprint within k; the exact distance then drops the others.
+
+    Selectivity: keys are ``2 * 64 / (k + 2)`` bits wide instead of ``64 / (k + 1)``, so a
+    uniform spread of n fingerprints puts ``n / 2**25.6`` rows under a key at k=3 instead of
+    ``n / 2**16``: at 10M rows, about 2 candidates a lookup over 10 tables instead of about
+    610 over 4, for 6 more indexes. From k=4 on, :func:`layout_for` already keys on pairs of
+    ``k + 2`` blocks: both names give the same layout there.
+    """
+    if not 0 <= k <= MAX_K:
+        raise ValueError(f"banded lookup supports 0 <= k <= {MAX_K}, not {k}")
+    return BandLayout(max(k, 1) + 2, 2)
+
+
+def index_layout(name: str, k: int) -> BandLayout:
+    """The layout ``name`` (of :data:`LAYOUTS`) guaranteed to find every fingerprint within k."""
+    if name == "bands":
+        return layout_for(k)
+    if name == "pairs":
+        return pair_layout_for(k)
+    raise ValueError(f"unknown index layout {name!r}: use one of {', '.join(LAYOUTS)}")
+
+
 def bands(fp: int, k: int) -> list[int]:
     """Bucket keys of ``fp`` under the default layout for ``k`` (integers below 2**63)."""
     return layout_for(k).keys(fp)

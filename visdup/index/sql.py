@@ -5,7 +5,15 @@ per key, one indexed column per band table. A lookup is a union of equality prob
 band, each an index range scan; distances are computed here, not in SQL, so any SQLAlchemy
 dialect with 64-bit integers works. The table itself belongs to the store's schema
 (:func:`visdup.storage.schema.fingerprint_table`); crawls write it on PostgreSQL only.
+
+Two layouts fill the band columns (``VISDUP_INDEX_LAYOUT``, :data:`visdup.index.base.LAYOUTS`):
+``bands`` (:func:`~visdup.index.base.layout_for`: at k <= 3, k + 1 single 16-bit or wider
+blocks) and ``pairs`` (:func:`~visdup.index.base.pair_layout_for`: k + 2 blocks, one column per
+pair of them). Both find every stored fingerprint within k. A pair key is wider, so each probe
+reads fewer rows: the choice for tables of millions of rows, where a 16-bit band key matches
+n / 65,536 rows of a uniform spread (bench/bench_index.py --pg-layouts; README, "Index").
 """
+
 
 from __future__ import annotations
 
@@ -17,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, bindparam, delete, func, or_, select, text, union
 
-from visdup.index.base import BandLayout, check_fp, layout_for, to_signed, to_unsigned
+from visdup.index.base import BandLayout, check_fp, index_layout, to_signed, to_unsigned
 from visdup.storage.locks import advisory_lock
 from visdup.storage.schema import FINGERPRINTS, fingerprint_table
 
@@ -49,7 +57,7 @@ class SqlIndex:
         channel: str,
         k: int = 3,
         *,
-        layout: BandLayout | None = None,
+        layout: BandLayout | str | None = None,
         max_candidates: int | None = None,
         band_columns: int | None = None,
         schema: str | None = None,
@@ -59,7 +67,10 @@ class SqlIndex:
         self.engine = engine
         self.channel = channel
         self.k = k
-        self.layout = layout or layout_for(k)
+        if isinstance(layout, BandLayout):
+            self.layout = layout
+        else:  # by name ("bands", "pairs"); the bands layout of k by default
+            self.layout = index_layout(layout or "bands", k)
         if self.layout.k < k:
             raise ValueError(f"layout {self.layout} finds only up to k={self.layout.k}")
         self.max_candidates = max_candidates
@@ -111,7 +122,8 @@ class SqlIndex:
         if (blocks, per_key) != (self.layout.blocks, self.layout.per_key):
             raise ValueError(
                 f"channel {self.channel!r} was indexed with {blocks} blocks / {per_key} per "
-                f"key, not {self.layout.blocks} / {self.layout.per_key} (k={self.k})"
+                f"key, not {self.layout.blocks} / {self.layout.per_key} (k={self.k}): every "
+                "process of a store needs the same VISDUP_HAMMING_K and VISDUP_INDEX_LAYOUT"
             )
 
     def _make_band_query(self) -> CompoundSelect | Select:
@@ -276,6 +288,15 @@ class SqlIndex:
                 select(t.c.fp).where(t.c.channel == self.channel, t.c.key == key)
             ).scalar()
         return None if value is None else to_unsigned(value)
+
+    def candidates(self, fp: int, conn: Connection | None = None) -> list[int]:
+        """Distinct stored fingerprints sharing a key with ``fp``, at any distance: the rows a
+        lookup reads before the exact distance filters them (for measures and tests)."""
+        params: dict[str, int | str] = {"channel": self.channel}
+        for i, band in enumerate(self.layout.keys(check_fp(fp))):
+            params[f"k{i}"] = band
+        with self._conn(conn) as c:
+            return [to_unsigned(v) for v in c.execute(self._band_query, params).scalars()]
 
     def query(
         self,

@@ -110,6 +110,8 @@ class Store:
         self.url = mask_password(url if url is not None else engine.url.render_as_string())
         path = database_path(engine.url)
         self._writer = WriterLock(path) if path is not None else None
+        #: Layout of the shared band table (VISDUP_INDEX_LAYOUT: "bands" or "pairs").
+        self.index_layout = "bands"
         if writer:
             self.claim_writer()
         self.migrate()
@@ -166,12 +168,21 @@ class Store:
 
         Only PostgreSQL has several writers; a SQLite store has one process, whose in-memory
         index (warmed from the pages' fingerprints) sees every page, so no band rows are written.
+        Its layout is :attr:`index_layout` (VISDUP_INDEX_LAYOUT, set by the crawl).
         """
         if not self.is_postgres:
             return None
         from visdup.index.sql import SqlIndex
 
-        return SqlIndex(self.engine, channel, k=k, max_candidates=max_candidates)
+        try:
+            return SqlIndex(
+                self.engine, channel, k=k, layout=self.index_layout, max_candidates=max_candidates
+            )
+        except ValueError as exc:  # another layout or k wrote this store's band table
+            raise StoreError(
+                f"the store's band table does not fit VISDUP_HAMMING_K={k} and "
+                f"VISDUP_INDEX_LAYOUT={self.index_layout!r}: {exc}"
+            ) from None
 
     # ------------------------------------------------------------------ runs
     def begin_run(self, spider: str, crawl: str | None = None) -> int:
