@@ -241,6 +241,25 @@ def test_a_retry_queued_while_leased_survives_the_first_ack(shared):
     assert frontier.counts() == (0, 0)
 
 
+def test_acks_in_one_round_trip_answer_each_lease(shared):
+    name = shared.claim()
+    frontier = shared.frontier(name, "w", 30.0)
+    for i in range(4):
+        assert frontier.push(f"fp{i}", f"r{i}".encode(), priority=-i)
+    leases = [frontier.pop() for _ in range(3)]
+    assert all(leases)
+    held = [(fp, token) for fp, _, token, _ in leases]
+    assert frontier.push("fp1", b"retry", force=True)  # a retry of a leased request
+    stale = (held[2][0], "999999")  # a token that lease never had
+    assert frontier.ack_many([held[0], held[1], stale]) == [True, True, False]
+    assert frontier.counts() == (2, 1), "fp1's retry and fp3 queued, fp2 still leased"
+    assert frontier.client.hexists(frontier.keys["requests"], "fp1"), "the retry keeps its data"
+    assert not frontier.client.hexists(frontier.keys["requests"], "fp0")
+    assert frontier.ack_many([held[2]]) == [True]
+    assert frontier.ack_many([held[2]]) == [False], "acknowledged once"
+    assert frontier.ack_many([]) == []
+
+
 def test_sqlite_with_a_shared_frontier_is_refused(shared, tmp_path):
     result = subprocess.run(
         [
@@ -312,6 +331,7 @@ async def test_two_crawlers_share_one_crawl(shared, pg_url):
     assert sum(fetched) == total, fetched
     assert all(n > 0 for n in fetched), f"one crawler did all the work: {fetched}"
     assert sum(s.get("visdup/frontier/acked", 0) for s in stats) == total
+    assert all(0 < s["visdup/frontier/held_max"] <= 2 * 4 for s in stats), "leases per slot"
     assert shared.left(base) == (0, 0)
 
 

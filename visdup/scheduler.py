@@ -12,8 +12,11 @@ requests skip the dupefilter, so every process fetched the start page again. Her
 * a **queue** (a sorted set by priority, first in first out within one priority) with each
   request serialised by ``Request.to_dict`` beside it;
 * a **lease** per popped request: a sorted set of in-flight fingerprints scored by expiry,
-  renewed while its worker lives; a lease that expires (its worker died) returns the request
-  to the queue, inside the same Lua script that pops, so no state is ever half moved;
+  renewed while its worker lives (from a thread of its own, so a busy event loop cannot let
+  it run out); a lease that expires (its worker died) returns the request to the queue,
+  inside the same Lua script that pops, so no state is ever half moved. A worker pops only
+  while it holds fewer than ``LEASES_PER_SLOT * CONCURRENT_REQUESTS`` leases, so a request
+  is leased shortly before it is downloaded, not minutes ahead of its turn in the pipelines;
 * an **acknowledgement** only when the request has left the engine: downloaded, its page
   through every item pipeline (stored), every request its callback yielded in the queue. A
   worker killed at any point before loses nothing; a request it had leased is fetched again.
@@ -76,6 +79,13 @@ REAP_BATCH = 100
 #: Seconds next_request answers "nothing" without asking Redis after the queue was found empty
 #: (requests this process queues end the pause; other processes' ones wait at most this long).
 EMPTY_PAUSE = 0.1
+
+#: A worker holds at most this many leases per download slot (CONCURRENT_REQUESTS): Scrapy pulls
+#: requests until its scraper holds 5 MB of responses, so without a bound one worker leased
+#: hundreds of requests that then waited minutes for its pipelines (646 were in flight in the
+#: worker killed by the 3,000-page test), starving the others and all returning to the queue
+#: only when its leases ran out. Two per slot keep the downloads and the pipelines busy.
+LEASES_PER_SLOT = 2
 
 #: Priorities are clamped to this magnitude so priority and arrival order fit in one exact
 #: double: score = -priority * 2**32 + arrival (mod 2**32).
@@ -143,6 +153,27 @@ if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   redis.call('HDEL', KEYS[5], ARGV[1])
 end
 return 1
+"""
+
+# KEYS: queue, leases, leased, requests, tries. ARGV: fp, token pairs. _ACK for each pair;
+# returns one 1 (acknowledged) or 0 (the lease had moved on) per pair.
+_ACK_MANY = """
+local out = {}
+for i = 1, #ARGV, 2 do
+  local held = redis.call('HGET', KEYS[3], ARGV[i])
+  if held and string.match(held, '^(%S+)') == ARGV[i + 1] then
+    redis.call('ZREM', KEYS[2], ARGV[i])
+    redis.call('HDEL', KEYS[3], ARGV[i])
+    if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+      redis.call('HDEL', KEYS[4], ARGV[i])
+      redis.call('HDEL', KEYS[5], ARGV[i])
+    end
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out
 """
 
 # KEYS: queue, leases, leased. ARGV: fp, token. The request goes back to the queue now.
@@ -232,6 +263,7 @@ class RedisFrontier:
         self._push = client.register_script(_PUSH)
         self._pop = client.register_script(_POP)
         self._ack = client.register_script(_ACK)
+        self._ack_many = client.register_script(_ACK_MANY)
         self._release = client.register_script(_RELEASE)
         self._renew = client.register_script(_RENEW)
         self._counts = client.register_script(_COUNTS)
@@ -258,6 +290,16 @@ class RedisFrontier:
         """The request is done; False when the lease had expired and moved on."""
         keys = self._k("queue", "leases", "leased", "requests", "tries")
         return bool(self._ack(keys=keys, args=[fp, token]))
+
+    def ack_many(self, leases: Iterable[tuple[str, str]]) -> list[bool]:
+        """:meth:`ack` for several requests in one round trip, one answer each."""
+        args: list[str] = []
+        for fp, token in leases:
+            args += [fp, token]
+        if not args:
+            return []
+        keys = self._k("queue", "leases", "leased", "requests", "tries")
+        return [bool(x) for x in self._ack_many(keys=keys, args=args)]
 
     def release(self, fp: str, token: str) -> bool:
         """Hand a leased request back to the queue now (its outcome is unknown)."""
@@ -324,6 +366,7 @@ class FrontierScheduler:
         self._heartbeat: threading.Thread | None = None
         self._stopping = threading.Event()
         self._empty_until = 0.0
+        self.max_leases = LEASES_PER_SLOT * max(1, crawler.settings.getint("CONCURRENT_REQUESTS"))
         self._warned: set[str] = set()
         self._tick: Any = None
         crawler.signals.connect(self.spider_idle, signal=signals.spider_idle)
@@ -354,7 +397,7 @@ class FrontierScheduler:
             leased,
             self.worker,
         )
-        for name in ("enqueued", "filtered", "leased", "acked"):
+        for name in ("enqueued", "filtered", "leased", "acked", "late_acks", "held_max"):
             self.stats.set_value(f"visdup/frontier/{name}", 0)
         self._tick = create_looping_call(self.tick)
         self._tick.start(min(1.0, self.lease / 4), now=False)
@@ -372,18 +415,17 @@ class FrontierScheduler:
         if self.frontier is None:
             return
         self._flush_unsent()
-        finished = reason == "finished"
-        for request, (fp, token) in list(self._inflight.items()):
-            # after "finished" every request left the engine done; after a stop, one that left
-            # may have been cancelled: it goes back to the queue (a stored page is skipped)
-            try:
-                if finished:
-                    self._inc("acked" if self.frontier.ack(fp, token) else "late_acks")
-                else:
+        # after "finished" every request left the engine done; after a stop, one that left
+        # may have been cancelled: it goes back to the queue (a stored page is skipped)
+        try:
+            if reason == "finished":
+                self._count_acks(self.frontier.ack_many(self._inflight.values()))
+            else:
+                for fp, token in self._inflight.values():
                     self.frontier.release(fp, token)
                     self._inc("released")
-            except Exception as exc:  # the leases expire by themselves
-                logger.warning("visdup: frontier: cannot settle %s: %s", request.url, exc)
+        except Exception as exc:  # the leases expire by themselves
+            logger.warning("visdup: frontier: cannot settle the requests in flight: %s", exc)
         with self._lock:
             self._inflight.clear()
         if self._unsent or self._local:
@@ -430,6 +472,9 @@ class FrontierScheduler:
         if time.monotonic() < self._empty_until:
             return None  # the queue was empty a moment ago: no round trip per engine wake-up
         assert self.frontier is not None and self.spider is not None
+        self._sweep()  # the engine asks after each request it finished: settle those now
+        if len(self._inflight) >= self.max_leases:
+            return None  # its next finished request wakes the engine again
         while True:
             try:
                 got = self.frontier.pop()
@@ -458,6 +503,7 @@ class FrontierScheduler:
             self._inc("leased")
             with self._lock:
                 self._inflight[request] = (fp, token)
+            self.stats.max_value("visdup/frontier/held_max", len(self._inflight))
             return request
 
     def __len__(self) -> int:
@@ -466,12 +512,7 @@ class FrontierScheduler:
 
     # ------------------------------------------------------------------ leases
     def tick(self) -> None:
-        """Every second: settle finished requests, wake an idle engine.
-
-        Finished requests are settled here, not on each ``next_request``: a worker can hold
-        hundreds of downloaded requests waiting for its pipelines, and the engine asks for the
-        next request after every event.
-        """
+        """Every second: settle finished requests the engine did not ask after, wake it."""
         try:
             self._flush_unsent()
             self._sweep()
@@ -510,14 +551,28 @@ class FrontierScheduler:
         slot = _engine_slot(self.crawler)
         if slot is None or slot.closing is not None:
             return  # closing: close() settles what is left
-        done = [r for r in self._inflight if r not in slot.inprogress]
+        inprogress = slot.inprogress
+        done = [r for r in self._inflight if r not in inprogress]
+        if not done:
+            return
         assert self.frontier is not None
-        for request in done:
-            fp, token = self._inflight[request]
-            acked = self.frontier.ack(fp, token)  # on an error: again on the next tick
-            with self._lock:
+        try:
+            answers = self.frontier.ack_many(self._inflight[r] for r in done)
+        except Exception as exc:  # Redis away for a moment: settled on a later call
+            self._warn("redis", "visdup: frontier unreachable: %s", exc)
+            return
+        with self._lock:
+            for request in done:
                 del self._inflight[request]
-            self._inc("acked" if acked else "late_acks")
+        self._count_acks(answers)
+
+    def _count_acks(self, answers: list[bool]) -> None:
+        acked = sum(answers)
+        self._inc("acked", acked)
+        if acked < len(answers):
+            # a retry of the same request popped again, or a lease that ran out (its worker
+            # stalled for longer than the lease): the request was handed out twice
+            self._inc("late_acks", len(answers) - acked)
 
     def _flush_unsent(self) -> None:
         pending = list(self._unsent)
