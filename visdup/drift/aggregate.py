@@ -232,7 +232,8 @@ def fit_limit(stats: dict[str, Any]) -> dict[str, Any]:
     names = list(fields)
     # the emptiest fields go first: a comparison only watches well-filled ones
     empty = TYPES.index("empty")
-    names.sort(key=lambda n: (fields[n][empty], names.index(n)))
+    order = {n: k for k, n in enumerate(names)}
+    names.sort(key=lambda n: (fields[n][empty], order[n]))
     while names and len(encode(stats).encode()) > LIMIT:
         fields.pop(names.pop())
         stats["fields_dropped"] = stats.get("fields_dropped", 0) + 1

@@ -6,8 +6,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from visdup.drift.compare import SEVERITIES, Alarm, compare
-from visdup.drift.snapshot import SnapshotInfo, find_snapshot, list_snapshots, load_stats
+from visdup.drift.compare import SEVERITIES, Alarm, Same, compare
+from visdup.drift.snapshot import (
+    SnapshotInfo,
+    find_snapshot,
+    list_snapshots,
+    load_stats,
+    page_pairs,
+)
 from visdup.errors import InputError
 
 if TYPE_CHECKING:
@@ -72,15 +78,45 @@ def drift(store: Store, *, baseline: str | None = None, current: str | None = No
     base_stats = load_stats(store, base.id)
     history.append(base_stats)
     cur_stats = load_stats(store, cur.id)
-    alarms = compare(cur_stats, base_stats, history)
+    alarms = compare(cur_stats, base_stats, history, unchanged(store, base.id, cur.id))
     between = [s for s in same if base.id < s.id < cur.id] if base.id < cur.id else []
-    shown = [
-        (s.name, {a.key for a in compare(load_stats(store, s.id), base_stats, history)})
-        for s in between
-    ]
+    shown: list[tuple[str, dict[int, Alarm]]] = []
+    for s in between:
+        found = compare(
+            load_stats(store, s.id), base_stats, history, unchanged(store, base.id, s.id)
+        )
+        shown.append((s.name, {a.template: a for a in found}))
     for alarm in alarms:
-        alarm.since = next((name for name, keys in shown if alarm.key in keys), cur.name)
+        first = next(
+            ((name, seen[alarm.template]) for name, seen in shown if alarm.template in seen), None
+        )
+        if first is None:
+            alarm.since = cur.name
+            continue
+        alarm.since, earlier = first
+        if alarm.change == "fields" and earlier.change in {"changed", "replaced"}:
+            # the layout changed then; the template has since been rebuilt on the new pages
+            alarm.change, alarm.where = earlier.change, earlier.where
+            alarm.replaced_by, alarm.detail = earlier.replaced_by, earlier.detail
+        if earlier.severity == "error":
+            alarm.severity = "error"
     return Drift(cur, base, alarms, templates=len(cur_stats))
+
+
+def unchanged(store: Store, baseline: int, current: int) -> Same:
+    """Per template, the share of its pages fetched in both snapshots with the same bytes."""
+    before: dict[int, list[int]] = {}
+    after: dict[int, list[int]] = {}
+    for old, new, equal, count in page_pairs(store, baseline, current):
+        for table, cid in ((before, old), (after, new)):
+            if cid is not None:
+                tally = table.setdefault(cid, [0, 0])
+                tally[0] += count if equal else 0
+                tally[1] += count
+    return Same(
+        before={c: s / n for c, (s, n) in before.items() if n},
+        after={c: s / n for c, (s, n) in after.items() if n},
+    )
 
 
 def close_snapshot(snapshot: Snapshot, reason: str | None) -> tuple[dict[str, int], Drift]:

@@ -11,6 +11,9 @@ Per template (a cluster id, stable across snapshots) against a baseline snapshot
 - **fields**: only fields changed. Per field: **emptied** (coverage fell below half of a field
   that was at least 80 % filled) and **retyped** (its dominant value type changed).
 
+A template whose pages all came back unchanged (the same body hash in both snapshots) has no
+alarm: drift needs the pages to change, and without that only visdup's grouping moved.
+
 Severity (measured on nine news sites' redesigns, four eras each): a median fit below 0.9 is a
 warning (26 of 27 era changes flagged, 1 false alarm in 36 controls), below 0.5 or half the
 stable fields emptied is an error (25 flagged, no false alarm). ``replaced`` is an error,
@@ -21,11 +24,14 @@ when every earlier snapshot filled it (and typed it the same).
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from visdup.drift.aggregate import coverage, dominant, fit_median
+from visdup.drift.values import TYPES
 
 #: Severity thresholds of the median fit (the design's measurements, module docstring).
 WARN_FIT = 0.9
@@ -48,12 +54,19 @@ MIN_SHARE = 0.02
 MIN_FALL = 0.02
 #: Replaced: the template keeps less than this share of its pattern pages...
 HELD_BELOW = 0.5
+#: A pattern holding at least this share of a template's pages is one of its main ones.
+MAIN_PATTERN = 0.2
 #: Variant: each of two templates holds at least this share of a pattern...
 VARIANT_SHARE = 0.2
 #: ...of at least this many pages.
 VARIANT_PAGES = 10
 
+#: Share of a template's pages unchanged byte for byte at which it has no alarm.
+UNCHANGED = 0.95
+
 SEVERITIES = ("warning", "error")
+
+_SUFFIX = re.compile(r"_\d+$")
 
 
 @dataclass
@@ -142,14 +155,28 @@ def _stable_fields(cid: int, baseline: dict[str, Any], history: Sequence[Stats])
     return out
 
 
+def family(name: str) -> str:
+    """A field's name without the number that keeps names unique (``pre_22`` → ``pre``)."""
+    return _SUFFIX.sub("", name)
+
+
 def _field_changes(
     cid: int, base: dict[str, Any], cur: dict[str, Any], history: Sequence[Stats]
 ) -> tuple[list[dict[str, str]], int]:
-    """(field alarms, stable field count) of a template present in both snapshots."""
+    """(field alarms, stable field count) of a template present in both snapshots.
+
+    Names that share a stem are numbered in page order (``pre``, ``pre_2``...), so one such
+    field more or less renumbers the rest: where a stem's count of fields differs between the
+    two templates, its fields are compared as a group (how many well-filled fields it kept)
+    instead of name by name, and none is called retyped.
+    """
     if (cur.get("n") or 0) < MIN_SAMPLE:
         return [], 0
     stable = _stable_fields(cid, base, history)
-    changes = []
+    before_count = Counter(family(n) for n in base.get("fields") or {})
+    after_count = Counter(family(n) for n in cur.get("fields") or {})
+    emptied: dict[str, list[str]] = {}
+    retyped: list[str] = []
     for name in stable:
         before = coverage(base, name)
         floor = min(
@@ -158,33 +185,94 @@ def _field_changes(
         )
         now = coverage(cur, name)
         if now < EMPTIED_RATIO * before and now < EMPTIED_RATIO * floor:
-            changes.append({"name": name, "change": "emptied"})
-            continue
-        kind, share, _n = dominant(base, name)
-        new_kind, _s, filled = dominant(cur, name)
-        if kind is None or share < RETYPED_SHARE or new_kind is None or new_kind == kind:
-            continue
-        if filled < MIN_SAMPLE:
-            continue
-        if any(
-            dominant(h[cid], name)[0] not in (None, kind)
-            for h in history
-            if cid in h and (h[cid].get("n") or 0) >= MIN_SAMPLE
+            emptied.setdefault(family(name), []).append(name)
+        elif before_count[family(name)] == after_count[family(name)] and _retyped(
+            cid, name, base, cur, history
         ):
-            continue  # its type already varied before: not a change
-        counts = cur["fields"][name]
-        from visdup.drift.values import TYPES
-
-        kept = counts[TYPES.index(kind)] / filled
-        if kept < RETYPED_KEEP:
-            changes.append({"name": name, "change": "retyped"})
+            retyped.append(name)
+    changes = []
+    for stem, names in emptied.items():
+        if before_count[stem] != after_count[stem]:
+            kept = sum(
+                1 for n in cur.get("fields") or {} if family(n) == stem and coverage(cur, n) >= 0.5
+            )
+            lost = sum(1 for n in stable if family(n) == stem) - kept
+            names = sorted(names, key=lambda n: n in (cur.get("fields") or {}))[: max(0, lost)]
+        changes += [{"name": n, "change": "emptied"} for n in names]
+    changes += [{"name": n, "change": "retyped"} for n in retyped]
+    order = {n: k for k, n in enumerate(stable)}
+    changes.sort(key=lambda c: order[c["name"]])
     return changes, len(stable)
 
 
-def compare(current: Stats, baseline: Stats, history: Sequence[Stats] = ()) -> list[Alarm]:
+def _retyped(
+    cid: int, name: str, base: dict[str, Any], cur: dict[str, Any], history: Sequence[Stats]
+) -> bool:
+    kind, share, _n = dominant(base, name)
+    new_kind, _s, filled = dominant(cur, name)
+    if kind is None or share < RETYPED_SHARE or new_kind is None or new_kind == kind:
+        return False
+    if filled < MIN_SAMPLE:
+        return False
+    if any(
+        dominant(h[cid], name)[0] not in (None, kind)
+        for h in history
+        if cid in h and (h[cid].get("n") or 0) >= MIN_SAMPLE
+    ):
+        return False  # its type already varied before: not a change
+    counts = cur["fields"][name]
+    return counts[TYPES.index(kind)] / filled < RETYPED_KEEP
+
+
+@dataclass
+class Same:
+    """Per template, the share of its pages (fetched in both snapshots) whose bytes did not
+    change: ``before`` by the baseline's templates, ``after`` by the current ones."""
+
+    before: dict[int, float] = field(default_factory=dict)
+    after: dict[int, float] = field(default_factory=dict)
+
+
+def _replacement(
+    cid: int,
+    patterns: dict[str, int],
+    before: dict[str, dict[int, int]],
+    after: dict[str, dict[int, int]],
+) -> tuple[int, str, float] | None:
+    """(the template that took over, the pattern, its share there) where ``cid`` kept less
+    than half its share of one of its main URL patterns and one other template gained most of
+    what it lost; None otherwise."""
+    weight = sum(patterns.values()) or 1
+    for pattern, count in sorted(patterns.items(), key=lambda kv: (-kv[1], kv[0])):
+        if count < MIN_PAGES or count < MAIN_PATTERN * weight or not after.get(pattern):
+            continue
+        had = _share(before, pattern, cid)
+        kept = _share(after, pattern, cid)
+        if not had or kept >= HELD_BELOW * had:
+            continue
+        gains = {
+            other: _share(after, pattern, other) - _share(before, pattern, other)
+            for other in after[pattern]
+            if other != cid
+        }
+        if gains:
+            winner = max(sorted(gains), key=lambda k: gains[k])
+            if gains[winner] >= 0.5 * (had - kept):
+                return winner, pattern, _share(after, pattern, winner)
+    return None
+
+
+def compare(
+    current: Stats, baseline: Stats, history: Sequence[Stats] = (), same: Same | None = None
+) -> list[Alarm]:
     """The alarms of ``current`` against ``baseline``; ``history``: snapshots up to and with the
-    baseline, oldest first, whose spread sets the tolerances (the baseline alone: none)."""
+    baseline, oldest first, whose spread sets the tolerances (the baseline alone: none).
+
+    With ``same``, a template whose pages all came back byte for byte (:data:`UNCHANGED`) has no
+    alarm: whatever moved was visdup's grouping, not the site.
+    """
     history = list(history) or [baseline]
+    same = same or Same()
     alarms: list[Alarm] = []
     before = _pattern_table(baseline)
     after = _pattern_table(current)
@@ -193,37 +281,29 @@ def compare(current: Stats, baseline: Stats, history: Sequence[Stats] = ()) -> l
     taken: set[int] = set()  # templates explained as a replacement or a variant
 
     for cid in sorted(baseline):
+        if same.before.get(cid, 0.0) >= UNCHANGED:
+            continue
         base = baseline[cid]
         pages = int(base.get("pages") or 0)
         cur = current.get(cid)
         patterns = base.get("patterns") or {}
-        weight = sum(patterns.values())
         had = sum(w * _share(before, p, cid) for p, w in patterns.items())
         kept = sum(w * _share(after, p, cid) for p, w in patterns.items())
-        alive = any(after.get(p) for p in patterns)
         held = kept / had if had else (1.0 if cur else 0.0)
-        if pages >= MIN_PAGES and weight and alive and held < HELD_BELOW:
-            gains: dict[int, float] = {}
-            for p, w in patterns.items():
-                for other in after.get(p, {}):
-                    if other != cid:
-                        gain = _share(after, p, other) - _share(before, p, other)
-                        gains[other] = gains.get(other, 0.0) + w * max(0.0, gain)
-            if gains:
-                winner = max(sorted(gains), key=lambda k: gains[k])
-                if gains[winner] >= 0.5 * (had - kept):
-                    taken.add(winner)
-                    alarms.append(
-                        Alarm(
-                            cid,
-                            "replaced",
-                            "error",
-                            detail=f"#{winner} now holds "
-                            f"{round(100 * gains[winner] / weight)} % of its URL-pattern pages",
-                            replaced_by=winner,
-                        )
-                    )
-                    continue
+        replaced = _replacement(cid, patterns, before, after) if pages >= MIN_PAGES else None
+        if replaced is not None:
+            winner, pattern, share = replaced
+            taken.add(winner)
+            alarms.append(
+                Alarm(
+                    cid,
+                    "replaced",
+                    "error",
+                    detail=f"#{winner} now holds {round(100 * share)} % of {pattern}",
+                    replaced_by=winner,
+                )
+            )
+            continue
         if cur is None or not cur.get("pages"):
             if pages >= MIN_PAGES and pages >= MIN_SHARE * total_before:
                 alarms.append(
@@ -275,7 +355,9 @@ def compare(current: Stats, baseline: Stats, history: Sequence[Stats] = ()) -> l
             continue
         holders = sorted(c for c, n in row.items() if n / total >= VARIANT_SHARE)
         for newcomer in holders:
-            if newcomer in taken or _share(before, pattern, newcomer) >= VARIANT_SHARE / 2:
+            if newcomer in taken or same.after.get(newcomer, 0.0) >= UNCHANGED:
+                continue
+            if _share(before, pattern, newcomer) >= VARIANT_SHARE / 2:
                 continue
             partner = [c for c in holders if c != newcomer and _share(before, pattern, c) > 0]
             if partner:
@@ -290,7 +372,7 @@ def compare(current: Stats, baseline: Stats, history: Sequence[Stats] = ()) -> l
                     )
                 )
     for cid in sorted(current):
-        if cid in baseline or cid in taken:
+        if cid in baseline or cid in taken or same.after.get(cid, 0.0) >= UNCHANGED:
             continue
         pages = int(current[cid].get("pages") or 0)
         if pages >= MIN_PAGES and pages >= MIN_SHARE * total_after:

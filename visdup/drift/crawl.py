@@ -64,7 +64,7 @@ def record_page(
         cluster=item.cluster,
         fit=item.fit,
         body_hash=record.body_hash,
-        tree=analysis.template_input,
+        tree=analysis.template_input.tree if analysis.template_input is not None else None,
     )
     if refetched and page_id is not None and item.links:
         snapshot.add_links(page_id, item.links, (item.depth or 0) + 1, run_id, True)

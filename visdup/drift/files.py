@@ -95,10 +95,7 @@ def _run(
     min_fit = check("VISDUP_EXTRACT_MIN_FIT", get("VISDUP_EXTRACT_MIN_FIT"))
     clusters = CrawlClusters(
         store,
-        threshold=1.0 - check("VISDUP_CLUSTER_THRESHOLD", get("VISDUP_CLUSTER_THRESHOLD")),
-        representatives=check(
-            "VISDUP_CLUSTER_REPRESENTATIVES", get("VISDUP_CLUSTER_REPRESENTATIVES")
-        ),
+        threshold=check("VISDUP_CLUSTER_THRESHOLD", get("VISDUP_CLUSTER_THRESHOLD")),
         template_min_pages=check("VISDUP_TEMPLATE_MIN_PAGES", get("VISDUP_TEMPLATE_MIN_PAGES")),
         template_max_pages=check("VISDUP_TEMPLATE_MAX_PAGES", get("VISDUP_TEMPLATE_MAX_PAGES")),
         min_fit=min_fit,
@@ -123,7 +120,7 @@ def _run(
         chunk = [(n, b) for n, b in chunk if n not in held]
         for (key, body), page in zip(chunk, engine.map(analyse_one, chunk), strict=True):
             cluster = fit = None
-            if page.template_input is not None and page.template_input.nodes:
+            if page.template_input is not None and page.template_input.layout.nodes:
                 assignment = clusters.assign(key, page.template_input)
                 cluster, fit = assignment.cluster, assignment.fit
             page_id = snap.page_id(key)
@@ -135,7 +132,7 @@ def _run(
                 cluster=cluster,
                 fit=fit,
                 body_hash=page.body_hash,
-                tree=page.template_input,
+                tree=page.template_input.tree if page.template_input is not None else None,
             )
             count += 1
     clusters.finish()

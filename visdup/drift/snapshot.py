@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, insert, inspect, or_, select, update
+from sqlalchemy import delete, func, insert, inspect, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from visdup.drift.aggregate import encode, measure, merge_sample, template_stats
@@ -147,6 +147,21 @@ def load_stats(store: Store, snapshot_id: int) -> dict[int, dict[str, Any]]:
                 )
             )
         }
+
+
+def page_pairs(store: Store, baseline: int, current: int) -> list[tuple[Any, Any, bool, int]]:
+    """(baseline template, current template, same bytes, pages) over the pages of both."""
+    a = snapshot_pages.alias("a")
+    b = snapshot_pages.alias("b")
+    equal = a.c.body_hash == b.c.body_hash
+    query = (
+        select(a.c.cluster_id, b.c.cluster_id, equal, func.count())
+        .join(b, b.c.page_id == a.c.page_id)
+        .where(a.c.snapshot_id == baseline, b.c.snapshot_id == current)
+        .group_by(a.c.cluster_id, b.c.cluster_id, equal)
+    )
+    with store.engine.connect() as conn:
+        return [(r[0], r[1], bool(r[2]), int(r[3])) for r in conn.execute(query)]
 
 
 def _rank(url: str) -> int:

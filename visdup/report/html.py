@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
+from visdup.drift.report import html_section as drift_html
 from visdup.report import MAX_ROWS
 from visdup.report.data import VERDICT_SETTINGS, PageRow, Similarities, StoreData, thresholds
 from visdup.report.diff import differing_subtree, marked_tokens
@@ -103,6 +104,7 @@ def render_html(
                     ("verdicts", "Verdicts"),
                     ("templates", "Templates"),
                     ("groups", "Duplicate groups"),
+                    ("drift", "Drift"),
                     ("pages-table", "Pages"),
                 )
             ],
@@ -114,6 +116,7 @@ def render_html(
             _verdicts(data, report, similarities),
             _templates(templates, data, groups, id_of, terms, short),
             _groups(shown, len(groups), by_id, terms, short),
+            drift_html(report.get("drift")),
             _pages(data, groups, max_rows, pages_file, short),
         ),
         tag(

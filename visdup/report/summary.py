@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from visdup.drift.report import text_lines as drift_lines
 from visdup.escape import one_line
 from visdup.report.data import PageRow, StoreData, load
 from visdup.report.urlpatterns import url_patterns
@@ -75,6 +76,8 @@ def build(data: StoreData, *, sample: int = 5) -> dict[str, Any]:
     templates = template_summaries(data, sample)
     if templates:
         report["templates"] = templates
+    if data.drift:
+        report["drift"] = data.drift
     return report
 
 
@@ -204,4 +207,5 @@ def render_text(report: dict[str, Any]) -> str:
                 more = f" (+{len(t['fields']) - 8})" if len(t["fields"]) > 8 else ""
                 fields = one_line(", ".join(t["fields"][:8]))
                 lines.append(f"        fields: {fields}{more}")
+    lines += drift_lines(report.get("drift"))
     return "\n".join(lines)
