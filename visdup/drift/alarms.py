@@ -93,12 +93,12 @@ def drift(store: Store, *, baseline: str | None = None, current: str | None = No
         if first is None:
             alarm.since = cur.name
             continue
-        alarm.since, earlier = first
-        if alarm.change == "fields" and earlier.change in {"changed", "replaced"}:
+        alarm.since, then = first
+        if alarm.change == "fields" and then.change in {"changed", "replaced"}:
             # the layout changed then; the template has since been rebuilt on the new pages
-            alarm.change, alarm.where = earlier.change, earlier.where
-            alarm.replaced_by, alarm.detail = earlier.replaced_by, earlier.detail
-        if earlier.severity == "error":
+            alarm.change, alarm.where = then.change, then.where
+            alarm.replaced_by, alarm.detail = then.replaced_by, then.detail
+        if then.severity == "error":
             alarm.severity = "error"
     return Drift(cur, base, alarms, templates=len(cur_stats))
 

@@ -214,6 +214,7 @@ def _result(
         runs=data.runs,
         source=described,
         settings={**data.settings, **t.settings(), "VISDUP_CONTENT_ENABLED": content_on},
+        drift=data.drift,
     )
 
 
