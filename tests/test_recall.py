@@ -291,3 +291,30 @@ def test_confirmation_is_exact_over_its_candidates(tmp_path: Path) -> None:
     # the bounds spare most exact measures, the sequence bound included
     assert counts["visdup/ted_calls"] < pairs / 4, (counts, pairs)
     assert counts["visdup/ted_bounds"] > 0, counts
+
+
+def test_candidate_search_is_complete_to_its_radius(tmp_path: Path) -> None:
+    """The nearest stored pages within the search radius, all of them, as a full scan says."""
+    from visdup.dedup.label import LOOKUP_PAGES, SEARCH_RADIUS
+
+    rng = random.Random(9)
+    centres = [rng.getrandbits(64) for _ in range(5)]
+    fps = []
+    for _ in range(600):
+        fp = rng.choice(centres)
+        for _ in range(rng.randint(0, 14)):  # many pairs 11-16 bits apart: beyond k=8 bands
+            fp ^= 1 << rng.randrange(64)
+        fps.append(fp)
+    store = Store.from_url(f"sqlite:///{tmp_path / 'near.sqlite3'}")
+    try:
+        channel = build_labeller(store, defaults().__getitem__, count=lambda _k, _n=1: None)
+        structure = channel.channels["structure"]
+        for page_id, fp in enumerate(fps, 1):
+            structure.memory.add(page_id, fp)
+        for query in [rng.choice(centres) ^ (1 << rng.randrange(64)) for _ in range(30)]:
+            dist = {i: bin(query ^ fp).count("1") for i, fp in enumerate(fps, 1)}
+            want = sorted((d, i) for i, d in dist.items() if d <= SEARCH_RADIUS)[:LOOKUP_PAGES]
+            got = structure.memory.near(query, SEARCH_RADIUS, LOOKUP_PAGES)
+            assert [(d, i) for i, _fp, d in got] == want
+    finally:
+        store.close()

@@ -126,7 +126,8 @@ class MemoryIndex:
         with ``fp`` (two fingerprints 10 bits apart often agree on two of the ten blocks of
         the k=8 layout). Measured with bench/bench_recall.py on a documentation manual: the
         nearest same-template page lay within 6 bits for 0.91 of the pages, and shared a band
-        of the k=8 layout within 16 bits for 0.99. Costs no memory beyond the bands.
+        of the k=8 layout within 16 bits for 0.99. Costs no memory beyond the bands. With
+        ``method="scan"`` the answer is complete to any radius.
         """
         check_fp(fp)
         return self._query(fp, max(radius, 0), limit)
@@ -141,7 +142,7 @@ class MemoryIndex:
         if k == 0:
             return [(key, fp, 0) for key in sorted(exact or ())][:limit]
 
-        near = self._scan.within(fp, k) if self._scan is not None else self._near(fp, k)
+        near = self._scan.within(fp, k, limit) if self._scan is not None else self._near(fp, k)
         found: list[tuple[int, int, int]] = []
         for dist, other in near:
             if limit is not None and len(found) >= limit and dist > found[-1][0]:
@@ -217,11 +218,20 @@ class _Scan:
             self._slot[moved] = slot
         self._n = last
 
-    def within(self, fp: int, k: int) -> list[tuple[int, int]]:
+    def within(self, fp: int, k: int, limit: int | None = None) -> list[tuple[int, int]]:
+        """``(distance, fp)`` within k, nearest first; with ``limit``, the ``limit`` nearest.
+
+        Ties at the last distance kept are all kept, so a caller that ranks keys by (distance,
+        key) gets the answer it would get from the whole list; only those are sorted in Python.
+        """
         np = self._np
         arr = self._arr[: self._n]
         dist = np.bitwise_count(arr ^ np.uint64(fp))
         hits = np.flatnonzero(dist <= k)
+        if limit is not None and 0 < limit < len(hits):
+            near_dist = dist[hits]
+            cut = np.partition(near_dist, limit - 1)[limit - 1]
+            hits = hits[near_dist <= cut]
         near = [(int(d), int(f)) for d, f in zip(dist[hits], arr[hits], strict=True)]
         near.sort()
         return near
