@@ -64,8 +64,8 @@ def main() -> None:
             and a.simhash == b.simhash
             and (a.content.to_json() if a.content else None)
             == (b.content.to_json() if b.content else None)
-            and (a.template_input.labels if a.template_input else None)
-            == (b.template_input.labels if b.template_input else None)
+            and (a.template_input.layout.labels if a.template_input else None)
+            == (b.template_input.layout.labels if b.template_input else None)
         )
     n = len(bodies)
     print(f"{args.set}: {n} pages")

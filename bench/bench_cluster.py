@@ -31,7 +31,7 @@ from visdup.templates.cluster import (  # noqa: E402
     cluster_trees,
 )
 from visdup.templates.layouts import LayoutClusterer  # noqa: E402
-from visdup.templates.signature import Layout, layout_signature  # noqa: E402
+from visdup.templates.signature import Layout, layout_main, layout_signature  # noqa: E402
 from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "warpcore"
@@ -209,16 +209,20 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
     return {str(p.relative_to(base)): p.read_bytes() for p in html_files(base)}, None
 
 
-#: Signature variants measured: (labels, depth below <body>, stub depth of the main content).
-VARIANTS = [
-    ("tag", 8, 0),
-    ("tag", 8, 1),
-    ("tag", 8, 2),
-    ("tag", 12, 1),
-    ("id", 8, 1),
-    ("class", 8, 1),
-    ("tag", 8, None),  # no main-content stub: the whole skeleton
+#: Signature variants measured: (labels, depth below <body>, stub depth, region): region
+#: "region" is the widened content region (the crawl's), "main" the main-content finder's
+#: own pick, None no stub (the whole skeleton).
+VARIANTS: list[tuple[str, int, int | None, str | None]] = [
+    ("tag", 8, 2, "region"),  # the default
+    ("tag", 8, 1, "region"),
+    ("tag", 8, 3, "region"),
+    ("tag", 8, 1, "main"),
+    ("tag", 8, 2, "main"),
+    ("id", 8, 2, "region"),
+    ("class", 8, 2, "region"),
+    ("tag", 8, None, None),
 ]
+DEFAULT_VARIANT = VARIANTS[0]
 
 
 def layouts(sets: list[str], thresholds: list[float]) -> None:
@@ -241,18 +245,23 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                 continue
             title = page_title(doc.root)
             remove_invisible(doc.root)
-            node = main_content(doc.root, cleaned=True, title=title).node
-            for v in VARIANTS:
-                mode, depth, stub = v
-                t0 = time.perf_counter()
-                sigs[v][key] = layout_signature(
-                    doc.root,
-                    None if stub is None else node,
-                    depth=depth,
-                    stub_depth=stub or 0,
-                    mode=mode,
-                )
-                spent += time.perf_counter() - t0
+            root = doc.root
+
+            def measure(node: Any, key: str = key, root: Any = root, sigs: Any = sigs) -> None:
+                nonlocal spent
+                region = layout_main(root, node)
+                for v in VARIANTS:
+                    mode, depth, stub, where = v
+                    t0 = time.perf_counter()
+                    stub_node = None if where is None else region if where == "region" else node
+                    sigs[v][key] = layout_signature(
+                        root, stub_node, depth=depth, stub_depth=stub or 0, mode=mode
+                    )
+                    spent += time.perf_counter() - t0
+
+            got = main_content(root, cleaned=True, title=title, chosen=measure)
+            if key not in sigs[DEFAULT_VARIANT]:  # no article chosen: the page as it is
+                measure(got.node)
         for v, items in sigs.items():
             for thr in thresholds:
                 clusterer = LayoutClusterer(threshold=thr)
@@ -271,7 +280,7 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                 )
         print(f"{which}: signature {spent / len(VARIANTS) / len(pages) * 1e3:.2f} ms per page")
         # Order independence and the cost of placing a page, default variant.
-        items = list(sigs[("tag", 8, 1)].items())
+        items = list(sigs[DEFAULT_VARIANT].items())
         first = None
         for seed in range(3):
             random.Random(seed).shuffle(items)
@@ -364,7 +373,7 @@ def main() -> None:
         )
         return
     if args.layouts:
-        layouts(args.sets.split(","), [0.8, 0.9])
+        layouts(args.sets.split(","), [0.75, 0.8])
         return
     thresholds = [float(x) for x in args.thresholds.split(",")]
     if not (DATA / "labels.csv").exists():

@@ -11,7 +11,7 @@ from tests.conftest import FIXTURES
 from visdup.page.files import iter_pages
 from visdup.storage.store import Store
 from visdup.templates.assign import CrawlClusters
-from visdup.templates.stm import page_tree
+from visdup.templates.signature import page_input
 
 SITE = FIXTURES / "sites" / "templates"
 
@@ -19,9 +19,9 @@ SITE = FIXTURES / "sites" / "templates"
 def _trees():
     pages = {}
     for path, body in iter_pages([str(SITE)]):
-        tree = page_tree(body, url=path)
-        if tree.nodes:
-            pages[path.split("templates/", 1)[1]] = tree
+        found = page_input(body, url=path)
+        if found.layout.nodes:
+            pages[path.split("templates/", 1)[1]] = found
     return pages
 
 
@@ -29,8 +29,8 @@ def _assign_all(url: str, order: list[str], split: bool) -> dict[str, int]:
     """Assign the pages, alternating between two clusterers when ``split`` (two processes)."""
     trees = _trees()
     store_a, store_b = Store.from_url(url), Store.from_url(url)
-    a = CrawlClusters(store_a, threshold=0.4, representatives=4, template_min_pages=3)
-    b = CrawlClusters(store_b, threshold=0.4, representatives=4, template_min_pages=3)
+    a = CrawlClusters(store_a, template_min_pages=3)
+    b = CrawlClusters(store_b, template_min_pages=3)
     out = {}
     for i, name in enumerate(order):
         clusters = b if split and i % 2 else a
@@ -57,7 +57,7 @@ def test_clusters_survive_a_restart(tmp_path):
     _check(first)
     # a new process on the same store puts the same pages in the same clusters
     store = Store.from_url(url)
-    again = CrawlClusters(store, threshold=0.4, representatives=4)
+    again = CrawlClusters(store)
     trees = _trees()
     assert {n: again.assign(n, trees[n]).cluster for n in names} == first
     again.finish()
@@ -68,14 +68,15 @@ def test_clusters_survive_a_restart(tmp_path):
 def test_templates_are_built_off_the_page_path_and_rebuilt_when_doubled(tmp_path):
     store = Store.from_url(f"sqlite:///{tmp_path / 'c.sqlite3'}")
     clusters = CrawlClusters(
-        store, threshold=0.4, representatives=4, template_min_pages=2, extract=False
+        store, template_min_pages=2, extract=False
     )
     trees = _trees()
     events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
     built = []
     for name in events:
-        assert clusters.assign(name, trees[name]).records == []  # no record, no waiting
-        cid = clusters.clusterer.nearest(trees[name])[0]
+        assignment = clusters.assign(name, trees[name])
+        assert assignment.records == []  # no record, no waiting
+        cid = assignment.cluster
         built.append(clusters.built_at.get(cid, 0))
     clusters.finish()
     assert built == [0, 2, 2, 4, 4]  # built at 2 pages, rebuilt at 4: only when doubled
@@ -93,7 +94,7 @@ def test_the_template_sample_does_not_depend_on_page_order(tmp_path):
         random.Random(seed).shuffle(order)
         store = Store.from_url(f"sqlite:///{tmp_path / f's{seed}.sqlite3'}")
         clusters = CrawlClusters(
-            store, threshold=0.4, representatives=4, template_max_pages=3, extract=False
+            store, template_max_pages=3, extract=False
         )
         for name in order:
             clusters.assign(name, trees[name])

@@ -213,7 +213,12 @@ def test_layout_clusters_do_not_depend_on_page_order():
     keys = sorted(layouts)
     first = cluster_layouts((k, layouts[k]) for k in keys)
     truth = [site[k][0] for k in keys]
-    assert adjusted_rand_index(truth, [first[k] for k in keys]) == 1.0
+    # Shop pages with few reviews have their specs table as main content, the others their
+    # reviews: those few pages form a cluster of their own (README, "Template signatures").
+    assert adjusted_rand_index(truth, [first[k] for k in keys]) >= 0.85
+    assert not {first[k] for k in keys if k.startswith("blog")} & {
+        first[k] for k in keys if k.startswith("shop")
+    }
     for seed in range(5):
         order = keys[:]
         random.Random(seed).shuffle(order)

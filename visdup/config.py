@@ -25,13 +25,14 @@ VISDUP_CLUSTER_CAP = 0
 #: Sort every page into a template cluster while the crawl runs (seed 003).
 VISDUP_CLUSTER_ENABLED = True
 
-#: Representatives kept per cluster: a page is compared with at most this many per cluster,
-#: however large the cluster grows.
+#: Representatives per cluster of the whole-DOM clusterer (visdup.templates.cluster, kept for
+#: comparison in bench/bench_cluster.py); the crawl's clusters are layout signatures.
 VISDUP_CLUSTER_REPRESENTATIVES = 4
 
-#: Simple Tree Matching similarity (1 - distance) at or above which a page joins a cluster.
-#: Measured on a real documentation site: 0.6 keeps templates apart without splitting them.
-VISDUP_CLUSTER_THRESHOLD = 0.60
+#: Layout-signature similarity (Simple Tree Matching on two page skeletons, 2·STM/(n1+n2)) at
+#: or above which two signatures are one template. Chosen on the PostgreSQL manual and the test
+#: site, checked on the Python manual and warpcore (README, "Template signatures").
+VISDUP_CLUSTER_THRESHOLD = 0.75
 
 #: Candidates kept per page and channel in visdup_comparisons (the best first; 0: none): every
 #: pair measured by tree edit distance or text prints, confirmed or rejected, so that

@@ -179,8 +179,7 @@ class CrawlContext:
                 get = self.config
                 self._clusters = CrawlClusters(
                     self.store,
-                    threshold=1.0 - get["VISDUP_CLUSTER_THRESHOLD"],
-                    representatives=get["VISDUP_CLUSTER_REPRESENTATIVES"],
+                    threshold=get["VISDUP_CLUSTER_THRESHOLD"],
                     template_min_pages=get["VISDUP_TEMPLATE_MIN_PAGES"],
                     template_max_pages=get["VISDUP_TEMPLATE_MAX_PAGES"],
                     min_fit=get["VISDUP_EXTRACT_MIN_FIT"],

@@ -1,4 +1,4 @@
-"""visdup cluster PATH...: group page files by template (Simple Tree Matching, CURE-style)."""
+"""visdup cluster PATH...: group pages by template (layout signatures, as a crawl does)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import argparse
 import json
 
 from visdup.cli.output import PageFiles, add_engine_arguments, open_engine, read_source
-from visdup.cli.similarity import add_threshold_argument, cluster_distance
+from visdup.cli.similarity import add_threshold_argument, cluster_similarity
 from visdup.escape import terminal
 from visdup.page.files import add_source_arguments
-from visdup.templates.cluster import cluster_trees
-from visdup.templates.extract import page_trees
+from visdup.templates.extract import page_inputs
+from visdup.templates.layouts import layout_clusters
 
 HELP = "group page files (directories recursively) into template clusters"
 
@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    distance = cluster_distance(args)
+    threshold = cluster_similarity(args)
     files = PageFiles(args.paths)
     source = read_source(args, files)
     if source is None:  # every file given was bad, and each said why
@@ -31,10 +31,12 @@ def run(args: argparse.Namespace) -> int:
     pages, store = source
     engine = open_engine(args)
     try:
-        trees = page_trees(pages, engine=engine)
+        inputs = page_inputs(pages, engine=engine)
     finally:
         engine.close()
-    clusters = cluster_trees(trees.items(), threshold=distance)
+    clusters = layout_clusters(
+        ((key, found.layout) for key, found in inputs.items()), threshold=threshold
+    )
     if store is not None:  # the batch result replaces the crawl's online clusters
         ids = {url: page_id for page_id, url in store.rows("id", "url")}
         store.save_clusters(

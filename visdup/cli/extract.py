@@ -8,7 +8,7 @@ from pathlib import Path
 
 from visdup import config
 from visdup.cli.output import PageFiles, add_engine_arguments, open_engine, read_source
-from visdup.cli.similarity import add_threshold_argument, cluster_distance
+from visdup.cli.similarity import add_threshold_argument, cluster_similarity
 from visdup.errors import InputError
 from visdup.escape import one_line
 from visdup.page.files import add_source_arguments
@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() not in {".jsonl", ".csv"}:
         raise InputError(f"--out must end in .jsonl or .csv, not {args.out!r}")
-    distance = cluster_distance(args)
+    threshold = cluster_similarity(args)
     if not 0.0 <= args.min_fit <= 1.0:
         raise InputError(f"--min-fit must be between 0 and 1, not {args.min_fit}")
     files = PageFiles(args.paths)
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         dataset = extract_pages(
             pages,
-            threshold=distance,
+            threshold=threshold,
             min_cluster_size=max(1, args.min_cluster_size),
             min_fit=args.min_fit,
             engine=engine,

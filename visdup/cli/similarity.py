@@ -15,15 +15,15 @@ def add_threshold_argument(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=default,
         help=(
-            "Simple Tree Matching similarity a page needs to join a cluster, 0..1 "
+            "layout-signature similarity at which two pages share a template, 0..1 "
             f"(default {default:.2f}, as VISDUP_CLUSTER_THRESHOLD; higher: tighter clusters)"
         ),
     )
 
 
-def cluster_distance(args: argparse.Namespace) -> float:
-    """The largest STM distance within a cluster that ``--threshold`` (a similarity) allows."""
+def cluster_similarity(args: argparse.Namespace) -> float:
+    """``--threshold``, checked: a similarity from 0 to 1."""
     value = args.threshold
     if not 0.0 <= value <= 1.0:  # NaN fails too
         raise InputError(f"--threshold is a similarity from 0 to 1, not {value}")
-    return round(1.0 - value, 12)
+    return float(value)

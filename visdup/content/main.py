@@ -9,6 +9,7 @@ element that holds the teasers is the content, never a footer with one sentence 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,11 +59,18 @@ class MainContent:
     heading: str | None = field(default=None)
 
 
-def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) -> MainContent:
+def main_content(
+    root: Any,
+    *,
+    cleaned: bool = False,
+    title: str | None = None,
+    chosen: Callable[[Any], None] | None = None,
+) -> MainContent:
     """Find the article in a parsed page; the tree is modified in place (noise removed).
 
     ``cleaned``: :func:`remove_invisible` already ran on this tree (then pass the ``title``
-    read before, since the <head> is gone).
+    read before, since the <head> is gone). ``chosen`` is called with the article's element
+    before anything is pruned: the layout signature reads the page whole.
     """
     if root is None:
         return MainContent(None, None, "", [])
@@ -93,6 +101,8 @@ def main_content(root: Any, *, cleaned: bool = False, title: str | None = None) 
             best, mass = index, w.linked
     listing = mass is not None
     node = walked.element(best)
+    if chosen is not None:
+        chosen(node)
     span = walked.spans.get(best)
     if _prune(node, best, w, mass) or span is None or not span[2]:
         inside: list[Block] = walk(node).blocks

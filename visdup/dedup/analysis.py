@@ -6,8 +6,9 @@ runs every step on it in one fixed order, so no step can see what another remove
 1. the canonical link and the title, read before anything leaves the tree;
 2. the visual term and its structural SimHash (on the tree as parsed);
 3. invisible nodes removed (the one edit every later step wants);
-4. the template step's input (:func:`template_input`), before main content prunes;
-5. main content (it prunes the tree) and its layered text print.
+4. the template step's DOM tree (:func:`template_input`), before main content prunes;
+5. main content (it prunes inside the content only) and its layered text print;
+6. the layout signature: the skeleton around the content region (template clusters).
 
 The result, :class:`PageAnalysis`, is immutable. The crawl's pipelines, ``visdup dups`` and
 batch jobs all call :func:`analyse`, so a page gets the same fingerprints whichever way it
@@ -28,12 +29,14 @@ from urllib.parse import urljoin
 from w3lib.encoding import html_body_declared_encoding, read_bom, resolve_encoding
 
 from visdup.content import main_content, page_title, remove_invisible
+from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
 from visdup.errors import InputError
 from visdup.page.parse import Document, decode, from_tree, parse_html, screen
 from visdup.storage.store import PageRecord, pack_body
 from visdup.structure.fingerprint import term_simhash
 from visdup.structure.term import Term, document_term
+from visdup.templates.signature import Layout, TemplateInput, page_layout_of
 from visdup.templates.stm import FlatTree, dom_tree
 
 logger = logging.getLogger(__name__)
@@ -87,7 +90,7 @@ class PageAnalysis:
     term: Term | None = None
     simhash: int | None = None
     content: ContentPrint | None = field(default=None, repr=False)
-    template_input: FlatTree | None = field(default=None, repr=False)
+    template_input: TemplateInput | None = field(default=None, repr=False)
 
     def record(self, *, keep_body: bool, body: bytes = b"", **fields: Any) -> PageRecord:
         """A fresh store record of this analysis; ``fields`` are the fetch's own (status...)."""
@@ -162,10 +165,13 @@ def analyse(
     if options.template or options.content:
         clean(doc)  # from here on the tree has no invisible nodes
         title = doc.title
-        if options.template:
-            template = _template_step(doc, url)
-        if options.content:
-            title, content = _content_step(doc, url)
+        tree = _template_step(doc, url) if options.template else None
+        layouts: list[Layout] = []
+        found = _main_step(doc, url, layouts if tree is not None else None)
+        if options.content and found is not None:
+            title, content = _content_step(found, url)
+        if tree is not None:
+            template = _layout_step(doc, found, layouts, tree, url)
     return replace(
         base,
         truncated=doc.truncated,
@@ -196,14 +202,41 @@ def _template_step(doc: Document, url: str) -> FlatTree | None:
         return None
 
 
-def _content_step(doc: Document, url: str) -> tuple[str | None, ContentPrint | None]:
-    """Main content (seed 001) and its layered fingerprint (seed 002); prunes the tree."""
+def _main_step(doc: Document, url: str, layouts: list[Layout] | None) -> MainContent | None:
+    """Main content (seed 001). It prunes inside the content; the layout signature (when
+    ``layouts`` is given) is read from the whole page before that."""
+
+    def chosen(node: Any) -> None:
+        if layouts is not None:
+            layouts.append(page_layout_of(doc.root, node))
+
     try:
-        found = main_content(doc.root, cleaned=True, title=doc.title)
-        return found.title, content_print(found.blocks, visible=found.page_text, url=url)
+        return main_content(doc.root, cleaned=True, title=doc.title, chosen=chosen)
     except Exception:
         logger.exception("visdup: cannot extract the main content of %s", url)
-        return doc.title, None
+        return None
+
+
+def _content_step(found: MainContent, url: str) -> tuple[str | None, ContentPrint | None]:
+    """The main content's layered fingerprint (seed 002)."""
+    try:
+        return found.title, content_print(found.blocks, visible=found.page_text, url=url)
+    except Exception:
+        logger.exception("visdup: cannot fingerprint the main content of %s", url)
+        return found.title, None
+
+
+def _layout_step(
+    doc: Document, found: MainContent | None, layouts: list[Layout], tree: FlatTree, url: str
+) -> TemplateInput | None:
+    """The layout signature around the content region, with the DOM tree for templates."""
+    try:
+        if layouts:
+            return TemplateInput(layouts[0], tree)
+        return TemplateInput(page_layout_of(doc.root, found.node if found else None), tree)
+    except Exception:
+        logger.exception("visdup: cannot read the layout of %s", url)
+        return None
 
 
 def _notes(doc: Document) -> tuple[tuple[str, str], ...]:

@@ -201,6 +201,21 @@ snapshot_templates = Table(
 SNAPSHOT_TABLES = (snapshots, snapshot_runs, snapshot_pages, snapshot_templates)
 
 Index("visdup_pages_run", pages.c.run_id)
+Index("visdup_pages_cluster", pages.c.cluster_id)
+
+#: The distinct layout signatures of the template clusters (visdup.templates.layouts): one row
+#: per signature, written once by the process that met it first. Every process rebuilds the
+#: clusters from these rows (signatures are linked by similarity, whoever reads them), so
+#: template clusters stay single across processes and ids do not depend on arrival order.
+layouts = Table(
+    "visdup_layouts",
+    metadata,
+    Column("key", BigInteger, primary_key=True, autoincrement=False),  # signed 64-bit
+    Column("cluster_id", Integer, index=True),  # as it was when last written
+    Column("labels", Text, nullable=False),  # JSON list
+    Column("sizes", Text, nullable=False),  # JSON list
+    Column("version", Integer, nullable=False, index=True),
+)
 
 #: visdup_meta key: the first page id whose URL was stored in canonical form (absent: all).
 CANONICAL_FROM = "canonical_urls_from"
@@ -248,7 +263,10 @@ MIGRATIONS: dict[int, list[Step]] = {
         _drop_sqlite_bands,
         _mark_canonical_urls,
     ],
-    2: [_create_new_tables],
+    2: [
+        _create_new_tables,
+        "CREATE INDEX IF NOT EXISTS visdup_pages_cluster ON visdup_pages (cluster_id)",
+    ],
 }
 
 

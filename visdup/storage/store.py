@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -24,7 +24,7 @@ from visdup.index.base import to_signed, to_unsigned
 from visdup.storage import schema
 from visdup.storage.engine import READ_ONLY, database_path, describe, make_engine
 from visdup.storage.locks import WriterLock
-from visdup.storage.schema import clusters, errors, links, pages, runs
+from visdup.storage.schema import clusters, errors, layouts, links, pages, runs
 from visdup.storage.urls import canonical_url, mask_password
 
 if TYPE_CHECKING:
@@ -525,6 +525,63 @@ class Store:
         done = conn.execute(update(clusters).where(clusters.c.id == cluster_id).values(**values))
         if done.rowcount == 0:
             conn.execute(insert(clusters).values(id=cluster_id, size=0, **values))
+
+    def put_layout(
+        self,
+        conn: Connection,
+        key: int,
+        *,
+        cluster_id: int,
+        labels: Sequence[str],
+        sizes: Sequence[int],
+        version: int,
+    ) -> bool:
+        """Store a layout signature met for the first time; False if another process has."""
+        signed = key - (1 << 64) if key >= 1 << 63 else key
+        try:
+            with conn.begin_nested():
+                conn.execute(
+                    insert(layouts).values(
+                        key=signed,
+                        cluster_id=cluster_id,
+                        labels=json.dumps(list(labels)),
+                        sizes=json.dumps(list(sizes)),
+                        version=version,
+                    )
+                )
+        except IntegrityError:
+            return False
+        return True
+
+    def changed_layouts(
+        self, conn: Connection, since: int
+    ) -> list[tuple[int, list[str], list[int]]]:
+        """Layout signatures written after version ``since``: (unsigned key, labels, sizes)."""
+        rows = conn.execute(
+            select(layouts.c.key, layouts.c.labels, layouts.c.sizes)
+            .where(layouts.c.version > since)
+            .order_by(layouts.c.version, layouts.c.key)
+        )
+        return [
+            (key + (1 << 64) if key < 0 else key, json.loads(labels), json.loads(sizes))
+            for key, labels, sizes in rows
+        ]
+
+    def merge_clusters(self, conn: Connection, into: int, absorbed: Sequence[int]) -> None:
+        """Clusters ``absorbed`` became part of ``into``: their pages and signatures follow,
+        their rows go, and ``into`` counts its pages anew (in the caller's transaction)."""
+        if not absorbed:
+            return
+        gone = list(absorbed)
+        conn.execute(update(pages).where(pages.c.cluster_id.in_(gone)).values(cluster_id=into))
+        conn.execute(
+            update(layouts).where(layouts.c.cluster_id.in_(gone)).values(cluster_id=into)
+        )
+        conn.execute(clusters.delete().where(clusters.c.id.in_(gone)))
+        size = conn.execute(
+            select(func.count()).select_from(pages).where(pages.c.cluster_id == into)
+        ).scalar_one()
+        conn.execute(update(clusters).where(clusters.c.id == into).values(size=size))
 
     def cluster_rows(self) -> list[Any]:
         with self._reader.connect() as conn:

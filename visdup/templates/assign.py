@@ -1,9 +1,14 @@
-"""A crawl's template clusters: online assignment, persistence, templates as clusters grow.
+"""A crawl's template clusters: layout signatures through an index, templates off the path.
 
-Each page joins the nearest cluster through its few well-scattered representatives (seed
-003, CURE-style), or opens a new cluster. Clusters live in the store, one row each, so a later
-crawl, or another process on PostgreSQL, continues with them: every change bumps a version
-number, and a process reloads the clusters written since the version it last saw.
+A page joins a cluster by its layout signature (:mod:`visdup.templates.signature`): a page
+whose signature was met before is placed by one dictionary lookup; a new signature is linked
+to the known ones it is similar enough to (:class:`visdup.templates.layouts.LayoutClusterer`),
+so the partition and the cluster ids (the smallest signature key in a cluster) do not depend
+on the order pages arrive in, and clusters that converge merge: their stored pages follow in
+the same transaction. Signatures live in the store (``visdup_layouts``), so a later crawl, or
+another process on PostgreSQL, rebuilds the same clusters: every change bumps a version number,
+and a process reads the signatures written since the version it last saw, under the clusters'
+advisory lock.
 
 Templates stay off the page's path. Each cluster keeps a sample of its pages' trees: the
 ``template_max_pages`` pages whose URL digests are smallest, so the sample is the same in any
@@ -12,6 +17,9 @@ when the cluster has doubled since, in one worker thread. When records are asked
 (``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built at once instead, so that
 the records of the pages before it flow with the page that completed it; from then on each new
 page of the cluster yields its record. :meth:`CrawlClusters.finish` waits for queued builds.
+
+A page's ``fit`` is the similarity of its signature to the signature its cluster's template
+was built on (its *core*), kept with the cluster, so a later crawl measures against the same.
 """
 
 from __future__ import annotations
@@ -26,8 +34,9 @@ from typing import Any
 
 from visdup.storage.locks import CLUSTERS_LOCK, advisory_lock
 from visdup.storage.store import Store
-from visdup.templates.cluster import OnlineClusterer
 from visdup.templates.extract import extract_record
+from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, LayoutClusterer
+from visdup.templates.signature import Layout, TemplateInput, make_layout, similarity
 from visdup.templates.stm import FlatTree
 from visdup.templates.template import Template, build_template
 
@@ -41,6 +50,8 @@ class Assignment:
     #: How closely the page matches its cluster's template layout (1.0: the same skeleton);
     #: None while the cluster has no template.
     fit: float | None = None
+    #: Clusters that this page's signature merged into its own (their ids are gone).
+    merged: list[int] = field(default_factory=list)
     #: Records of the dataset that became available with this page (its own, and when the
     #: cluster's template was just built, those of the cluster's earlier pages).
     records: list[dict[str, Any]] = field(default_factory=list)
@@ -56,8 +67,7 @@ class CrawlClusters:
         self,
         store: Store,
         *,
-        threshold: float,
-        representatives: int,
+        threshold: float = DEFAULT_LAYOUT_THRESHOLD,
         template_min_pages: int = 5,
         template_max_pages: int = 40,
         min_fit: float = 0.95,
@@ -69,14 +79,21 @@ class CrawlClusters:
         self.template_max_pages = max(self.template_min_pages, template_max_pages)
         self.min_fit = min_fit
         self.extract = extract
-        self.clusterer = OnlineClusterer(threshold=threshold, representatives=representatives)
+        self.clusterer = LayoutClusterer(threshold=threshold)
         self.templates: dict[int, Template] = {}
+        #: Cluster id → the signature its template was built on (a page's fit is measured
+        #: against it).
+        self.cores: dict[int, Layout] = {}
         #: Cluster id → sample of (rank, url, tree), smallest ranks first.
         self.samples: dict[int, list[tuple[int, str, FlatTree]]] = {}
         #: Cluster id → pages it held when its template was last built (or queued).
         self.built_at: dict[int, int] = {}
+        #: Cluster id → pages this process placed in it.
         self.sizes: dict[int, int] = {}
         self.version = 0
+        self._fits: dict[tuple[int, int], float] = {}
+        #: Ids of clusters merged into another → that one's id.
+        self._renamed: dict[int, int] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(1, "visdup-templates") if background else None
         self._pending: list[Future[None]] = []
@@ -84,37 +101,117 @@ class CrawlClusters:
             self._reload(conn)
 
     def _reload(self, conn: Any) -> None:
-        for row in self.store.changed_clusters(conn, self.version):
-            if row.state:
-                self.clusterer.load_cluster(json.loads(row.state))
-            else:  # written by a batch re-clustering: keep its id out of the way
-                self.clusterer.reserve(row.id)
-            if row.template and row.id not in self.templates:
-                self.templates[row.id] = Template.from_dict(json.loads(row.template))
+        """Read what was stored since ``self.version``: signatures first, then cluster rows."""
+        since = self.version
+        for key, labels, sizes in self.store.changed_layouts(conn, since):
+            if key in self.clusterer.atoms:
+                continue
+            layout = make_layout(labels, sizes)
+            if layout.key != key:  # written by another signature version: not comparable
+                continue
+            cid = self.clusterer.add(layout, count=0)
+            self._absorb_here(cid, self.clusterer.absorbed)
+        for row in self.store.changed_clusters(conn, since):
             self.version = max(self.version, row.version)
+            cid = self._live(row.id)
+            if row.template and cid not in self.templates:
+                template = Template.from_dict(json.loads(row.template))
+                template.cluster = cid
+                self.templates[cid] = template
+            core = _core_key(row.state)
+            if core is not None and core in self.clusterer.atoms and cid not in self.cores:
+                self.cores[cid] = self.clusterer.atoms[core]
 
-    def assign(self, url: str, tree: FlatTree) -> Assignment:
+    def _live(self, cluster_id: int) -> int:
+        """The id a cluster goes by now (a merged cluster's id leads to the one it joined)."""
+        while cluster_id in self._renamed:
+            cluster_id = self._renamed[cluster_id]
+        return cluster_id
+
+    def assign(self, url: str, page: TemplateInput) -> Assignment:
         """Place one page (thread-safe); persists what changed before returning."""
+        layout = page.layout
         with self._lock, self.store.engine.begin() as conn:
             if self.store.is_postgres:
                 advisory_lock(conn, [CLUSTERS_LOCK])  # one cluster writer at a time
                 if self.store.clusters_version(conn) > self.version:
                     self._reload(conn)
-            before_next = self.clusterer.next_id
-            cid = self.clusterer.assign(url, tree)
-            new = cid >= before_next
-            changed = self.clusterer.changed
-            self.version += 1
-            self.store.put_cluster(
-                conn,
-                cid,
-                version=self.version,
-                representative=url if new else None,
-                state=self.clusterer.cluster_state(cid) if changed else None,
-            )
-            result = Assignment(cid, new)
-            result.records = self._records(conn, cid, url, tree)
+            known = layout.key in self.clusterer.atoms
+            cid = self.clusterer.add(layout)
+            absorbed = list(self.clusterer.absorbed)
+            new = not self.clusterer.joined
+            if not known or absorbed:
+                self.version += 1
+                if not known:
+                    self.store.put_layout(
+                        conn,
+                        layout.key,
+                        cluster_id=cid,
+                        labels=layout.labels,
+                        sizes=layout.sizes,
+                        version=self.version,
+                    )
+                if absorbed:
+                    self._absorb_here(cid, absorbed)
+                    self.store.merge_clusters(conn, cid, absorbed)
+                    template = self.templates.get(cid)
+                    state = self._state(cid)
+                    self.store.put_cluster(
+                        conn,
+                        cid,
+                        version=self.version,
+                        representative=url,
+                        state=state,
+                        template=template.to_dict() if template is not None else None,
+                    )
+                else:
+                    self.store.put_cluster(
+                        conn, cid, version=self.version, representative=url if new else None
+                    )
+            result = Assignment(cid, new, merged=absorbed)
+            if page.tree is not None:
+                result.records = self._records(conn, cid, url, page.tree)
+            else:
+                self.sizes[cid] = self.sizes.get(cid, 0) + 1
+            result.fit = self._fit(cid, layout)
         return result
+
+    def _state(self, cid: int) -> dict[str, Any] | None:
+        core = self.cores.get(cid)
+        return {"core": str(core.key)} if core is not None else None
+
+    def _absorb_here(self, cid: int, absorbed: list[int]) -> None:
+        """Fold this process's view of clusters ``absorbed`` into cluster ``cid``."""
+        for old in absorbed:
+            if old == cid:
+                continue
+            self._renamed[old] = cid
+            self.sizes[cid] = self.sizes.get(cid, 0) + self.sizes.pop(old, 0)
+            sample = self.samples.pop(old, [])
+            if sample:
+                merged = sorted([*self.samples.get(cid, []), *sample], key=_by_rank)
+                self.samples[cid] = merged[: self.template_max_pages]
+            template = self.templates.pop(old, None)
+            if template is not None and cid not in self.templates:
+                template.cluster = cid
+                self.templates[cid] = template
+                if old in self.cores:
+                    self.cores[cid] = self.cores[old]
+            self.cores.pop(old, None)
+            built = self.built_at.pop(old, 0)
+            self.built_at[cid] = max(self.built_at.get(cid, 0), built)
+
+    def _fit(self, cid: int, layout: Layout) -> float | None:
+        core = self.cores.get(cid)
+        if core is None:
+            return None
+        if core.key == layout.key:
+            return 1.0
+        pair = (layout.key, core.key)
+        fit = self._fits.get(pair)
+        if fit is None:
+            fit = self._fits[pair] = round(similarity(layout, core), 4)
+        return fit
 
     def _records(self, conn: Any, cid: int, url: str, tree: FlatTree) -> list[dict[str, Any]]:
         """Keep the page in the sample if it ranks; build or queue the template when due.
@@ -171,12 +268,21 @@ class CrawlClusters:
         if template is None:
             return
         with self._lock, self.store.engine.begin() as conn:
-            self._store_template(conn, cid, template)
+            live = self._live(cid)
+            if live != cid and live in self.templates:
+                return  # merged meanwhile into a cluster that has its own template
+            template.cluster = live
+            self._store_template(conn, live, template)
 
     def _store_template(self, conn: Any, cid: int, template: Template) -> None:
         self.templates[cid] = template
+        core = self.clusterer.core(cid)
+        if core is not None:
+            self.cores[cid] = core
         self.version += 1
-        self.store.put_cluster(conn, cid, version=self.version, template=template.to_dict())
+        self.store.put_cluster(
+            conn, cid, version=self.version, template=template.to_dict(), state=self._state(cid)
+        )
 
     def finish(self) -> None:
         """Wait for the queued template builds (call before the store closes)."""
@@ -193,3 +299,15 @@ class CrawlClusters:
 
 def _by_rank(entry: tuple[int, str, FlatTree]) -> tuple[int, str]:
     return entry[0], entry[1]
+
+
+def _core_key(state: str | None) -> int | None:
+    """The core signature's key kept in a cluster row's state (None: none, or older state)."""
+    if not state:
+        return None
+    try:
+        value = json.loads(state)
+    except ValueError:
+        return None
+    core = value.get("core") if isinstance(value, dict) else None
+    return int(core) if isinstance(core, str) and core.isdigit() else None

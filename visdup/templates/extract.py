@@ -21,7 +21,8 @@ from visdup import config
 from visdup.engine import Engine, LocalEngine
 from visdup.errors import InputError
 from visdup.escape import csv_cell
-from visdup.templates.cluster import DEFAULT_THRESHOLD, cluster_trees
+from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, layout_clusters
+from visdup.templates.signature import TemplateInput, page_input
 from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping
 from visdup.templates.template import (
     RESERVED_NAMES,
@@ -157,22 +158,41 @@ def page_trees(
     return {key: tree for (key, _data), tree in zip(items, made, strict=True)}
 
 
+def _input_item(item: tuple[str, bytes]) -> TemplateInput:
+    key, data = item
+    return page_input(data, url=key)
+
+
+def page_inputs(
+    pages: Iterable[tuple[str, bytes]], *, engine: Engine | None = None
+) -> dict[str, TemplateInput]:
+    """Every page's layout signature and DOM tree, computed on ``engine``, in input order."""
+    items = list(pages)
+    made = (engine or LocalEngine()).map(_input_item, items)
+    return {key: found for (key, _data), found in zip(items, made, strict=True)}
+
+
 def extract_pages(
     pages: Iterable[tuple[str, bytes]],
     *,
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float = DEFAULT_LAYOUT_THRESHOLD,
     min_cluster_size: int = 2,
     min_fit: float = DEFAULT_MIN_FIT,
     max_nodes: int = DEFAULT_MAX_NODES,
     engine: Engine | None = None,
 ) -> Dataset:
-    """Cluster the pages, build one template per cluster, extract one record per page.
+    """Cluster the pages by layout (as a crawl does), build one template per cluster, extract
+    one record per page. ``threshold``: the layout-signature similarity of one template.
 
     Clusters smaller than ``min_cluster_size`` get no template: their pages are recorded with
     ``cluster`` None and no values.
     """
-    trees = page_trees(pages, max_nodes=max_nodes, engine=engine)
-    clusters = cluster_trees(trees.items(), threshold=threshold, max_nodes=max_nodes)
+    inputs = page_inputs(pages, engine=engine)
+    empty = FlatTree((), ())
+    trees = {key: found.tree or empty for key, found in inputs.items()}
+    clusters = layout_clusters(
+        ((key, found.layout) for key, found in inputs.items()), threshold=threshold
+    )
     templates: list[Template] = []
     by_key: dict[str, Template | None] = dict.fromkeys(trees)
     for cluster in clusters:

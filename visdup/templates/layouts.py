@@ -13,9 +13,8 @@ a cluster is a connected group of atoms (union-find), so
 - a cluster's id comes from the smallest atom key in it, never from arrival order.
 
 :func:`cluster_layouts` (batch) and :class:`LayoutClusterer` (one page at a time) are the same
-code, so they agree page for page on the same signatures. Not yet the crawl's clusterer: on
-small sites the main-content finder sometimes takes a page's whole content column, and then
-two page types of one site chrome share a signature (README, "Template signatures").
+code, so they agree page for page on the same signatures; the crawl's clusters
+(:class:`visdup.templates.assign.CrawlClusters`) are this clusterer too.
 """
 
 from __future__ import annotations
@@ -23,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from visdup.templates.cluster import _PathIndex
+from visdup import config
+from visdup.templates.cluster import Cluster, _PathIndex
 from visdup.templates.signature import Layout, similarity, similarity_bound
 
-#: Signature similarity (2·STM/(n1+n2)) at which two atoms are linked: chosen on the Python
-#: manual, checked on the PostgreSQL manual (bench/bench_cluster.py --layouts).
-DEFAULT_LAYOUT_THRESHOLD = 0.8
+#: Signature similarity (2·STM/(n1+n2)) at which two atoms are linked (VISDUP_CLUSTER_THRESHOLD).
+DEFAULT_LAYOUT_THRESHOLD = config.VISDUP_CLUSTER_THRESHOLD
 
 
 def cluster_id(key: int) -> int:
@@ -62,6 +61,11 @@ class LayoutClusterer:
         self._slot: list[int] = []
         self._index = _PathIndex()
         self.stats = LayoutStats()
+        #: Cluster ids that the last :meth:`add` made disappear: merged into its page's
+        #: cluster, or renamed because the new atom's key is the cluster's smallest.
+        self.absorbed: list[int] = []
+        #: Whether the last :meth:`add` joined a cluster that existed (False: a new one).
+        self.joined = False
 
     def _find(self, key: int) -> int:
         parent = self._parent
@@ -84,8 +88,10 @@ class LayoutClusterer:
     def add(self, layout: Layout, count: int = 1) -> int:
         """Place a page (``count`` pages) of this signature; its cluster's id."""
         self.stats.pages += count
+        self.absorbed = []
         key = layout.key
-        if key in self.atoms:
+        self.joined = key in self.atoms
+        if self.joined:
             self.stats.hits += count
             self.counts[key] += count
             return self.cluster_of(key)
@@ -96,6 +102,7 @@ class LayoutClusterer:
         self.atoms[key] = layout
         self.counts[key] = count
         self._parent[key] = key
+        before: set[int] = set()  # ids of the clusters this atom joins, as they were
         for other_key in others:
             if self._find(other_key) == self._find(key):
                 continue  # already linked through another atom: the partition is the same
@@ -105,11 +112,23 @@ class LayoutClusterer:
                 continue
             self.stats.exact += 1
             if similarity(layout, other) >= self.threshold:
+                before.add(self.cluster_of(other_key))
                 self._union(key, other_key)
         slot = len(self._slot)
         self._slot.append(key)
         self._index.add(slot, 0, layout.paths)
-        return self.cluster_of(key)
+        final = self.cluster_of(key)
+        self.absorbed = sorted(before - {final})
+        self.joined = bool(before)
+        return final
+
+    def core(self, cluster: int) -> Layout | None:
+        """The cluster's most common signature (ties: the smallest key): what it looks like."""
+        best: tuple[int, int] | None = None
+        for key, n in self.counts.items():
+            if self.cluster_of(key) == cluster and (best is None or (-n, key) < best):
+                best = (-n, key)
+        return self.atoms[best[1]] if best is not None else None
 
     def cluster_of(self, key: int) -> int:
         """The id of the cluster holding atom ``key`` (its smallest atom key, as an id)."""
@@ -140,3 +159,30 @@ def cluster_layouts(
         clusterer.add(layout)
         atom_of[page] = layout.key
     return {page: clusterer.cluster_of(key) for page, key in atom_of.items()}
+
+
+def layout_clusters(
+    items: Iterable[tuple[str, Layout]], *, threshold: float = DEFAULT_LAYOUT_THRESHOLD
+) -> list[Cluster]:
+    """Batch: the clusters of ``(key, signature)`` pairs, largest first (then by id).
+
+    A cluster's representative is the first key, in sorted order, carrying its most common
+    signature: the same for any input order.
+    """
+    pairs = list(items)
+    clusterer = LayoutClusterer(threshold=threshold)
+    for _key, layout in pairs:
+        clusterer.add(layout)
+    members: dict[int, list[str]] = {}
+    by_atom: dict[int, list[str]] = {}
+    for key, layout in pairs:
+        members.setdefault(clusterer.cluster_of(layout.key), []).append(key)
+        by_atom.setdefault(layout.key, []).append(key)
+    out = []
+    for cid, keys in members.items():
+        core = clusterer.core(cid)
+        assert core is not None
+        keys.sort()
+        out.append(Cluster(cid, keys, min(by_atom[core.key])))
+    out.sort(key=lambda c: (-c.size, c.id))
+    return out

@@ -5,7 +5,8 @@ pages share (two pages of one layout with long, different bodies look unrelated)
 time in proportion to the body. The signature keeps what a layout is made of:
 
 - the element skeleton outside the main content (header, navigation, sidebars, footer);
-- the main-content subtree reduced to a stub: its own first ``stub_depth`` levels;
+- the content region (the main content, widened the same way on every page:
+  :func:`layout_main`) reduced to a stub: its own first ``stub_depth`` levels;
 - runs of equal siblings collapsed to one (the visual term's horizontal compression, without
   the count): a table of 3 rows and one of 30 rows, a menu of 5 or 7 entries, look alike;
 - depth below ``<body>`` capped, and the whole cut to ``max_nodes`` nodes.
@@ -31,8 +32,8 @@ from visdup.templates.stm import FlatTree, label_paths, stm
 
 #: Levels below <body> kept in the skeleton.
 DEFAULT_DEPTH = 8
-#: Levels of the main-content subtree kept in its stub (0: one node).
-DEFAULT_STUB_DEPTH = 1
+#: Levels of the content region kept in its stub (0: one node).
+DEFAULT_STUB_DEPTH = 2
 #: The signature is cut to this many nodes (a preorder prefix).
 DEFAULT_MAX_NODES = 400
 #: Label of the node standing for the main content.
@@ -134,6 +135,85 @@ def similarity_bound(a: Layout, b: Layout) -> float:
     return 2.0 * shared / total
 
 
+#: A main-content node with this many equal siblings (tag and class) is one item of a list:
+#: the list is the content.
+LIST_ITEMS = 3
+#: The content region grows to its parent while it holds this share of the parent's text.
+GROW_SHARE = 0.4
+#: A main-content node with less than this share of the page's text is a stray pick...
+STRAY_SHARE = 0.3
+#: ... replaced by the smallest element holding this share of the page's text.
+TEXT_SHARE = 0.5
+
+
+_TEXT_LENGTH = "string-length(normalize-space(.))"
+
+
+def _text_length(el: Any) -> int:
+    """Visible characters under an element (whitespace runs count once; computed by lxml)."""
+    try:
+        return int(el.xpath(_TEXT_LENGTH))
+    except Exception:  # an element lxml cannot evaluate on (a detached proxy): no text
+        return 0
+
+
+def _same_kind(a: Any, b: Any) -> bool:
+    return a.tag == b.tag and (a.get("class") or "") == (b.get("class") or "")
+
+
+def layout_main(root: Any, main: Any) -> Any:
+    """The content region of a page for its signature: the main content, made stable.
+
+    The main-content finder answers "where is the article", and on pages of one layout it may
+    pick the whole content column on one page, one list item or a search box on another; a
+    signature that stubs different regions splits one layout. So the region is widened the
+    same way on every page: the whole page, or a region with little of the page's text
+    (:data:`STRAY_SHARE`), gives way to the smallest element holding half of it; from one item
+    of a list to the list; then up while the region holds a good part (:data:`GROW_SHARE`) of
+    its parent's text.
+    """
+    if root is None or main is None:
+        return main
+    body = root
+    if _tag(root) == "html":
+        body = next((c for c in root if _tag(c) == "body"), root)
+    node = main
+    page = _text_length(body)
+    if page and (node is body or node is root or _text_length(node) < STRAY_SHARE * page):
+        node = body  # no region, or a stray one: the smallest element with half the text
+        while True:
+            child = next(
+                (
+                    k
+                    for k in node
+                    if isinstance(k.tag, str)
+                    and _tag(k) not in _SKIP
+                    and _text_length(k) >= TEXT_SHARE * page
+                ),
+                None,
+            )
+            if child is None:
+                break
+            node = child
+    while node is not body and node is not root:  # an item of a list: the list
+        parent = node.getparent()
+        if parent is None or parent is body:
+            break
+        if sum(1 for k in parent if isinstance(k.tag, str) and _same_kind(k, node)) < LIST_ITEMS:
+            break
+        node = parent
+    mine = _text_length(node)
+    while node is not body and node is not root:  # grow while it is much of its parent's text
+        parent = node.getparent()
+        if parent is None or parent is body or parent is root:
+            break
+        theirs = _text_length(parent)
+        if theirs == 0 or mine < GROW_SHARE * theirs:
+            break
+        node, mine = parent, theirs
+    return node
+
+
 def _label(el: Any, tag: str, mode: str) -> str:
     """A node's label in the signature: see :func:`layout_signature`'s ``mode``."""
     if mode == "tag":
@@ -162,6 +242,7 @@ def layout_signature(
     stub_depth: int = DEFAULT_STUB_DEPTH,
     max_nodes: int = DEFAULT_MAX_NODES,
     mode: str = "tag",
+    stub_mode: str | None = None,
 ) -> Layout:
     """The layout signature of a parsed page (an lxml element); ``main``: its main content.
 
@@ -198,7 +279,9 @@ def layout_signature(
                 break
         if child is not None:
             budget -= 1
-            tag = _label(child, _tag(child) or "", mode)
+            tag = _label(
+                child, _tag(child) or "", stub_mode if stub_mode is not None and stub > 0 else mode
+            )
             if stub < 0 and main is not None and child is main:
                 stack.append([child, MAIN, left - 1, stub_depth, iter(child), []])
             else:
@@ -232,6 +315,15 @@ def layout_signature(
     return make_layout(labels, sizes)
 
 
+def page_layout_of(root: Any, main: Any) -> Layout:
+    """The layout signature of a parsed page whose main content is ``main`` (None: unknown).
+
+    Read the page before main content is pruned (:func:`visdup.content.main_content`'s
+    ``chosen``): pruning inside a content region that is most of the page takes its skeleton.
+    """
+    return layout_signature(root, layout_main(root, main))
+
+
 def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) -> TemplateInput:
     """Parse a page and give what a crawl's template step gets: its signature and DOM tree.
 
@@ -248,8 +340,16 @@ def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) 
     title = page_title(doc.root)
     remove_invisible(doc.root)
     dom = dom_tree(doc.root) if tree else None
-    found = main_content(doc.root, cleaned=True, title=title)
-    return TemplateInput(layout_signature(doc.root, found.node), dom)
+    root = doc.root
+    layouts: list[Layout] = []
+    found = main_content(
+        root,
+        cleaned=True,
+        title=title,
+        chosen=lambda node: layouts.append(page_layout_of(root, node)),
+    )
+    layout = layouts[0] if layouts else page_layout_of(root, found.node)
+    return TemplateInput(layout, dom)
 
 
 def page_layout(html: bytes | str, *, url: str | None = None) -> Layout:
