@@ -182,8 +182,10 @@ def measure_speed(db: Path, templates: int) -> float:
     t0 = time.perf_counter()
     compare(changed, many, [many, many, many, many])
     per_100 = (time.perf_counter() - t0) * 100 / templates
-    print(f"comparison: {templates} templates in {per_100 * templates / 100:.3f} s, "
-          f"{per_100:.4f} s per 100 templates")
+    print(
+        f"comparison: {templates} templates in {per_100 * templates / 100:.3f} s, "
+        f"{per_100:.4f} s per 100 templates"
+    )
     return per_100
 
 

@@ -207,3 +207,56 @@ def test_value_types():
     assert value_type("https://example.com/a") == "url"
     assert value_type("Mira Books") == "short"
     assert value_type("word " * 30) == "long"
+
+
+@pytest.mark.postgres
+@deferred_f_from_coro_f
+async def test_snapshots_on_postgresql(pg_url, capsys):
+    site = Site()
+    with serve_routes(site) as base:
+        for name in ("pg1", "pg2"):
+            crawler = await crawl(
+                pg_url, base + "/", settings={"VISDUP_CRAWL_ID": name, "LOG_LEVEL": "WARNING"}
+            )
+            assert crawler.stats.get_value("visdup/drift/pages") == 1 + PRODUCTS + ARTICLES
+            assert crawler.stats.get_value("visdup/drift/alarms") == 0
+    capsys.readouterr()
+    assert main(["drift", "--db", pg_url, "--json", "--fail-on", "warning"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["current"], report["baseline"], report["alarms"]) == ("pg2", "pg1", [])
+
+
+def _stats(fits: list[float], coverage: float = 1.0, pages: int = 20) -> dict:
+    """A template's aggregates as a snapshot writes them (visdup.drift.aggregate)."""
+    n = len(fits)
+    filled = round(coverage * n)
+    return {
+        "pages": pages,
+        "fit": None,
+        "patterns": {"/item/*.html": pages},
+        "n": n,
+        "shares": fits,
+        "fields": {"price": [n - filled, 0, filled, 0, 0, 0, 0]},
+        "misses": [],
+    }
+
+
+def test_tolerances_come_from_the_baselines_own_spread():
+    from visdup.drift.compare import compare
+
+    steady = [{1: _stats([0.99] * 12)} for _ in range(3)]
+    noisy = [{1: _stats([f] * 12)} for f in (0.97, 0.86, 0.95)]
+    now = {1: _stats([0.85] * 12)}
+    # against steady snapshots a fall from 0.99 to 0.85 is a change...
+    (alarm,) = compare(now, steady[-1], steady)
+    assert (alarm.change, alarm.severity) == ("changed", "warning")
+    # ...against a baseline that itself ranged over 0.86-0.97 it is within its spread
+    assert compare(now, noisy[-1], noisy) == []
+    # below 0.5 is an error whatever the spread
+    (alarm,) = compare({1: _stats([0.4] * 12)}, noisy[-1], noisy)
+    assert alarm.severity == "error"
+    # a field emptied; one that was already half empty before is not watched
+    (alarm,) = compare({1: _stats([0.99] * 12, coverage=0.1)}, steady[-1], steady)
+    assert alarm.change == "fields" and alarm.fields == [{"name": "price", "change": "emptied"}]
+    uneven = [{1: _stats([0.99] * 12, coverage=c)} for c in (0.5, 1.0, 1.0)]
+    assert compare({1: _stats([0.99] * 12, coverage=0.1)}, uneven[-1], uneven) == []

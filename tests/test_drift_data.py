@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,21 @@ def test_an_unchanged_manual_gives_no_alarm(tmp_path, capsys):
     second = _dups(db, "two", copy, capsys)
     assert second["baseline"] == "one" and second["templates"] >= 1
     assert second["alarms"] == []
+
+
+def test_warc_files_are_snapshots_page_by_page(tmp_path, books, capsys):
+    pytest.importorskip("warcio", reason="warcio is not installed (pip install 'visdup[warc]')")
+    from tests.test_warc import _write_warc
+
+    pages = write(tmp_path / "pages", books[:20], lambda h: h)
+    files = sorted(pages.iterdir())
+    db = f"sqlite:///{tmp_path / 'warc.sqlite3'}"
+    for name in ("w1", "w2"):
+        warc = tmp_path / f"{name}.warc.gz"
+        _write_warc(warc, pages, files, noise=False)
+        out = _dups(db, name, warc, capsys)
+    assert out["baseline"] == "w1" and out["alarms"] == []
+    with sqlite3.connect(db.removeprefix("sqlite:///")) as conn:
+        stored = conn.execute("SELECT count(*) FROM visdup_pages").fetchone()[0]
+        rows = conn.execute("SELECT count(*) FROM visdup_snapshot_pages").fetchone()[0]
+    assert (stored, rows) == (len(files), 2 * len(files))  # one label per page, one row each
