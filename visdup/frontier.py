@@ -11,6 +11,10 @@ start pages to find what is new.
 The ``site`` spider also seeds each run with the links earlier runs of the same crawl stored
 and never fetched (``Store.unfetched_links(crawl_key(...))``), so a stopped or killed crawl
 continues where it stopped.
+
+With snapshots on (``VISDUP_DRIFT_ENABLED``), "stored" means stored in the crawl's snapshot:
+a new snapshot fetches every page again, a continued one skips those it holds
+(:mod:`visdup.drift.snapshot`).
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from visdup.drift.compare import SEVERITIES, Alarm, Same, compare
 from visdup.drift.snapshot import (
+    FINISHED,
     SnapshotInfo,
     find_snapshot,
     list_snapshots,
@@ -46,8 +47,9 @@ class Drift:
 
 
 def _measured(infos: list[SnapshotInfo]) -> list[SnapshotInfo]:
-    """Snapshots whose aggregates were written (a run of them ended)."""
-    return [s for s in infos if s.finished_at is not None]
+    """Complete snapshots: their last run finished (a stopped one is compared once continued
+    to its end, or when named)."""
+    return [s for s in infos if s.finished_at is not None and s.reason == FINISHED]
 
 
 def _named(store: Store, name: str, what: str) -> SnapshotInfo:
@@ -123,7 +125,16 @@ def close_snapshot(snapshot: Snapshot, reason: str | None) -> tuple[dict[str, in
     """A crawl's end: write the snapshot's aggregates, compare it with the one before, log one
     WARNING per alarm; returns the stats totals (``visdup/drift/...``) and the comparison."""
     snapshot.finish(reason)
-    result = drift(snapshot.store, current=snapshot.name)
+    if reason != FINISHED:
+        logger.info(
+            "visdup: snapshot %s stopped (%s): compared with the one before once a run of it "
+            "finishes",
+            snapshot.name,
+            reason,
+        )
+        result = Drift(snapshot.info, None, templates=len(load_stats(snapshot.store, snapshot.id)))
+    else:
+        result = drift(snapshot.store, current=snapshot.name)
     counts = result.counts()
     for alarm in result.alarms:
         logger.warning(
