@@ -99,7 +99,7 @@ def test_the_template_sample_does_not_depend_on_page_order(tmp_path):
         for name in order:
             clusters.assign(name, trees[name])
         clusters.finish()
-        samples.append(sorted(sorted(u for _r, u, _t in s) for s in clusters.samples.values()))
+        samples.append(sorted(sorted(u for _r, u, *_rest in s) for s in clusters.samples.values()))
         store.close()
     assert samples[0] == samples[1] == samples[2]
 

@@ -43,7 +43,12 @@ async def test_crawl_sorts_pages_into_templates_and_streams_records(tmp_path, ca
     assert set(expected["event"]) | set(expected["person"]) <= urls
     event_rows = [r for r in records if r["url"].replace(base, "") in expected["event"]]
     assert all(r["fits"] for r in event_rows)
-    fields = set(event_rows[0]) - {"url", "cluster", "fits"}
+    # the article's text is one field of its own, whole, and that page's only
+    film = next(r for r in event_rows if r["url"].endswith("film-night.html"))
+    assert "Three short silent comedies" in film["main_text"]
+    assert "intertitles will be read aloud" in film["main_text"]
+    assert all("silent comedies" not in r["main_text"] for r in event_rows if r is not film)
+    fields = set(event_rows[0]) - {"url", "cluster", "fits", "main_text"}
     assert fields, "the event template has fields"
     varying = [f for f in fields if len({r[f] for r in event_rows}) == len(event_rows)]
     assert varying, "at least one field differs on every event page (its title, say)"
@@ -58,6 +63,9 @@ async def test_crawl_sorts_pages_into_templates_and_streams_records(tmp_path, ca
     assert main(["cluster", "--db", db, "--json"]) == 0
     clusters = json.loads(capsys.readouterr().out)["clusters"]
     assert sum(c["size"] for c in clusters) == len(cluster_of)
+    # the crawl's clusters and the batch ones: the same partition, under the same ids
+    batch = {m.replace(base, ""): c["id"] for c in clusters for m in c["members"]}
+    assert batch == cluster_of
     csv_out = tmp_path / "data.csv"
     assert main(["extract", "--db", db, "--out", str(csv_out)]) == 0
     header = csv_out.read_text().splitlines()[0].split(",")

@@ -231,9 +231,10 @@ def _layout_step(
 ) -> TemplateInput | None:
     """The layout signature around the content region, with the DOM tree for templates."""
     try:
+        text = found.text if found is not None else None
         if layouts:
-            return TemplateInput(layouts[0], tree)
-        return TemplateInput(page_layout_of(doc.root, found.node if found else None), tree)
+            return TemplateInput(layouts[0], tree, text)
+        return TemplateInput(page_layout_of(doc.root, found.node if found else None), tree, text)
     except Exception:
         logger.exception("visdup: cannot read the layout of %s", url)
         return None

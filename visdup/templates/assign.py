@@ -57,6 +57,10 @@ class Assignment:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
+#: A page in its cluster's template sample: (rank, url, DOM tree, main text).
+Sample = tuple[int, str, FlatTree, str | None]
+
+
 def _rank(url: str) -> int:
     """A page's place in its cluster's sample: the same in every process and order."""
     return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big")
@@ -84,8 +88,8 @@ class CrawlClusters:
         #: Cluster id → the signature its template was built on (a page's fit is measured
         #: against it).
         self.cores: dict[int, Layout] = {}
-        #: Cluster id → sample of (rank, url, tree), smallest ranks first.
-        self.samples: dict[int, list[tuple[int, str, FlatTree]]] = {}
+        #: Cluster id → sample of (rank, url, tree, main text), smallest ranks first.
+        self.samples: dict[int, list[Sample]] = {}
         #: Cluster id → pages it held when its template was last built (or queued).
         self.built_at: dict[int, int] = {}
         #: Cluster id → pages this process placed in it.
@@ -170,7 +174,7 @@ class CrawlClusters:
                     )
             result = Assignment(cid, new, merged=absorbed)
             if page.tree is not None:
-                result.records = self._records(conn, cid, url, page.tree)
+                result.records = self._records(conn, cid, url, page.tree, page.text)
             else:
                 self.sizes[cid] = self.sizes.get(cid, 0) + 1
             result.fit = self._fit(cid, layout)
@@ -213,7 +217,9 @@ class CrawlClusters:
             fit = self._fits[pair] = round(similarity(layout, core), 4)
         return fit
 
-    def _records(self, conn: Any, cid: int, url: str, tree: FlatTree) -> list[dict[str, Any]]:
+    def _records(
+        self, conn: Any, cid: int, url: str, tree: FlatTree, text: str | None = None
+    ) -> list[dict[str, Any]]:
         """Keep the page in the sample if it ranks; build or queue the template when due.
 
         Templates are always built (the report lists their fields); records only when asked.
@@ -222,14 +228,15 @@ class CrawlClusters:
         sample = self.samples.setdefault(cid, [])
         rank = _rank(url)
         if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
-            sample.append((rank, url, tree))
+            sample.append((rank, url, tree, text))
             sample.sort(key=_by_rank)
             del sample[self.template_max_pages :]
         template = self.templates.get(cid)
         built = self.built_at.get(cid, 0)
         if size >= self.template_min_pages and (built == 0 or size >= 2 * built):
             self.built_at[cid] = size
-            trees = [(u, t) for _r, u, t in sample]
+            trees = [(u, t) for _r, u, t, _x in sample]
+            texts = {u: x for _r, u, _t, x in sample}
             if template is None and (self.extract or self._pool is None):
                 template = self._build(cid, trees)
                 if template is None:
@@ -237,8 +244,8 @@ class CrawlClusters:
                 self._store_template(conn, cid, template)
                 if not self.extract:
                     return []
-                earlier = [self._record(template, u, t) for u, t in trees if u != url]
-                return [*earlier, self._record(template, url, tree)]
+                earlier = [self._record(template, u, t, texts[u]) for u, t in trees if u != url]
+                return [*earlier, self._record(template, url, tree, text)]
             if self._pool is not None:
                 self._pending.append(self._pool.submit(self._build_later, cid, trees))
             else:
@@ -246,7 +253,7 @@ class CrawlClusters:
                 if template is not None:
                     self._store_template(conn, cid, template)
         if template is not None and self.extract:
-            return [self._record(template, url, tree)]
+            return [self._record(template, url, tree, text)]
         return []
 
     def _build(self, cid: int, trees: list[tuple[str, FlatTree]]) -> Template | None:
@@ -293,11 +300,13 @@ class CrawlClusters:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def _record(self, template: Template, url: str, tree: FlatTree) -> dict[str, Any]:
-        return extract_record(template, url, tree, min_fit=self.min_fit)
+    def _record(
+        self, template: Template, url: str, tree: FlatTree, text: str | None
+    ) -> dict[str, Any]:
+        return extract_record(template, url, tree, min_fit=self.min_fit, text=text)
 
 
-def _by_rank(entry: tuple[int, str, FlatTree]) -> tuple[int, str]:
+def _by_rank(entry: Sample) -> tuple[int, str]:
     return entry[0], entry[1]
 
 

@@ -76,6 +76,10 @@ def match_template(
     return Fit(share, values, min_fit)
 
 
+#: Characters of a page's main text kept in its record.
+MAIN_TEXT_CHARS = 100_000
+
+
 def _column(name: str) -> str:
     """A field's column: templates stored before names were reserved may still use one."""
     return f"{name}_field" if name in RESERVED_NAMES else name
@@ -88,18 +92,21 @@ def extract_record(
     *,
     min_fit: float = DEFAULT_MIN_FIT,
     max_nodes: int = DEFAULT_MAX_NODES,
+    text: str | None = None,
 ) -> dict[str, Any]:
-    """One row: ``url``, ``cluster``, ``fits``, then one key per field (None when absent)."""
+    """One row: ``url``, ``cluster``, ``fits``, one key per field (None when absent), then
+    ``main_text``: the page's main content as one field (when ``text`` is given)."""
     record: dict[str, Any] = {"url": key, "cluster": None, "fits": False}
-    if template is None or tree.nodes == 0:
-        return record
-    fit = match_template(template, tree, min_fit=min_fit, max_nodes=max_nodes)
-    record["cluster"] = template.cluster
-    record["fits"] = fit.fits
-    if fit.fits:
-        record.update(fit.values)
-    else:
-        record.update(dict.fromkeys(fit.values))
+    if template is not None and tree.nodes != 0:
+        fit = match_template(template, tree, min_fit=min_fit, max_nodes=max_nodes)
+        record["cluster"] = template.cluster
+        record["fits"] = fit.fits
+        if fit.fits:
+            record.update(fit.values)
+        else:
+            record.update(dict.fromkeys(fit.values))
+    if text is not None:
+        record["main_text"] = text[:MAIN_TEXT_CHARS]
     return record
 
 
@@ -137,6 +144,8 @@ class Dataset:
                 if name not in seen:
                     seen.add(name)
                     cols.append(name)
+        if any("main_text" in r for r in self.records):
+            cols.append("main_text")
         return cols
 
 
@@ -214,7 +223,14 @@ def extract_pages(
         if found is None and templates and trees[key].nodes:
             by_key[key] = best_template(templates, trees[key], min_fit=min_fit, max_nodes=max_nodes)
     records = [
-        extract_record(by_key[key], key, trees[key], min_fit=min_fit, max_nodes=max_nodes)
+        extract_record(
+            by_key[key],
+            key,
+            trees[key],
+            min_fit=min_fit,
+            max_nodes=max_nodes,
+            text=inputs[key].text,
+        )
         for key in sorted(trees)
     ]
     return Dataset(templates, records)

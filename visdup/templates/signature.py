@@ -93,6 +93,8 @@ class TemplateInput:
 
     layout: Layout
     tree: FlatTree | None = None
+    #: The page's main content as text (its record's ``main_text``).
+    text: str | None = None
 
 
 def layout_key(labels: Sequence[str], sizes: Sequence[int]) -> int:
@@ -349,7 +351,7 @@ def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) 
         chosen=lambda node: layouts.append(page_layout_of(root, node)),
     )
     layout = layouts[0] if layouts else page_layout_of(root, found.node)
-    return TemplateInput(layout, dom)
+    return TemplateInput(layout, dom, found.text)
 
 
 def page_layout(html: bytes | str, *, url: str | None = None) -> Layout:

@@ -36,7 +36,7 @@ DEFAULT_REQUIRED_SHARE = 1.0
 DEFAULT_FIELD_SUPPORT = 0.2
 #: Columns every record has (:func:`visdup.templates.extract.extract_record`, the file key):
 #: no field may take these names, or a field labelled "Fits:" would overwrite the verdict.
-RECORD_COLUMNS = ("url", "path", "cluster", "fits")
+RECORD_COLUMNS = ("url", "path", "cluster", "fits", "main_text")
 #: Names a field never takes: the record's own columns and the key of a page.
 RESERVED_NAMES = frozenset((*RECORD_COLUMNS, "key"))
 #: A label is short: longer fixed texts are content, not captions.
