@@ -138,6 +138,9 @@ async def test_a_redesign_alarms_exactly_at_its_snapshot(tmp_path, caplog, capsy
     (alarm,) = report["alarms"]
     assert alarm["since"] == "s3" and alarm["severity"] == "error"
     assert alarm["change"] in {"replaced", "changed"}
+    # where: what of the old product layout the redesigned pages miss, before and after
+    assert alarm["where"]["path"].startswith("body")
+    assert alarm["where"]["before"] and alarm["where"]["after"]
     assert set(alarm) >= {"template", "change", "severity", "where", "fields", "since"}
     # the default compares the last snapshot with the one before: no alarm
     assert main(["drift", "--db", db, "--json"]) == 0

@@ -100,6 +100,8 @@ def drift(store: Store, *, baseline: str | None = None, current: str | None = No
             # the layout changed then; the template has since been rebuilt on the new pages
             alarm.change, alarm.where = then.change, then.where
             alarm.replaced_by, alarm.detail = then.replaced_by, then.detail
+        if alarm.where is None and then.where is not None:
+            alarm.where = then.where  # seen where it began
         if then.severity == "error":
             alarm.severity = "error"
     return Drift(cur, base, alarms, templates=len(cur_stats))

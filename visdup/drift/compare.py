@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from visdup.drift.aggregate import coverage, dominant, fit_median
+from visdup.drift.aggregate import coverage, dominant, fit_median, median
 from visdup.drift.values import TYPES
 
 #: Severity thresholds of the median fit (the design's measurements, module docstring).
@@ -294,12 +294,19 @@ def compare(
         if replaced is not None:
             winner, pattern, share = replaced
             taken.add(winner)
+            detail = f"#{winner} now holds {round(100 * share)} % of {pattern}"
+            moved = (current.get(winner, {}).get("moved") or {}).get(str(cid)) or {}
+            fit = median(moved.get("shares") or [])
+            if fit is not None:
+                detail += f", its pages fit #{cid}'s layout at {fit:.2f}"
+            misses = moved.get("misses") or []
             alarms.append(
                 Alarm(
                     cid,
                     "replaced",
                     "error",
-                    detail=f"#{winner} now holds {round(100 * share)} % of {pattern}",
+                    where=dict(misses[0]) if misses else None,
+                    detail=detail,
                     replaced_by=winner,
                 )
             )

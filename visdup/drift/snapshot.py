@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, func, insert, inspect, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
-from visdup.drift.aggregate import encode, measure, merge_sample, template_stats
+from visdup.drift.aggregate import encode, fit_limit, measure, merge_sample, template_stats
 from visdup.report.urlpatterns import _shape as url_pattern
 from visdup.storage import schema
 from visdup.storage.schema import (
@@ -188,7 +188,8 @@ class Snapshot:
         self.min_fit = min_fit
         self._lock = threading.Lock()
         self._rows: list[dict[str, Any]] = []
-        self._samples: dict[int, list[tuple[int, str, FlatTree]]] = {}
+        #: Cluster id → sample of (rank, url, page id, tree), smallest ranks first.
+        self._samples: dict[int, list[tuple[int, str, int, FlatTree]]] = {}
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
         self._start_templates: dict[int, str] = {}
@@ -319,14 +320,14 @@ class Snapshot:
             self._rows.append(row)
             self.added += 1
             if cluster is not None and tree is not None and tree.nodes:
-                self._keep(cluster, url, tree)
+                self._keep(cluster, url, page_id, tree)
             due = len(self._rows) >= BATCH
         if due:
             self.flush()
 
-    def _keep(self, cluster: int, url: str, tree: FlatTree) -> None:
+    def _keep(self, cluster: int, url: str, page_id: int, tree: FlatTree) -> None:
         sample = self._samples.setdefault(cluster, [])
-        entry = (_rank(url), url, tree)
+        entry = (_rank(url), url, page_id, tree)
         if len(sample) >= self.sample_size and entry[:2] >= sample[-1][:2]:
             return
         bisect.insort(sample, entry, key=lambda e: e[:2])
@@ -352,6 +353,30 @@ class Snapshot:
             statement = sqlite_insert(links).on_conflict_do_nothing()  # type: ignore[assignment]
         with self.store.engine.begin() as conn:
             conn.execute(statement, rows)
+
+    def _previous_clusters(self) -> dict[int, int]:
+        """Page id → template in the last finished snapshot of the same sites before this one."""
+        query = (
+            select(snapshots.c.id)
+            .where(
+                snapshots.c.crawl == self.info.crawl,
+                snapshots.c.id < self.id,
+                snapshots.c.reason == FINISHED,
+            )
+            .order_by(snapshots.c.id.desc())
+            .limit(1)
+        )
+        with self.store.engine.connect() as conn:
+            previous = conn.execute(query).scalar()
+            if previous is None:
+                return {}
+            rows = conn.execute(
+                select(snapshot_pages.c.page_id, snapshot_pages.c.cluster_id).where(
+                    snapshot_pages.c.snapshot_id == previous,
+                    snapshot_pages.c.cluster_id.is_not(None),
+                )
+            )
+            return {int(p): int(c) for p, c in rows}
 
     def flush(self) -> None:
         with self._lock:
@@ -409,17 +434,38 @@ class Snapshot:
                     return None
             return parsed[text]
 
+        before = self._previous_clusters()
         out: dict[int, dict[str, Any]] = {}
         for cid, n in counts.items():
             start = template(self._start_templates.get(cid))
             end = template(now_templates.get(cid))
-            sample = [(u, t) for _r, u, t in self._samples.get(cid, [])]
+            entries = self._samples.get(cid, [])
+            sample = [(u, t) for _r, u, _p, t in entries]
             part = measure(sample, start or end, end or start, min_fit=self.min_fit)
             if cid in old:
                 part = merge_sample(old[cid], part)
-            out[cid] = template_stats(
+            stats = template_stats(
                 pages=n, fits=fits.get(cid, []), patterns=patterns[cid], sample=part
             )
+            # sample pages another template held in the previous snapshot: how they now fit
+            # that template's layout, and what of it they miss (the "where" of a replacement)
+            moved: dict[int, list[tuple[str, FlatTree]]] = {}
+            for _r, u, page, tree in entries:
+                was = before.get(page)
+                if was is not None and was != cid:
+                    moved.setdefault(was, []).append((u, tree))
+            if moved:
+                stats["moved"] = {}
+            for was, trees in sorted(moved.items(), key=lambda kv: -len(kv[1]))[:2]:
+                layout = template(self._start_templates.get(was))
+                if layout is not None:
+                    got = measure(trees, layout, None, min_fit=self.min_fit)
+                    stats["moved"][str(was)] = {
+                        "n": got["n"],
+                        "shares": got["shares"],
+                        "misses": got["misses"][:1],
+                    }
+            out[cid] = fit_limit(stats)
         with self.store.engine.begin() as conn:
             conn.execute(
                 delete(snapshot_templates).where(snapshot_templates.c.snapshot_id == self.id)
