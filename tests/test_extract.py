@@ -56,7 +56,7 @@ def test_template_json_roundtrip():
 
 
 def test_records_have_exact_values():
-    dataset = extract_pages(pages())
+    dataset = extract_pages(pages(), min_cluster_size=2)  # clusters of 3 pages here
     by_url = {r["url"]: r for r in dataset.records}
     p1 = by_url["product-p1.html"]
     assert p1["fits"] is True
@@ -128,7 +128,7 @@ def test_bad_pages_become_empty_records():
 
 
 def test_writers(tmp_path):
-    dataset = extract_pages(pages())
+    dataset = extract_pages(pages(), min_cluster_size=2)  # clusters of 3 pages here
     out = tmp_path / "rows.jsonl"
     assert write_dataset(dataset, out) == 11
     rows = [json.loads(line) for line in out.read_text().splitlines()]

@@ -25,8 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-cluster-size",
         type=int,
-        default=2,
-        help="clusters smaller than this get no template of their own (default 2)",
+        default=config.VISDUP_TEMPLATE_MIN_PAGES,
+        help=(
+            "clusters smaller than this get no template of their own; their pages take the "
+            f"template they fit best (default {config.VISDUP_TEMPLATE_MIN_PAGES}, as a crawl)"
+        ),
     )
     parser.add_argument(
         "--min-fit",
@@ -67,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
             record["path"] = record.pop("url")
             record.update({k: record.pop(k) for k in list(record) if k != "path"})
     else:
-        store.save_templates([t.to_dict() for t in dataset.templates], dataset.records)
+        store.save_templates(
+            [t.to_dict() for t in dataset.templates], dataset.records, dataset.clusters
+        )
         store.close()
     try:
         count = write_dataset(dataset, args.out)

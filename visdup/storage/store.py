@@ -469,24 +469,41 @@ class Store:
                     )
 
     def save_templates(
-        self, templates: list[dict[str, Any]], records: list[dict[str, Any]]
+        self,
+        templates: list[dict[str, Any]],
+        records: list[dict[str, Any]],
+        clusters: dict[str, int] | None = None,
     ) -> None:
-        """Store an extraction's clusters: their templates, sizes and the pages' cluster ids."""
+        """Store an extraction's clusters: their templates, sizes and the pages' cluster ids.
+
+        ``clusters`` (URL → cluster id) keeps every page's cluster, with or without a template;
+        without it, pages are placed by their records' template.
+        """
         members: dict[Any, list[str]] = {}
-        for record in records:
-            if record.get("cluster") is not None:
-                members.setdefault(record["cluster"], []).append(record["url"])
+        if clusters is not None:
+            for url, cid in clusters.items():
+                members.setdefault(cid, []).append(url)
+        else:
+            for record in records:
+                if record.get("cluster") is not None:
+                    members.setdefault(record["cluster"], []).append(record["url"])
         ids = {url: page_id for page_id, url in self.rows("id", "url")}
+        by_cluster = {t["cluster"]: t for t in templates if t.get("cluster") is not None}
         self.save_clusters(
             [
                 {
-                    "id": t["cluster"],
-                    "representative": t.get("representative"),
-                    "template": t,
-                    "members": [ids[u] for u in members.get(t["cluster"], []) if u in ids],
+                    "id": cid,
+                    "representative": (by_cluster.get(cid) or {}).get("representative")
+                    or min(urls),
+                    "template": by_cluster.get(cid),
+                    "members": [ids[u] for u in urls if u in ids],
                 }
-                for t in templates
-                if t.get("cluster") is not None
+                for cid, urls in sorted(members.items())
+            ]
+            + [
+                {"id": cid, "representative": t.get("representative"), "template": t}
+                for cid, t in by_cluster.items()
+                if cid not in members
             ]
         )
 
@@ -574,9 +591,7 @@ class Store:
             return
         gone = list(absorbed)
         conn.execute(update(pages).where(pages.c.cluster_id.in_(gone)).values(cluster_id=into))
-        conn.execute(
-            update(layouts).where(layouts.c.cluster_id.in_(gone)).values(cluster_id=into)
-        )
+        conn.execute(update(layouts).where(layouts.c.cluster_id.in_(gone)).values(cluster_id=into))
         conn.execute(clusters.delete().where(clusters.c.id.in_(gone)))
         size = conn.execute(
             select(func.count()).select_from(pages).where(pages.c.cluster_id == into)

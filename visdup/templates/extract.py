@@ -12,7 +12,7 @@ import json
 import logging
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
@@ -70,9 +70,9 @@ def match_template(
     required = [i for i, r in enumerate(template.required) if r]
     share = (sum(1 for i in required if i in image) / len(required)) if required else 1.0
     values: dict[str, str | None] = {}
-    for field in template.fields:
-        j = image.get(field.node)
-        values[_column(field.name)] = clean_value(tree.texts[j]) if j is not None else None
+    for item in template.fields:
+        j = image.get(item.node)
+        values[_column(item.name)] = clean_value(tree.texts[j]) if j is not None else None
     return Fit(share, values, min_fit)
 
 
@@ -132,6 +132,8 @@ class Dataset:
 
     templates: list[Template]
     records: list[dict[str, Any]]
+    #: Every page's layout cluster (key → id), those without a template of their own included.
+    clusters: dict[str, int] = field(default_factory=dict)
     #: What names a row: "url" for crawled pages, "path" for page files.
     key: str = "url"
 
@@ -185,7 +187,7 @@ def extract_pages(
     pages: Iterable[tuple[str, bytes]],
     *,
     threshold: float = DEFAULT_LAYOUT_THRESHOLD,
-    min_cluster_size: int = 2,
+    min_cluster_size: int = config.VISDUP_TEMPLATE_MIN_PAGES,
     min_fit: float = DEFAULT_MIN_FIT,
     max_nodes: int = DEFAULT_MAX_NODES,
     engine: Engine | None = None,
@@ -233,7 +235,7 @@ def extract_pages(
         )
         for key in sorted(trees)
     ]
-    return Dataset(templates, records)
+    return Dataset(templates, records, clusters={key: c.id for c in clusters for key in c.members})
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], out: IO[str]) -> int:
