@@ -15,6 +15,7 @@ from tests.sites import serve_routes
 from visdup.cli.app import main
 from visdup.drift.aggregate import LIMIT
 from visdup.drift.values import value_type
+from visdup.verdicts import DUPLICATE_VERDICTS
 
 PRODUCTS = 14
 ARTICLES = 8
@@ -62,25 +63,29 @@ def _page(title: str, main: str) -> str:
     )
 
 
-def _index() -> str:
+def _index(copies: int = 0) -> str:
     links = "".join(f"<li><a href='/product/{i}.html'>chair {i}</a></li>" for i in range(PRODUCTS))
     links += "".join(f"<li><a href='/journal/{i}.html'>entry {i}</a></li>" for i in range(ARTICLES))
+    links += "".join(f"<li><a href='/copy/{i}.html'>copy {i}</a></li>" for i in range(copies))
     return _page("Shop", f"<ul class='index'>{links}</ul>")
 
 
 class Site:
     """The shop, its product layout switched by ``era``."""
 
-    def __init__(self) -> None:
+    def __init__(self, copies: int = 0) -> None:
         self.era = "A"
+        self.copies = copies  # /copy/N.html: byte-for-byte copies of /product/N.html
         self.requests: list[str] = []
 
     def __call__(self, path: str, _query: dict[str, list[str]]) -> tuple[int, str] | None:
         self.requests.append(path)
         if path in {"/", "/index.html"}:
-            return 200, _index()
+            return 200, _index(self.copies)
         stem = path.rsplit("/", 1)[-1].removesuffix(".html")
         if path.startswith("/product/") and stem.isdigit() and int(stem) < PRODUCTS:
+            return 200, _product(int(stem), self.era)
+        if path.startswith("/copy/") and stem.isdigit() and int(stem) < self.copies:
             return 200, _product(int(stem), self.era)
         if path.startswith("/journal/") and stem.isdigit() and int(stem) < ARTICLES:
             return 200, _article(int(stem))
@@ -155,21 +160,33 @@ async def test_a_redesign_alarms_exactly_at_its_snapshot(tmp_path, caplog, capsy
     assert main(["drift", "--db", db, "--current", "nope"]) == 2
 
 
+def _duplicates(db: str) -> int:
+    marks = ",".join("?" * len(DUPLICATE_VERDICTS))
+    with sqlite3.connect(db.removeprefix("sqlite:///")) as conn:
+        query = f"SELECT count(*) FROM visdup_pages WHERE verdict IN ({marks})"
+        return conn.execute(query, sorted(DUPLICATE_VERDICTS)).fetchone()[0]
+
+
 @deferred_f_from_coro_f
 async def test_a_crawl_id_continues_and_a_new_one_fetches_again(tmp_path):
     db = f"sqlite:///{tmp_path / 'resume.sqlite3'}"
-    site = Site()
+    site = Site(copies=3)
+    drop = {"LOG_LEVEL": "WARNING", "VISDUP_DUPLICATE_POLICY": "drop"}
     with serve_routes(site) as base:
-        await crawl(db, base + "/", settings={"VISDUP_CRAWL_ID": "one", "LOG_LEVEL": "WARNING"})
+        one = await crawl(db, base + "/", settings={"VISDUP_CRAWL_ID": "one", **drop})
         first = len(site.requests)
+        labelled = _duplicates(db)  # as stored when the crawl ended
         site.requests.clear()
-        crawler = await crawl(
-            db, base + "/", settings={"VISDUP_CRAWL_ID": "one", "LOG_LEVEL": "WARNING"}
-        )
+        crawler = await crawl(db, base + "/", settings={"VISDUP_CRAWL_ID": "one", **drop})
         assert site.requests == []  # the same snapshot continues: nothing left to fetch
         assert crawler.stats.get_value("visdup/drift/pages") == 0
-        await crawl(db, base + "/", settings={"VISDUP_CRAWL_ID": "two", "LOG_LEVEL": "WARNING"})
+        two = await crawl(db, base + "/", settings={"VISDUP_CRAWL_ID": "two", **drop})
         assert len(site.requests) == first  # a new snapshot fetches every page again
+        assert two.stats.get_value("visdup/drift/refetched") == first
+    # pages fetched again keep their stored labels: the copies are dropped again
+    assert one.stats.get_value("visdup/duplicates") >= 3  # the copies at least
+    assert two.stats.get_value("item_dropped_count") == labelled
+    assert two.stats.get_value("item_scraped_count") == first - labelled
     path = db.removeprefix("sqlite:///")
     with sqlite3.connect(path) as conn:
         stored = conn.execute("SELECT count(*) FROM visdup_pages").fetchone()[0]

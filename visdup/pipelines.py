@@ -164,11 +164,13 @@ class LabelPipeline(_PagePipeline):
         record.cluster_id = item.cluster
         record.title = ctx.titles.own(item.url, record.title)  # without the site's affixes
         snapshot = ctx.snapshot
-        stored = snapshot.page_id(item.url) if snapshot is not None else None
+        stored = snapshot.stored_labels(item.url) if snapshot is not None else None
         if snapshot is not None and stored is not None:
             # fetched again for a new snapshot: recorded there, its labels stay as they are
-            record_page(snapshot, item, record, analysis, stored, ctx.run_id, refetched=True)
+            record_page(snapshot, item, record, analysis, stored.id, ctx.run_id, refetched=True)
             ctx.inc("visdup/drift/refetched")
+            item.verdict, item.kind = stored.verdict, stored.kind
+            item.duplicate_of, item.similarity = stored.duplicate_of, stored.similarity
             return None, record
         if record.problem:
             ctx.store.add_error(ctx.run_id, item.url, "parse", record.problem)
@@ -192,9 +194,11 @@ class LabelPipeline(_PagePipeline):
             ctx.inc("visdup/errors")
             ctx.inc("visdup/problems/" + record.problem.split(" ")[0].split(":")[0])
             logger.warning("visdup: %s: %s", item.url, record.problem)
-        if page_id is None:
+        if page_id is None:  # stored before: a page fetched again carries its stored labels
             ctx.inc("visdup/already_stored")
-            ctx.give_verdict(item.url, None)
+            ctx.give_verdict(item.url, item.verdict)
+            if item.verdict in ACTED_ON and ctx.policy in {"drop", "drop_nofollow"}:
+                raise DropItem(f"{item.verdict} of page {item.duplicate_of}", log_level="DEBUG")
             return item
         ctx.inc("visdup/pages")
         if record.truncated:

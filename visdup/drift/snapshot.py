@@ -288,6 +288,15 @@ class Snapshot:
                 (u if i >= first else canonical_url(u), d or 0) for i, u, d in conn.execute(query)
             ]
 
+    def stored_labels(self, url: str) -> Any:
+        """The stored page of this URL (``id``, ``verdict``, ``kind``, ``duplicate_of``,
+        ``similarity``): fetched again for this snapshot; None when it is new."""
+        query = select(
+            pages.c.id, pages.c.verdict, pages.c.kind, pages.c.duplicate_of, pages.c.similarity
+        ).where(pages.c.url == canonical_url(url))
+        with self.store.engine.connect() as conn:
+            return conn.execute(query).first()
+
     def page_id(self, url: str) -> int | None:
         """The stored page of this URL (fetched again for this snapshot), or None."""
         with self.store.engine.connect() as conn:
