@@ -249,8 +249,9 @@ def test_confirmation_is_exact_over_its_candidates(tmp_path: Path) -> None:
     """Bounds order and prune the exact measures; they never change what is found.
 
     Every stored page is a candidate here, so the answer must be the exhaustive one: nothing
-    when no page reaches the template floor, else the best page, or one at least at the
-    near-duplicate threshold when several are (the search stops there).
+    when no page reaches the template floor, else a page at least at the near-duplicate
+    threshold when one is, else a same-template page no better than the best (the search
+    stops once nothing left can change the verdict).
     """
     base = defaults()
     counts: dict[str, int] = {}
@@ -280,7 +281,10 @@ def test_confirmation_is_exact_over_its_candidates(tmp_path: Path) -> None:
                         assert match.similarity >= theta
                         found["structure"] += 1
                     else:
-                        assert match.similarity == pytest.approx(best, abs=1e-12)
+                        assert floor <= match.similarity <= best + 1e-12
+                        assert match.similarity == pytest.approx(
+                            similarity(term, terms[match.page_id - 1]), abs=1e-12
+                        )
                         found["template"] += 1
             channel.added(page_id, page_id, term)
             stored.append(page_id)

@@ -584,9 +584,13 @@ PyDoc_STRVAR(sequence_doc,
 "Edit distance of two node sequences under the tree costs: delete or insert [r]\n"
 "costs r, relabel costs |r1 - r2| on equal labels, else max(r1, r2). A tree edit\n"
 "mapping keeps the preorder, so on two trees' preorder sequences it is a lower bound\n"
-"on their tree edit distance, in O(n1 n2) time and O(n2) memory. With limit >= 0 it\n"
-"stops at the first row whose every cell exceeds limit and returns that row's minimum,\n"
-"still a lower bound on the sequence distance.");
+"on their tree edit distance, in O(n1 n2) time and O(n2) memory. With limit >= 0 the\n"
+"answer is min(distance, limit + 1): only cells that a path of cost <= limit can reach\n"
+"are filled (a band around the diagonal of the weighted prefixes), and the programme\n"
+"stops at the first row whose cells all exceed limit.");
+
+/* Cells no path of cost <= limit reaches; small enough that adding marks cannot overflow. */
+#define SEQ_INF (INT64_MAX / 4)
 
 static int64_t
 sequence_dp(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
@@ -596,30 +600,118 @@ sequence_dp(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
     for (Py_ssize_t j = 0; j < n2; j++) {
         row[j + 1] = row[j] + m2[j];
     }
+    if (limit < 0) {
+        for (Py_ssize_t i = 0; i < n1; i++) {
+            const int64_t li = l1[i], ri = m1[i];
+            int64_t diag = row[0];
+            row[0] += ri;
+            for (Py_ssize_t j = 0; j < n2; j++) {
+                const int64_t rj = m2[j], up = row[j + 1];
+                int64_t v =
+                    diag + (li == l2[j] ? (ri > rj ? ri - rj : rj - ri) : (ri > rj ? ri : rj));
+                if (up + ri < v) {
+                    v = up + ri;
+                }
+                if (row[j] + rj < v) {
+                    v = row[j] + rj;
+                }
+                diag = up;
+                row[j + 1] = v;
+            }
+        }
+        return row[n2];
+    }
+    /*
+     * Band: a path through cell (i, j) costs at least |A - B| + |(WA - A) - (WB - B)| with
+     * A, B the weights of the prefixes of lengths i and j (any alignment of two sequences
+     * costs at least their weight difference). That is <= limit exactly when
+     * 2B lies in [2A + D - limit, 2A + D + limit], D = WB - WA: an interval of j that only
+     * moves right as i grows. Outside it a cell holds SEQ_INF.
+     */
+    int64_t wa = 0;
     for (Py_ssize_t i = 0; i < n1; i++) {
+        wa += m1[i];
+    }
+    const int64_t wb = row[n2], d = wb - wa;
+    if ((d > 0 ? d : -d) > limit) {
+        return limit + 1;
+    }
+    /* prefix weights of the second sequence are row[] before the first row is filled */
+    int64_t *pb = malloc((size_t)(n2 + 1) * sizeof(int64_t)); /* no GIL here */
+    if (pb == NULL) {
+        return -1;
+    }
+    memcpy(pb, row, (size_t)(n2 + 1) * sizeof(int64_t));
+    Py_ssize_t lo = 0, hi = -1;
+    int64_t a = 0;
+    for (Py_ssize_t j = 0; j <= n2; j++) {
+        int64_t twice = 2 * pb[j];
+        if (twice < d - limit) {
+            row[j] = SEQ_INF;
+            lo = j + 1;
+        }
+        else if (twice > d + limit) {
+            row[j] = SEQ_INF;
+        }
+        else {
+            hi = j;
+        }
+    }
+    int64_t result = SEQ_INF;
+    for (Py_ssize_t i = 0; i < n1 && lo <= hi; i++) {
         const int64_t li = l1[i], ri = m1[i];
-        int64_t diag = row[0];
-        int64_t low = row[0] += ri;
-        for (Py_ssize_t j = 0; j < n2; j++) {
-            const int64_t rj = m2[j], up = row[j + 1];
-            int64_t v = diag + (li == l2[j] ? (ri > rj ? ri - rj : rj - ri) : (ri > rj ? ri : rj));
+        a += ri;
+        const Py_ssize_t old_lo = lo;
+        while (lo <= n2 && 2 * pb[lo] < 2 * a + d - limit) {
+            lo++;
+        }
+        while (hi < n2 && 2 * pb[hi + 1] <= 2 * a + d + limit) {
+            hi++;
+        }
+        if (lo > hi) {
+            break;
+        }
+        int64_t low = SEQ_INF, left = SEQ_INF, diag = lo > 0 ? row[lo - 1] : SEQ_INF;
+        Py_ssize_t j = lo;
+        if (j == 0) {
+            diag = row[0];
+            row[0] = left = low = a;
+            j = 1;
+        }
+        for (; j <= hi; j++) {
+            const int64_t rj = m2[j - 1], up = row[j], lj = l2[j - 1];
+            int64_t v =
+                diag + (li == lj ? (ri > rj ? ri - rj : rj - ri) : (ri > rj ? ri : rj));
             if (up + ri < v) {
                 v = up + ri;
             }
-            if (row[j] + rj < v) {
-                v = row[j] + rj;
+            if (left + rj < v) {
+                v = left + rj;
+            }
+            if (v > SEQ_INF) {
+                v = SEQ_INF;
             }
             diag = up;
-            row[j + 1] = v;
+            row[j] = left = v;
             if (v < low) {
                 low = v;
             }
         }
-        if (limit >= 0 && low > limit) {
-            return low; /* every path crosses this row: the distance is at least low */
+        for (Py_ssize_t k = old_lo; k < lo; k++) {
+            row[k] = SEQ_INF; /* left the band: the next row must not read them */
+        }
+        if (low > limit) {
+            break;
+        }
+        if (i == n1 - 1 && hi == n2) {
+            result = row[n2];
         }
     }
-    return row[n2];
+    if (n1 == 0 && lo == 0 && hi == n2) {
+        result = row[n2];
+    }
+    free(pb);
+    return result > limit ? limit + 1 : result;
 }
 
 static PyObject *
@@ -660,6 +752,10 @@ ted_sequence_distance(PyObject *self, PyObject *args, PyObject *kwds)
     Py_BEGIN_ALLOW_THREADS
     d = sequence_dp(n1, l1, m1, n2, l2, m2, row, (int64_t)limit);
     Py_END_ALLOW_THREADS
+    if (d < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
     result = PyLong_FromLongLong((long long)d);
 done:
     PyMem_Free(l1);

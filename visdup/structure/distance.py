@@ -241,7 +241,9 @@ def _sequence_python(
 ) -> int:
     """Edit distance of two node sequences under the tree costs; see ``sequence_lower_bound``.
 
-    The same programme as the C kernel's ``sequence_distance``, early stop included.
+    The C kernel's ``sequence_distance`` answers the same: the distance, or with ``limit`` >= 0
+    min(distance, limit + 1). It fills only a band of cells; this reference fills every cell
+    and stops at the first row whose cells all exceed ``limit`` (no path can come back under).
     """
     if len(labels1) != len(marks1) or len(labels2) != len(marks2):
         raise ValueError("labels and marks differ in length")
@@ -270,8 +272,8 @@ def _sequence_python(
             if v < low:
                 low = v
         if limit >= 0 and low > limit:
-            return low
-    return row[-1]
+            return limit + 1
+    return row[-1] if limit < 0 or row[-1] <= limit else limit + 1
 
 
 # --------------------------------------------------------------------------- kernel choice
@@ -476,7 +478,7 @@ class Profile:
         total = self.weight + other.weight
         if total == 0:
             return 1.0
-        limit = int((1.0 - at_least) * total) if at_least > 0 else -1
+        limit = _limit(at_least, total) if at_least > 0 else -1
         return _cmp(_sequence(self.codes, self.marks, other.codes, other.marks, limit), total)
 
 
@@ -516,14 +518,28 @@ def sequence_lower_bound(a: Term | FlatTree, b: Term | FlatTree, limit: int = -1
     with the same cost for each mapped, deleted and inserted node. So the sequence distance
     is at most delta. It sees what the label histograms cannot (where the nodes are), and on
     pages of one site it comes within a few percent of delta where the histogram bound is off
-    by a third (bench/bench_recall.py). With ``limit`` >= 0 the programme may stop once the
-    answer is sure to exceed ``limit`` and return a smaller value that still does.
+    by a third (bench/bench_recall.py). With ``limit`` >= 0 the answer is min(bound, limit + 1),
+    and the kernel fills only the cells a script of cost <= ``limit`` can reach.
     """
     return _sequence(_label_ids(a.labels), a.marks, _label_ids(b.labels), b.marks, limit)
 
 
 def _cmp(delta: int, total: int) -> float:
     return 1.0 - delta / total
+
+
+def _limit(at_least: float, total: int) -> int:
+    """The largest distance whose cmp, as ``_cmp`` rounds it, still reaches ``at_least``.
+
+    One more is then sure to fall below it: (1 - at_least) * total alone can round a hair
+    under an integer and let the first distance over the limit pass as reaching it.
+    """
+    limit = max(0, int((1.0 - at_least) * total))
+    while _cmp(limit + 1, total) >= at_least:
+        limit += 1
+    while limit > 0 and _cmp(limit, total) < at_least:
+        limit -= 1
+    return limit
 
 
 def similarity(
@@ -560,7 +576,7 @@ def similarity(
         if bound < at_least:
             return bound
         if len(a.sizes) <= max_nodes and len(b.sizes) <= max_nodes:  # else no DP will run
-            bound = _cmp(sequence_lower_bound(a, b, int((1.0 - at_least) * total)), total)
+            bound = _cmp(sequence_lower_bound(a, b, _limit(at_least, total)), total)
             if bound < at_least:
                 return bound
     if budget is not None and not _same(a, b):
