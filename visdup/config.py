@@ -13,6 +13,11 @@ from typing import Any
 
 from visdup.errors import ConfigError
 
+#: Worker processes that analyse pages (0: threads of the crawl process). Analysis is mostly
+#: Python (main content, text prints, signatures): processes let it use cores the GIL keeps
+#: it from; each page's bytes are parsed again in the worker (bench/bench_crawl.py measures).
+VISDUP_ANALYSIS_PROCESSES = 0
+
 #: Most candidates confirmed with the exact measure per page and channel, best possible first
 #: (ranked by a cheap bound); the TED work budget bounds their cost. Measured with
 #: bench/bench_recall.py: 8 or 16 lost same-template pages, 64 found all the candidates held.
@@ -220,6 +225,7 @@ def _number(name: str, value: object, kind: type, lo: float | None, hi: float | 
 #: as given.
 SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_CANDIDATES": (int, 1, 1000),
+    "VISDUP_ANALYSIS_PROCESSES": (int, 0, 256),
     "VISDUP_CLUSTER_CAP": (int, 0, None),
     "VISDUP_CLUSTER_ENABLED": (bool, None, None),
     "VISDUP_CLUSTER_REPRESENTATIVES": (int, 1, 100),

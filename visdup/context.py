@@ -12,9 +12,11 @@ into a failed crawl (``scrapy crawl`` exits non-zero) before the spider opens.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import threading
 import weakref
 from collections.abc import Mapping
+from concurrent.futures import ProcessPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -24,7 +26,7 @@ from twisted.internet.defer import Deferred
 
 from visdup.config import check, defaults, resolve
 from visdup.content.titles import SiteTitles
-from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
+from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse, analyse_bytes
 from visdup.dedup.label import Labeller, build_labeller
 from visdup.drift.crawl import close_crawl_snapshot, open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
@@ -108,6 +110,7 @@ class CrawlContext:
         #: Title affixes the crawled sites' pages share (visdup.content.titles).
         self.titles = SiteTitles()
         self._clusters: CrawlClusters | None = None
+        self._pool: ProcessPoolExecutor | None = None
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
         self.snapshot: Snapshot | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
@@ -190,6 +193,17 @@ class CrawlContext:
     # ---------------------------------------------------------------- analysis
     def analyse(self, item: Page) -> PageAnalysis:
         """The page item's analysis (blocking: call it in a worker thread)."""
+        pool = self._analysis_pool()
+        if pool is not None:
+            return pool.submit(
+                analyse_bytes,
+                item.body,
+                item.url,
+                item.final_url,
+                item.content_type,
+                item.encoding,
+                self.options,
+            ).result()
         return analyse(
             item.body,
             url=item.url,
@@ -199,6 +213,19 @@ class CrawlContext:
             encoding=item.encoding,
             options=self.options,
         )
+
+    def _analysis_pool(self) -> ProcessPoolExecutor | None:
+        """The worker processes of VISDUP_ANALYSIS_PROCESSES, started on first use."""
+        count = self.config["VISDUP_ANALYSIS_PROCESSES"]
+        if not count:
+            return None
+        with self._open_lock:
+            if self._pool is None:
+                # spawn: a fresh interpreter, nothing of the reactor or the store is copied
+                self._pool = ProcessPoolExecutor(
+                    count, mp_context=multiprocessing.get_context("spawn")
+                )
+            return self._pool
 
     def note(self, url: str, kind: str, text: str) -> None:
         """A page read other than declared or not whole: logged once per kind, then counted."""
@@ -246,6 +273,9 @@ class CrawlContext:
 
     def _close(self, reason: str, stats: dict[str, Any]) -> None:
         assert self.store is not None
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
         if self._clusters is not None:  # templates still queued are built and stored
             self._clusters.finish()
         if self.snapshot is not None:  # aggregates, comparison, one WARNING per alarm

@@ -185,6 +185,26 @@ def analyse(
     )
 
 
+def analyse_bytes(
+    body: bytes,
+    url: str,
+    final_url: str | None,
+    content_type: str | None,
+    encoding: str | None,
+    options: AnalysisOptions,
+) -> PageAnalysis:
+    """:func:`analyse` without a parsed tree: what a worker process runs (its arguments and
+    result cross the process boundary by pickling)."""
+    return analyse(
+        body,
+        url=url,
+        final_url=final_url,
+        content_type=content_type,
+        encoding=encoding,
+        options=options,
+    )
+
+
 def template_input(doc: Document) -> FlatTree | None:
     """What the template step reads of a page: its DOM tree without invisible nodes.
 
