@@ -34,17 +34,20 @@ def books() -> list[tuple[str, str]]:
 def test_mutated_book_pages_alarm_on_the_right_fields(tmp_path, books, capsys):
     base_db = tmp_path / "base.sqlite3"
     _dups(f"sqlite:///{base_db}", "base", write(tmp_path / "base", books, lambda h: h), capsys)
+    # other books under the same names: every page changed, the layout kept
+    swapped = [(n, html) for (n, _h), (_o, html) in zip(books, swde_pages(40, 1), strict=True)]
     scenarios = [
-        ("unchanged", lambda h: h, {}),
-        ("renamed", rename("Publisher", "Imprint"), {"publisher": "emptied"}),
-        ("dropped", drop("Page Count"), {"page_count": "emptied"}),
-        ("reformatted", epoch_date, {"date": "retyped"}),
+        ("unchanged", books, lambda h: h, {}),
+        ("swapped", swapped, lambda h: h, {}),
+        ("renamed", books, rename("Publisher", "Imprint"), {"publisher": "emptied"}),
+        ("dropped", books, drop("Page Count"), {"page_count": "emptied"}),
+        ("reformatted", books, epoch_date, {"date": "retyped"}),
     ]
     expected = found = false = compared = 0
-    for name, mutate, want in scenarios:
+    for name, pages, mutate, want in scenarios:
         db = tmp_path / f"{name}.sqlite3"
         shutil.copy(base_db, db)
-        out = _dups(f"sqlite:///{db}", name, write(tmp_path / name, books, mutate), capsys)
+        out = _dups(f"sqlite:///{db}", name, write(tmp_path / name, pages, mutate), capsys)
         assert out["snapshot"] == name and out["baseline"] == "base"
         alarmed, stable = field_alarms(f"sqlite:///{db}", name, "base")
         expected += len(want)
