@@ -280,3 +280,38 @@ def test_tolerances_come_from_the_baselines_own_spread():
     assert alarm.change == "fields" and alarm.fields == [{"name": "price", "change": "emptied"}]
     uneven = [{1: _stats([0.99] * 12, coverage=c)} for c in (0.5, 1.0, 1.0)]
     assert compare({1: _stats([0.99] * 12, coverage=0.1)}, uneven[-1], uneven) == []
+
+
+def _held(patterns: dict[str, int]) -> dict:
+    stats = _stats([0.99] * 12, pages=sum(patterns.values()))
+    stats["patterns"] = patterns
+    return stats
+
+
+def test_templates_replaced_split_new_and_gone():
+    from visdup.drift.compare import compare
+
+    before = {1: _held({"/item/*.html": 40}), 2: _held({"/blog/*.html": 20})}
+    # an A/B test: a new layout serves half of the items beside the old one
+    (alarm,) = compare(
+        {
+            1: _held({"/item/*.html": 20}),
+            3: _held({"/item/*.html": 20}),
+            2: _held({"/blog/*.html": 20}),
+        },
+        before,
+    )
+    assert (alarm.template, alarm.change, alarm.severity) == (3, "variant", "warning")
+    # the new layout took most items: a replacement, "#1 → #3"
+    (alarm,) = compare(
+        {
+            1: _held({"/item/*.html": 5}),
+            3: _held({"/item/*.html": 35}),
+            2: _held({"/blog/*.html": 20}),
+        },
+        before,
+    )
+    assert (alarm.template, alarm.change, alarm.replaced_by) == (1, "replaced", 3)
+    # the blog is gone, a shop appeared
+    alarms = compare({1: _held({"/item/*.html": 40}), 4: _held({"/shop/*.html": 30})}, before)
+    assert sorted((a.template, a.change) for a in alarms) == [(2, "gone"), (4, "new")]
