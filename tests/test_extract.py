@@ -233,3 +233,30 @@ def test_fields_are_not_named_after_ids_generated_from_the_page():
     names = build_template(trees).field_names
     assert "entry" in names
     assert not any(ch.isdigit() for name in names for ch in name)
+
+
+def _archive_page(month: int, posts: int) -> bytes:
+    items = "".join(
+        f"<article class='post'><h2 class='post-title'>Post {month}-{k} title</h2>"
+        f"<p class='excerpt'>Excerpt of post {month}-{k} with its own words.</p></article>"
+        for k in range(posts)
+    )
+    return (
+        "<html><head><title>Archive</title></head><body><div id='top'><a href='/'>Blog</a></div>"
+        f"<div id='main'><h1 class='archive-title'>Archive of month {month}</h1>{items}</div>"
+        "<div id='foot'><p>Blog footer</p></div></body></html>"
+    ).encode()
+
+
+def test_a_listing_never_mixes_two_records():
+    # Archive pages list 3 to 6 posts: a post's title is a value of one of several records on
+    # the page, so no page-level column may carry it (it would be a neighbour's on another page).
+    pages = [(f"archive-{m}.html", _archive_page(m, 3 + m % 4)) for m in range(8)]
+    dataset = extract_pages(pages)
+    assert len(dataset.templates) == 1
+    posts = {f"Post {m}-{k} title" for m in range(8) for k in range(7)}
+    for record in dataset.records:
+        values = {v for k, v in record.items() if k != "main_text" and isinstance(v, str)}
+        assert not values & posts, record
+    heading = [r for r in dataset.records if any("Archive of month" in str(v) for v in r.values())]
+    assert len(heading) == 8, "the page's own heading stays a field"

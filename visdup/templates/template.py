@@ -209,8 +209,13 @@ def build_template(
     # A field is a value: the page fits without it.
     for i in field_nodes:
         required[i] = False
-    names = _field_names(base, fixed, field_nodes)
-    fields = [Field(name, i) for name, i in zip(names, field_nodes, strict=True)]
+    labelled: set[int] = set()
+    names = _field_names(base, fixed, field_nodes, labelled)
+    fields = [
+        Field(name, i)
+        for name, i in zip(names, field_nodes, strict=True)
+        if i in labelled or not _in_repeated_run(base, i)
+    ]
     logger.debug(
         "Template over %d pages: %d nodes, %d required, %d fields",
         pages,
@@ -290,7 +295,45 @@ def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
     return None
 
 
-def _field_names(tree: FlatTree, fixed: list[bool], field_nodes: list[int]) -> list[str]:
+#: Items of the same shape under one parent that make a list of records.
+LIST_ITEMS = 3
+
+
+def _in_repeated_run(tree: FlatTree, node: int) -> bool:
+    """Whether ``node`` lies in one item of a list: an ancestor with at least two siblings of
+    the very same shape (labels of the whole subtree).
+
+    A value there belongs to one of several records on the page (a post in an archive, a
+    product in a category): which item a page's value comes from shifts from page to page, so
+    an unlabelled field there would mix values of two records.
+    """
+    parents = tree.parents()
+    sizes = tree.sizes
+
+    def shape(i: int) -> tuple[str, ...]:
+        return tuple(tree.labels[i : i + sizes[i]])
+
+    while node > 0:
+        parent = parents[node]
+        if parent < 0:
+            break
+        mine = shape(node)
+        same = sum(
+            1
+            for k in tree.children(parent)
+            if sizes[k] == sizes[node] and tree.labels[k] == tree.labels[node] and shape(k) == mine
+        )
+        if same >= LIST_ITEMS:
+            return True
+        node = parent
+    return False
+
+
+def _field_names(
+    tree: FlatTree, fixed: list[bool], field_nodes: list[int], labelled: set[int] | None = None
+) -> list[str]:
+    """Names of the fields at ``field_nodes``; those named from a label text go in
+    ``labelled``."""
     parents = tree.parents()
     kids_cache: dict[int, list[int]] = {}
 
@@ -330,6 +373,8 @@ def _field_names(tree: FlatTree, fixed: list[bool], field_nodes: list[int]) -> l
                 label = _label_of(tree, fixed, prev)
                 if label:
                     name = slug(label)
+                    if name and labelled is not None:
+                        labelled.add(f)
                 break
             node = parents[node]
             if node <= 0:
