@@ -24,7 +24,16 @@ from visdup.index.base import to_signed, to_unsigned
 from visdup.storage import schema
 from visdup.storage.engine import READ_ONLY, database_path, describe, make_engine
 from visdup.storage.locks import WriterLock
-from visdup.storage.schema import clusters, errors, layouts, links, pages, runs
+from visdup.storage.schema import (
+    clusters,
+    errors,
+    layouts,
+    links,
+    pages,
+    runs,
+    snapshot_pages,
+    snapshot_templates,
+)
 from visdup.storage.urls import canonical_url, mask_password
 
 if TYPE_CHECKING:
@@ -592,6 +601,24 @@ class Store:
         gone = list(absorbed)
         conn.execute(update(pages).where(pages.c.cluster_id.in_(gone)).values(cluster_id=into))
         conn.execute(update(layouts).where(layouts.c.cluster_id.in_(gone)).values(cluster_id=into))
+        # every snapshot sees the merged template under its new id
+        conn.execute(
+            update(snapshot_pages)
+            .where(snapshot_pages.c.cluster_id.in_(gone))
+            .values(cluster_id=into)
+        )
+        taken = select(snapshot_templates.c.snapshot_id).where(
+            snapshot_templates.c.cluster_id == into
+        )
+        for old in gone:  # one at a time: a snapshot keeps one aggregate row per template
+            conn.execute(
+                update(snapshot_templates)
+                .where(
+                    snapshot_templates.c.cluster_id == old,
+                    snapshot_templates.c.snapshot_id.not_in(taken.scalar_subquery()),
+                )
+                .values(cluster_id=into)
+            )
         conn.execute(clusters.delete().where(clusters.c.id.in_(gone)))
         size = conn.execute(
             select(func.count()).select_from(pages).where(pages.c.cluster_id == into)
