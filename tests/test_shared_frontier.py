@@ -188,6 +188,28 @@ def assert_every_page_once(pg_url: str, base: str, total: int) -> None:
         f"missing {sorted(expected - set(urls))[:5]}, extra {sorted(set(urls) - expected)[:5]}"
     )
     assert all(verdict for _, verdict in rows), "a page has no verdict"
+    assert_templates_single(pg_url, base)
+
+
+def assert_templates_single(pg_url: str, base: str) -> None:
+    """Each of the site's four page kinds is one template cluster, whichever process stored
+    its pages, and every cluster a page carries has its stored row."""
+    from visdup.storage.store import Store
+
+    store = Store.from_url(pg_url)
+    try:
+        kinds: dict[str, set[int | None]] = {}
+        for row in store.rows("url", "cluster_id"):
+            path = row.url[len(base) :]
+            if path != "/":
+                kinds.setdefault(path.split("/")[1], set()).add(row.cluster_id)
+        carried = {c for ids in kinds.values() for c in ids}
+        rows = {r.id: r.size for r in store.cluster_rows()}
+    finally:
+        store.close()
+    assert all(len(ids) == 1 and None not in ids for ids in kinds.values()), kinds
+    assert len(carried) == len(kinds) == 4, kinds
+    assert carried <= set(rows), "a page names a cluster that has no row"
 
 
 # ---------------------------------------------------------------------- leases, unit level
@@ -394,10 +416,8 @@ def _worker(
             "VISDUP_FRONTIER_LEASE=6",
             "-s",
             "LOG_LEVEL=INFO",
-            # the frontier is under test, not the channels: the structure channel alone, with
-            # few candidates, still gives every page its verdict, for less CPU per page
-            "-s",
-            "VISDUP_CLUSTER_ENABLED=False",
+            # the frontier and the shared clusters are under test, not the content channel:
+            # the structure channel with few candidates still gives every page its verdict
             "-s",
             "VISDUP_CONTENT_ENABLED=False",
             "-s",
