@@ -103,13 +103,19 @@ class LayoutClusterer:
         self.counts[key] = count
         self._parent[key] = key
         before: set[int] = set()  # ids of the clusters this atom joins, as they were
+        reachable = []
         for other_key in others:
+            self.stats.bounds += 1
+            bound = similarity_bound(layout, self.atoms[other_key])
+            if bound >= self.threshold:
+                reachable.append((-bound, other_key))
+        # Most similar first: the first link usually joins the cluster that holds the rest of
+        # the candidates, which then need no exact measure.
+        reachable.sort()
+        for _bound, other_key in reachable:
             if self._find(other_key) == self._find(key):
                 continue  # already linked through another atom: the partition is the same
             other = self.atoms[other_key]
-            self.stats.bounds += 1
-            if similarity_bound(layout, other) < self.threshold:
-                continue
             self.stats.exact += 1
             if similarity(layout, other) >= self.threshold:
                 before.add(self.cluster_of(other_key))
