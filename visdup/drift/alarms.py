@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -126,7 +127,14 @@ def unchanged(store: Store, baseline: int, current: int) -> Same:
 def close_snapshot(snapshot: Snapshot, reason: str | None) -> tuple[dict[str, int], Drift]:
     """A crawl's end: write the snapshot's aggregates, compare it with the one before, log one
     WARNING per alarm; returns the stats totals (``visdup/drift/...``) and the comparison."""
+    started = time.perf_counter()
     snapshot.finish(reason)
+    logger.info(
+        "visdup: snapshot %s: %d pages this run, aggregates written in %.1f s",
+        snapshot.name,
+        snapshot.added,
+        time.perf_counter() - started,
+    )
     if reason != FINISHED:
         logger.info(
             "visdup: snapshot %s stopped (%s): compared with the one before once a run of it "
