@@ -57,17 +57,23 @@ def record_page(
     *,
     refetched: bool,
 ) -> None:
-    """One page of the snapshot; a page fetched again also hands its new links to the store."""
-    snapshot.add(
-        page_id,
-        item.url,
-        cluster=item.cluster,
-        fit=item.fit,
-        body_hash=record.body_hash,
-        tree=analysis.template_input.tree if analysis.template_input is not None else None,
-    )
-    if refetched and page_id is not None and item.links:
-        snapshot.add_links(page_id, item.links, (item.depth or 0) + 1, run_id, True)
+    """One page of the snapshot; a page fetched again also hands its new links to the store.
+
+    A failure is logged and the page goes on: the snapshot misses one row, the crawl nothing.
+    """
+    try:
+        snapshot.add(
+            page_id,
+            item.url,
+            cluster=item.cluster,
+            fit=item.fit,
+            body_hash=record.body_hash,
+            tree=analysis.template_input.tree if analysis.template_input is not None else None,
+        )
+        if refetched and page_id is not None and item.links:
+            snapshot.add_links(page_id, item.links, (item.depth or 0) + 1, run_id, True)
+    except Exception:
+        logger.exception("visdup: cannot record %s in snapshot %s", item.url, snapshot.name)
 
 
 def close_crawl_snapshot(snapshot: Snapshot, reason: str | None) -> dict[str, int]:

@@ -64,9 +64,26 @@ FINISHED = "finished"
 BATCH = 200
 
 
+def _reader(store: Store) -> Any:
+    """The store's reading engine: on SQLite a deferred transaction that never waits for the
+    crawl's writer (``visdup.storage.engine``)."""
+    return getattr(store, "_reader", store.engine)
+
+
+def _insert_ignore(store: Store, table: Any) -> Any:
+    """INSERT that skips rows whose key exists (a page recorded twice keeps its first row)."""
+    if store.is_postgres:
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+    return sqlite_insert(table).on_conflict_do_nothing()
+
+
 def ensure_tables(store: Store) -> None:
     """Create the snapshot tables in a store made before them (schema version 3 already)."""
-    with store.engine.connect() as conn:
+    with _reader(store).connect() as conn:
         names = set(inspect(conn).get_table_names())
     if all(t.name in names for t in SNAPSHOT_TABLES):
         return
@@ -77,7 +94,7 @@ def ensure_tables(store: Store) -> None:
 
 
 def has_tables(store: Store) -> bool:
-    with store.engine.connect() as conn:
+    with _reader(store).connect() as conn:
         return bool(inspect(conn).has_table(snapshots.name))
 
 
@@ -124,21 +141,21 @@ def list_snapshots(store: Store, crawl: str | None = None) -> list[SnapshotInfo]
     query = select(snapshots).order_by(snapshots.c.id)
     if crawl is not None:
         query = query.where(snapshots.c.crawl == crawl)
-    with store.engine.connect() as conn:
+    with _reader(store).connect() as conn:
         return [_info(r) for r in conn.execute(query)]
 
 
 def find_snapshot(store: Store, name: str) -> SnapshotInfo | None:
     if not has_tables(store):
         return None
-    with store.engine.connect() as conn:
+    with _reader(store).connect() as conn:
         row = conn.execute(select(snapshots).where(snapshots.c.name == name)).first()
     return _info(row) if row is not None else None
 
 
 def load_stats(store: Store, snapshot_id: int) -> dict[int, dict[str, Any]]:
     """The snapshot's aggregates per template."""
-    with store.engine.connect() as conn:
+    with _reader(store).connect() as conn:
         return {
             int(r.cluster_id): json.loads(r.stats)
             for r in conn.execute(
@@ -160,7 +177,7 @@ def page_pairs(store: Store, baseline: int, current: int) -> list[tuple[Any, Any
         .where(a.c.snapshot_id == baseline, b.c.snapshot_id == current)
         .group_by(a.c.cluster_id, b.c.cluster_id, equal)
     )
-    with store.engine.connect() as conn:
+    with _reader(store).connect() as conn:
         return [(r[0], r[1], bool(r[2]), int(r[3])) for r in conn.execute(query)]
 
 
@@ -193,7 +210,7 @@ class Snapshot:
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
         self._start_templates: dict[int, str] = {}
-        with store.engine.connect() as conn:
+        with _reader(store).connect() as conn:
             for cid, text in conn.execute(
                 select(clusters.c.id, clusters.c.template).where(clusters.c.template.is_not(None))
             ):
@@ -264,7 +281,7 @@ class Snapshot:
             .join(snapshot_pages, snapshot_pages.c.page_id == pages.c.id)
             .where(snapshot_pages.c.snapshot_id == self.id)
         )
-        with self.store.engine.connect() as conn:
+        with _reader(self.store).connect() as conn:
             return {u if i >= first else canonical_url(u) for i, u in conn.execute(query)}
 
     def revisit(self) -> list[tuple[str, int]]:
@@ -283,7 +300,7 @@ class Snapshot:
             .order_by(pages.c.depth, pages.c.id)
         )
         first = schema_canonical_from(self.store)
-        with self.store.engine.connect() as conn:
+        with _reader(self.store).connect() as conn:
             return [
                 (u if i >= first else canonical_url(u), d or 0) for i, u, d in conn.execute(query)
             ]
@@ -294,12 +311,12 @@ class Snapshot:
         query = select(
             pages.c.id, pages.c.verdict, pages.c.kind, pages.c.duplicate_of, pages.c.similarity
         ).where(pages.c.url == canonical_url(url))
-        with self.store.engine.connect() as conn:
+        with _reader(self.store).connect() as conn:
             return conn.execute(query).first()
 
     def page_id(self, url: str) -> int | None:
         """The stored page of this URL (fetched again for this snapshot), or None."""
-        with self.store.engine.connect() as conn:
+        with _reader(self.store).connect() as conn:
             return conn.execute(
                 select(pages.c.id).where(pages.c.url == canonical_url(url))
             ).scalar()
@@ -352,16 +369,8 @@ class Snapshot:
         ]
         if not rows:
             return
-        if self.store.is_postgres:
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            statement = pg_insert(links).on_conflict_do_nothing()
-        else:
-            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-            statement = sqlite_insert(links).on_conflict_do_nothing()  # type: ignore[assignment]
         with self.store.engine.begin() as conn:
-            conn.execute(statement, rows)
+            conn.execute(_insert_ignore(self.store, links), rows)
 
     def _previous_clusters(self) -> dict[int, int]:
         """Page id → template in the last finished snapshot of the same sites before this one."""
@@ -375,7 +384,7 @@ class Snapshot:
             .order_by(snapshots.c.id.desc())
             .limit(1)
         )
-        with self.store.engine.connect() as conn:
+        with _reader(self.store).connect() as conn:
             previous = conn.execute(query).scalar()
             if previous is None:
                 return {}
@@ -392,14 +401,17 @@ class Snapshot:
             rows, self._rows = self._rows, []
         if not rows:
             return
-        with self.store.engine.begin() as conn:
-            for row in rows:
-                # a page written twice (a re-queued request) keeps its first row
-                try:
-                    with conn.begin_nested():
-                        conn.execute(insert(snapshot_pages).values(**row))
-                except IntegrityError:
-                    pass
+        try:
+            with self.store.engine.begin() as conn:
+                conn.execute(_insert_ignore(self.store, snapshot_pages), rows)
+        except IntegrityError:  # a row naming no stored page: keep the others
+            with self.store.engine.begin() as conn:
+                for row in rows:
+                    try:
+                        with conn.begin_nested():
+                            conn.execute(_insert_ignore(self.store, snapshot_pages), [row])
+                    except IntegrityError:
+                        logger.warning("visdup: snapshot row of page %s refused", row["page_id"])
 
     # ------------------------------------------------------------------ the end
     def finish(self, reason: str | None) -> dict[int, dict[str, Any]]:
@@ -415,7 +427,7 @@ class Snapshot:
         counts: Counter[int] = Counter()
         fits: dict[int, list[float]] = {}
         patterns: dict[int, Counter[str]] = {}
-        with self.store.engine.connect() as conn:
+        with _reader(self.store).connect() as conn:
             for cid, fit, url in conn.execute(query):
                 counts[cid] += 1
                 if fit is not None:
@@ -499,5 +511,5 @@ class Snapshot:
 
 def schema_canonical_from(store: Store) -> int:
     """The first page id stored with a canonical URL (older ones are canonicalised here)."""
-    with store.engine.connect() as conn:
+    with _reader(store).connect() as conn:
         return schema.canonical_from(conn)
