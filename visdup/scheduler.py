@@ -16,7 +16,8 @@ requests skip the dupefilter, so every process fetched the start page again. Her
   it run out); a lease that expires (its worker died) returns the request to the queue,
   inside the same Lua script that pops, so no state is ever half moved. A worker pops only
   while it holds fewer than ``LEASES_PER_SLOT * CONCURRENT_REQUESTS`` leases, so a request
-  is leased shortly before it is downloaded, not minutes ahead of its turn in the pipelines;
+  is leased shortly before it is downloaded, not hundreds of requests ahead of its turn in
+  the pipelines;
 * an **acknowledgement** only when the request has left the engine: downloaded, its page
   through every item pipeline (stored), every request its callback yielded in the queue. A
   worker killed at any point before loses nothing; a request it had leased is fetched again.
@@ -82,9 +83,10 @@ EMPTY_PAUSE = 0.1
 
 #: A worker holds at most this many leases per download slot (CONCURRENT_REQUESTS): Scrapy pulls
 #: requests until its scraper holds 5 MB of responses, so without a bound one worker leased
-#: hundreds of requests that then waited minutes for its pipelines (646 were in flight in the
-#: worker killed by the 3,000-page test), starving the others and all returning to the queue
-#: only when its leases ran out. Two per slot keep the downloads and the pipelines busy.
+#: hundreds of requests that then waited their turn in its pipelines (646 were in flight in
+#: the worker killed by the 3,000-page test), while the others found the queue empty, and
+#: all of them returned to the queue only when its leases ran out. Two per slot keep the
+#: downloads and the pipelines busy.
 LEASES_PER_SLOT = 2
 
 #: Priorities are clamped to this magnitude so priority and arrival order fit in one exact

@@ -11,7 +11,9 @@ Two layouts fill the band columns (``VISDUP_INDEX_LAYOUT``, :data:`visdup.index.
 blocks) and ``pairs`` (:func:`~visdup.index.base.pair_layout_for`: k + 2 blocks, one column per
 pair of them). Both find every stored fingerprint within k. A pair key is wider, so each probe
 reads fewer rows: the choice for tables of millions of rows, where a 16-bit band key matches
-n / 65,536 rows of a uniform spread (bench/bench_index.py --pg-layouts; README, "Index").
+n / 65,536 rows of a uniform spread (measured with bench/bench_index.py --pg-layouts: at 10M
+rows and k=3, 2.6 rows and 1.6 ms a lookup against 611 rows and 9.8 ms; README, "The index at
+10M pages").
 """
 
 
