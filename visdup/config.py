@@ -109,9 +109,11 @@ VISDUP_HAMMING_K = 6
 #: Layout of the shared SimHash band table on PostgreSQL (visdup.index.sql): "bands" (k + 1
 #: single blocks up to k=3: 16-bit keys at k=3) or "pairs" (k + 2 blocks, a key per pair of
 #: them: 25-26-bit keys at k=3, 10 indexed columns instead of 4). Both find every fingerprint
-#: within k. Measured at k=3 with bench/bench_index.py, pairs read ~2 rows a lookup at 10M
-#: rows where bands read ~600 (README, "The index at 10M pages"). From k=4 on, bands already
-#: key on pairs of blocks: both give the same layout. Every process of a store must agree.
+#: within k. Measured at k=3 and 10M rows with bench/bench_index.py --pg-layouts: a lookup
+#: read 2.6 rows in 1.6 ms with pairs, 611 rows in 9.8 ms with bands, for 3.2 GiB more index
+#: and 3x the time per inserted row (README, "The index at 10M pages"). From k=4 on, bands
+#: already key on pairs of blocks: both give the same layout. Every process of a store must
+#: use the same layout and k.
 VISDUP_INDEX_LAYOUT = "bands"
 
 #: Most distinct stored fingerprints an index lookup compares; past it, the nearest of those
