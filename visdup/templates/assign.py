@@ -57,8 +57,8 @@ class Assignment:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
-#: A page in its cluster's template sample: (rank, url, DOM tree, main text).
-Sample = tuple[int, str, FlatTree, str | None]
+#: A page in its cluster's template sample: (rank, url, DOM tree, main text, signature key).
+Sample = tuple[int, str, FlatTree, str | None, int]
 
 
 def _rank(url: str) -> int:
@@ -174,7 +174,7 @@ class CrawlClusters:
                     )
             result = Assignment(cid, new, merged=absorbed)
             if page.tree is not None:
-                result.records = self._records(conn, cid, url, page.tree, page.text)
+                result.records = self._records(conn, cid, url, page, layout.key)
             else:
                 self.sizes[cid] = self.sizes.get(cid, 0) + 1
             result.fit = self._fit(cid, layout)
@@ -218,27 +218,30 @@ class CrawlClusters:
         return fit
 
     def _records(
-        self, conn: Any, cid: int, url: str, tree: FlatTree, text: str | None = None
+        self, conn: Any, cid: int, url: str, page: TemplateInput, key: int
     ) -> list[dict[str, Any]]:
         """Keep the page in the sample if it ranks; build or queue the template when due.
 
         Templates are always built (the report lists their fields); records only when asked.
         """
+        tree, text = page.tree, page.text
+        assert tree is not None
         size = self.sizes[cid] = self.sizes.get(cid, 0) + 1
         sample = self.samples.setdefault(cid, [])
         rank = _rank(url)
         if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
-            sample.append((rank, url, tree, text))
+            sample.append((rank, url, tree, text, key))
             sample.sort(key=_by_rank)
             del sample[self.template_max_pages :]
         template = self.templates.get(cid)
         built = self.built_at.get(cid, 0)
         if size >= self.template_min_pages and (built == 0 or size >= 2 * built):
             self.built_at[cid] = size
-            trees = [(u, t) for _r, u, t, _x in sample]
-            texts = {u: x for _r, u, _t, x in sample}
+            trees = [(u, t) for _r, u, t, _x, _k in sample]
+            texts = {u: x for _r, u, _t, x, _k in sample}
+            medoid = self._medoid(cid, sample)
             if template is None and (self.extract or self._pool is None):
-                template = self._build(cid, trees)
+                template = self._build(cid, trees, medoid)
                 if template is None:
                     return []
                 self._store_template(conn, cid, template)
@@ -247,21 +250,32 @@ class CrawlClusters:
                 earlier = [self._record(template, u, t, texts[u]) for u, t in trees if u != url]
                 return [*earlier, self._record(template, url, tree, text)]
             if self._pool is not None:
-                self._pending.append(self._pool.submit(self._build_later, cid, trees))
+                self._pending.append(self._pool.submit(self._build_later, cid, trees, medoid))
             else:
-                template = self._build(cid, trees) or template
+                template = self._build(cid, trees, medoid) or template
                 if template is not None:
                     self._store_template(conn, cid, template)
         if template is not None and self.extract:
             return [self._record(template, url, tree, text)]
         return []
 
-    def _build(self, cid: int, trees: list[tuple[str, FlatTree]]) -> Template | None:
+    def _medoid(self, cid: int, sample: list[Sample]) -> int | None:
+        """The sample page to generalise from: the first one with its cluster's most common
+        signature (a page of the layout as most pages have it), found without any STM."""
+        core = self.clusterer.core(cid)
+        if core is None:
+            return None
+        return next((i for i, entry in enumerate(sample) if entry[4] == core.key), None)
+
+    def _build(
+        self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None = None
+    ) -> Template | None:
         try:
             template = build_template(
                 [t for _u, t in trees],
+                medoid=medoid,
                 cluster=cid,
-                representative=trees[0][0],
+                representative=trees[medoid if medoid is not None else 0][0],
                 max_pages=self.template_max_pages,
             )
         except Exception:
@@ -270,8 +284,10 @@ class CrawlClusters:
         logger.debug("visdup: template of cluster %d built from %d pages", cid, len(trees))
         return template
 
-    def _build_later(self, cid: int, trees: list[tuple[str, FlatTree]]) -> None:
-        template = self._build(cid, trees)
+    def _build_later(
+        self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None
+    ) -> None:
+        template = self._build(cid, trees, medoid)
         if template is None:
             return
         with self._lock, self.store.engine.begin() as conn:
