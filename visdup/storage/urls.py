@@ -10,13 +10,18 @@ carried a ``#fragment``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from w3lib.url import canonicalize_url
 
 
+@lru_cache(maxsize=65536)
 def canonical_url(url: str) -> str:
-    """w3lib's canonical form without the fragment; names that are not URLs (files) unchanged."""
+    """w3lib's canonical form without the fragment; names that are not URLs (files) unchanged.
+
+    Cached: a site's pages link to the same menus, so most links were canonicalised before.
+    """
     if "://" not in url:
         return url
     try:
