@@ -76,7 +76,8 @@ VISDUP_DRIFT_ENABLED = True
 
 #: Pages per template whose fields and fit are measured at the end of a snapshot (the same
 #: URLs in every snapshot: the smallest URL digests); the end-of-crawl cost is about 1 ms each.
-VISDUP_DRIFT_SAMPLE = 12
+#: With 12, a field that 10 of 12 book pages had and 4 of 12 other books had was "emptied".
+VISDUP_DRIFT_SAMPLE = 30
 
 #: What happens to duplicates: "label" (store the label, keep everything), "drop" (DropItem),
 #: "nofollow" (store, and do not follow the links found on duplicate pages), "drop_nofollow".

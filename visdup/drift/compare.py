@@ -44,6 +44,8 @@ EMPTIED_RATIO = 0.5
 #: less than :data:`RETYPED_KEEP` of them.
 RETYPED_SHARE = 0.6
 RETYPED_KEEP = 0.5
+#: z of a fall in coverage that counts (one-sided, about 1 %).
+FELL_Z = 2.33
 #: Sample pages a template needs for its fit and fields to be compared.
 MIN_SAMPLE = 3
 #: Pages a template needs for new/gone/replaced alarms.
@@ -155,6 +157,14 @@ def _stable_fields(cid: int, baseline: dict[str, Any], history: Sequence[Stats])
     return out
 
 
+def _fell(before: float, n_before: int, now: float, n_now: int) -> bool:
+    """Whether a coverage fell beyond what two samples of these sizes show by chance (one-sided
+    two-proportion test at about 1 %): small samples of pages with optional fields vary."""
+    pooled = (before * n_before + now * n_now) / (n_before + n_now)
+    spread = (pooled * (1 - pooled) * (1 / n_before + 1 / n_now)) ** 0.5
+    return spread == 0 or (before - now) / spread >= FELL_Z
+
+
 def family(name: str) -> str:
     """A field's name without the number that keeps names unique (``pre_22`` → ``pre``)."""
     return _SUFFIX.sub("", name)
@@ -165,10 +175,10 @@ def _field_changes(
 ) -> tuple[list[dict[str, str]], int]:
     """(field alarms, stable field count) of a template present in both snapshots.
 
-    Names that share a stem are numbered in page order (``pre``, ``pre_2``...), so one such
-    field more or less renumbers the rest: where a stem's count of fields differs between the
-    two templates, its fields are compared as a group (how many well-filled fields it kept)
-    instead of name by name, and none is called retyped.
+    Names that share a stem are numbered in page order (``pre``, ``pre_2``...), and a template
+    rebuilt from other pages may number them otherwise: a field that looks emptied is first
+    matched with the stem's fields of the current template (:func:`_unmatched`), and where the
+    stem's count of fields differs, none is called retyped.
     """
     if (cur.get("n") or 0) < MIN_SAMPLE:
         return [], 0
@@ -184,7 +194,11 @@ def _field_changes(
             + [coverage(h[cid], name) for h in history if cid in h and (h[cid].get("n") or 0)]
         )
         now = coverage(cur, name)
-        if now < EMPTIED_RATIO * before and now < EMPTIED_RATIO * floor:
+        if (
+            now < EMPTIED_RATIO * before
+            and now < EMPTIED_RATIO * floor
+            and _fell(before, base.get("n") or 0, now, cur.get("n") or 0)
+        ):
             emptied.setdefault(family(name), []).append(name)
         elif before_count[family(name)] == after_count[family(name)] and _retyped(
             cid, name, base, cur, history
@@ -192,17 +206,43 @@ def _field_changes(
             retyped.append(name)
     changes = []
     for stem, names in emptied.items():
-        if before_count[stem] != after_count[stem]:
-            kept = sum(
-                1 for n in cur.get("fields") or {} if family(n) == stem and coverage(cur, n) >= 0.5
-            )
-            lost = sum(1 for n in stable if family(n) == stem) - kept
-            names = sorted(names, key=lambda n: n in (cur.get("fields") or {}))[: max(0, lost)]
-        changes += [{"name": n, "change": "emptied"} for n in names]
+        lost = _unmatched(stem, [n for n in stable if family(n) == stem], base, cur)
+        changes += [{"name": n, "change": "emptied"} for n in names if n in lost]
     changes += [{"name": n, "change": "retyped"} for n in retyped]
     order = {n: k for k, n in enumerate(stable)}
     changes.sort(key=lambda c: order[c["name"]])
     return changes, len(stable)
+
+
+def _unmatched(stem: str, stable: list[str], base: dict[str, Any], cur: dict[str, Any]) -> set[str]:
+    """The stem's stable fields that no field of the current template takes over. A field keeps
+    its own name when that is still filled (at least half its coverage) with the same dominant
+    type; the others are matched, in page order, with an unused field of the stem still filled,
+    the same type first, then the fuller."""
+    free = [n for n in cur.get("fields") or {} if family(n) == stem]
+
+    def filled(name: str, other: str) -> bool:
+        return coverage(cur, other) >= EMPTIED_RATIO * coverage(base, name)
+
+    rest = []
+    for name in stable:
+        same_kind = dominant(cur, name)[0] == dominant(base, name)[0]
+        if name in free and filled(name, name) and same_kind:
+            free.remove(name)
+        else:
+            rest.append(name)
+    lost = set()
+    for name in rest:
+        kind = dominant(base, name)[0]
+        ranked = sorted(
+            (n for n in free if filled(name, n)),
+            key=lambda n: (dominant(cur, n)[0] != kind, -coverage(cur, n), n),
+        )
+        if ranked:
+            free.remove(ranked[0])
+        else:
+            lost.add(name)
+    return lost
 
 
 def _retyped(

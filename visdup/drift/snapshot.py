@@ -195,7 +195,7 @@ class Snapshot:
         info: SnapshotInfo,
         *,
         resumed: bool,
-        sample_size: int = 12,
+        sample_size: int = 30,
         min_fit: float = DEFAULT_MIN_FIT,
     ):
         self.store = store
@@ -236,7 +236,7 @@ class Snapshot:
         run_id: int | None = None,
         start_urls: Sequence[str] = (),
         fallback: str = "",
-        sample_size: int = 12,
+        sample_size: int = 30,
         min_fit: float = DEFAULT_MIN_FIT,
     ) -> Snapshot:
         """The snapshot this run adds to (module docstring), created when new."""
