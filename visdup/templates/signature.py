@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from visdup.templates.stm import FlatTree, label_paths, stm
+from visdup.templates.stm import FlatTree, label_paths, stm, stm_upper_bound
 
 #: Levels below <body> kept in the skeleton.
 DEFAULT_DEPTH = 8
@@ -126,15 +126,7 @@ def similarity_bound(a: Layout, b: Layout) -> float:
     total = a.nodes + b.nodes
     if total == 0 or a.key == b.key:
         return 1.0
-    pa, pb = a.paths, b.paths
-    if len(pa) > len(pb):
-        pa, pb = pb, pa
-    shared = 0
-    for key, count in pa.items():
-        other = pb.get(key)
-        if other:
-            shared += count if count < other else other
-    return 2.0 * shared / total
+    return 2.0 * stm_upper_bound(a.paths, b.paths) / total
 
 
 #: A main-content node with this many equal siblings (tag and class) is one item of a list:
