@@ -186,6 +186,7 @@ class CrawlClusters:
 
     def _absorb_here(self, cid: int, absorbed: list[int]) -> None:
         """Fold this process's view of clusters ``absorbed`` into cluster ``cid``."""
+        self._renamed.pop(cid, None)  # a live id leads nowhere else (ids are 31-bit digests)
         for old in absorbed:
             if old == cid:
                 continue
