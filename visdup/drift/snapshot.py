@@ -21,7 +21,6 @@ so the queue a stopped run lost is not kept per snapshot, and the stored pages s
 from __future__ import annotations
 
 import bisect
-import hashlib
 import json
 import logging
 import threading
@@ -49,6 +48,7 @@ from visdup.storage.schema import (
     snapshots,
 )
 from visdup.storage.urls import canonical_url, origin
+from visdup.templates.assign import sample_rank
 from visdup.templates.extract import DEFAULT_MIN_FIT
 from visdup.templates.template import Template
 
@@ -179,11 +179,6 @@ def page_pairs(store: Store, baseline: int, current: int) -> list[tuple[Any, Any
     )
     with _reader(store).connect() as conn:
         return [(r[0], r[1], bool(r[2]), int(r[3])) for r in conn.execute(query)]
-
-
-def _rank(url: str) -> int:
-    """A URL's place in a template's sample: the same in every snapshot, process and order."""
-    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big")
 
 
 class Snapshot:
@@ -353,7 +348,7 @@ class Snapshot:
 
     def _keep(self, cluster: int, url: str, page_id: int, tree: FlatTree) -> None:
         sample = self._samples.setdefault(cluster, [])
-        entry = (_rank(url), url, page_id, tree)
+        entry = (sample_rank(url), url, page_id, tree)
         if len(sample) >= self.sample_size and entry[:2] >= sample[-1][:2]:
             return
         bisect.insort(sample, entry, key=lambda e: e[:2])

@@ -61,8 +61,9 @@ class Assignment:
 Sample = tuple[int, str, FlatTree, str | None, int]
 
 
-def _rank(url: str) -> int:
-    """A page's place in its cluster's sample: the same in every process and order."""
+def sample_rank(url: str) -> int:
+    """A page's place in its template's sample: the same in every process, order and
+    snapshot (the crawl's template samples and the drift samples use it)."""
     return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big")
 
 
@@ -229,7 +230,7 @@ class CrawlClusters:
         assert tree is not None
         size = self.sizes[cid] = self.sizes.get(cid, 0) + 1
         sample = self.samples.setdefault(cid, [])
-        rank = _rank(url)
+        rank = sample_rank(url)
         if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
             sample.append((rank, url, tree, text, key))
             sample.sort(key=_by_rank)
