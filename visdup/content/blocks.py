@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from visdup._native import kernel
@@ -65,9 +66,10 @@ class Block:
     link_chars: int = 0
     chars: int = 0
 
-    @property
+    @cached_property
     def text(self) -> str:
-        return _SPACE.sub(" ", "".join(self.parts)).strip()
+        """Read once per paragraph: weights, page text and the kept blocks all ask for it."""
+        return " ".join("".join(self.parts).split())
 
 
 @dataclass

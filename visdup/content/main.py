@@ -104,7 +104,7 @@ def main_content(
     if chosen is not None:
         chosen(node)
     span = walked.spans.get(best)
-    if _prune(node, best, w, mass) or span is None or not span[2]:
+    if _prune(best, w, mass) or span is None or not span[2]:
         inside: list[Block] = walk(node).blocks
     else:  # nothing left the content: its paragraphs are those the first walk found
         inside = walked.blocks[span[0] : span[1]]
@@ -115,14 +115,20 @@ def main_content(
     return MainContent(title, node, text, kept, page_text, listing, heading)
 
 
-def _prune(node: Any, index: int, w: Weights, mass: list[float] | None) -> int:
+def _prune(index: int, w: Weights, mass: list[float] | None) -> int:
     """Top-down: drop branches whose weight is far below the content they sit in; count them.
 
     In a listing or an index, ``mass`` (teasers, links) is the content: link-rich branches
     stay, and a furniture-named branch goes when it holds under half of that mass.
+
+    The descent runs over the walk's element numbers (tags from its keys), so no element of
+    the content is touched but those removed; they go last first (reverse preorder), which
+    leaves the child positions that lead to the earlier ones as they were.
     """
     listing = mass is not None
-    parents = w.walk.parents
+    walked = w.walk
+    parents = walked.parents
+    keys = walked.keys
     n = len(parents)
     sizes = [1] * n
     for i in range(n - 1, 0, -1):
@@ -130,35 +136,38 @@ def _prune(node: Any, index: int, w: Weights, mass: list[float] | None) -> int:
     if mass is None:
         mass = w.good
     total = max(mass[index], 1)
-    removed = 0
-    stack = [(node, index)]
-    # Every visited element keeps its proxy until the end (freed deepest last-in first):
-    # lxml frees a proxy by walking up to the nearest ancestor that has one.
-    visited = []
+    noise = PRUNE_NOISE_SHARE * total
+    link_floor = PRUNE_LINK_LIST_SHARE * total
+    net, good, m_of = w.net, w.good, w._factors
+    doomed: list[int] = []
+    stack = [index]
     while stack:
-        el, idx = stack.pop()
-        visited.append(el)
-        j = idx + 1
-        for child in list(el):
-            if child.tag.__class__ is not str:
+        idx = stack.pop()
+        k = idx + 1
+        end = idx + sizes[idx]
+        while k < end:
+            child = k
+            k += sizes[child]
+            tag = keys[child][0]
+            if tag in HEADINGS:
                 continue
-            k = j
-            j += sizes[k]
-            if child.tag in HEADINGS:
-                continue
-            furniture = mass[k] < PRUNE_NOISE_SHARE * total and w.factor(k) < 1
-            link_list = (
-                not listing
-                and w.net[k] < 0
-                and w.good[k] < PRUNE_LINK_LIST_SHARE * total
-                and w.link_density(k) > PRUNE_LINK_DENSITY
-            )
-            if child.tag in PRUNE_TAGS or furniture or link_list:
-                remove_element(child)
-                removed += 1
+            if (
+                tag in PRUNE_TAGS
+                or (mass[child] < noise and m_of[child] < 1)
+                or (
+                    not listing
+                    and net[child] < 0
+                    and good[child] < link_floor
+                    and w.link_density(child) > PRUNE_LINK_DENSITY
+                )
+            ):
+                doomed.append(child)
             else:
-                stack.append((child, k))
-    return removed
+                stack.append(child)
+    doomed.sort(reverse=True)
+    for child in doomed:
+        remove_element(walked.element(child))
+    return len(doomed)
 
 
 def _tidy(blocks: list[tuple[str, int, str]], title: str | None) -> list[tuple[str, int, str]]:

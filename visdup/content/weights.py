@@ -178,13 +178,10 @@ class Weights:
     teasers: list[float]  # characters of teasers (linked headings, cut excerpts)
     teaser_count: list[int]
     linked: list[float]  # link characters, discounted like the prose (an index's content)
-    _factors: list[float | None]
+    _factors: list[float]  # m of every element, read once per page
 
     def factor(self, i: int) -> float:
-        value = self._factors[i]
-        if value is None:
-            value = self._factors[i] = factor(self.walk.keys[i])
-        return value
+        return self._factors[i]
 
     def link_density(self, i: int) -> float:
         return self.links[i] / max(1, self.chars[i])
@@ -205,7 +202,12 @@ def weigh(walk: Walk) -> Weights:
     teasers = [0.0] * n
     count = [0] * n
     linked = [0.0] * n
-    w = Weights(walk, net, good, chars, links, teasers, count, linked, [None] * n)
+    factors = _FACTORS
+    m_of = [
+        1.0 if key[0] in ("html", "body") else (factors.get(key) or factor(key))
+        for key in walk.keys
+    ]
+    w = Weights(walk, net, good, chars, links, teasers, count, linked, m_of)
     for block in walk.blocks:
         value = block_value(block)
         owner = block.owner
@@ -226,7 +228,7 @@ def weigh(walk: Walk) -> Weights:
         parent = parents[i]
         s, g, t = net[i], good[i], teasers[i]
         # The factor only scales what is positive: skip its lookup for the rest.
-        m = min(1.0, w.factor(i)) if s > 0 or g or t or linked[i] else 1.0
+        m = min(1.0, m_of[i]) if s > 0 or g or t or linked[i] else 1.0
         net[parent] += s * m if s > 0 else s
         good[parent] += g * m
         teasers[parent] += t * m
@@ -246,21 +248,25 @@ def choose(w: Weights, score: list[float] | None = None) -> int:
     """
     values = w.net if score is None else score
     parents = w.walk.parents
+    m_of = w._factors
     n = len(parents)
     best, best_score = 0, float("-inf")
     path = [1.0] * n
     depth = [0] * n
+    for i in range(1, n):
+        parent = parents[i]
+        if parent:
+            m = m_of[parent]
+            p = path[parent]
+            path[i] = p if p < m else m
+        depth[i] = depth[parent] + 1
     for i in range(n):
-        if i:
-            parent = parents[i]
-            path[i] = min(path[parent], w.factor(parent)) if parent else 1.0
-            depth[i] = depth[parent] + 1
         s = values[i]
         if s <= 0:
             continue
         d = depth[i]
         bonus = 1 + DEPTH_BONUS * (d if d < DEPTH_CAP else DEPTH_CAP)
-        weighted = s * w.factor(i) * path[i] * bonus
+        weighted = s * m_of[i] * path[i] * bonus
         if weighted >= best_score:
             best, best_score = i, weighted
     return best
