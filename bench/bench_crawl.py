@@ -5,7 +5,8 @@
 Prints pages/s for each run and the on/off ratio (goal >= 0.9), CPU seconds per page (all
 threads of the crawl process and its analysis worker processes: cores do not hide cost) and
 peak memory against the bare crawl (goal <= 2x; with worker processes, the crawl's peak plus
-the largest worker's). ``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2.
+the largest worker's). ``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2,
+``procs1`` one with 1.
 Every run uses the same server and settings; only VISDUP_ settings differ. Each crawl runs in
 its own process.
 """
@@ -60,12 +61,14 @@ MODES = {
     "structure only": ["VISDUP_CONTENT_ENABLED=False", "VISDUP_CLUSTER_ENABLED=False"],
     "structure + content": ["VISDUP_CLUSTER_ENABLED=False"],
     "all (default)": [],
+    "all, 1 analysis process": ["VISDUP_ANALYSIS_PROCESSES=1"],
     "all, 2 analysis processes": ["VISDUP_ANALYSIS_PROCESSES=2"],
 }
 #: Short names for --modes.
 SHORT = {"off": "visdup off", "structure": "structure only", "content": "structure + content"}
 SHORT["all"] = "all (default)"
 SHORT["procs"] = "all, 2 analysis processes"
+SHORT["procs1"] = "all, 1 analysis process"
 
 
 def crawl(db: str, url: str, *settings: str) -> dict:

@@ -12,6 +12,15 @@ from visdup.storage.store import Store
 SITE = FIXTURES / "sites" / "templates"
 
 
+def _templated(db: str) -> set[int]:
+    """Clusters whose template was built and stored (in the worker processes, when any)."""
+    store = Store.from_url(db)
+    try:
+        return {row.id for row in store.cluster_rows() if row.template}
+    finally:
+        store.close()
+
+
 def _labels(db: str, base: str) -> dict[str, tuple[object, ...]]:
     store = Store.from_url(db)
     try:
@@ -25,6 +34,7 @@ def _labels(db: str, base: str) -> dict[str, tuple[object, ...]]:
 @deferred_f_from_coro_f
 async def test_worker_processes_give_the_same_labels(tmp_path):
     got = []
+    templated = []
     for processes in (0, 2):
         db = f"sqlite:///{tmp_path / f'p{processes}.sqlite3'}"
         with serve(SITE) as server:
@@ -34,5 +44,8 @@ async def test_worker_processes_give_the_same_labels(tmp_path):
             base = server.url
         assert crawler.stats.get_value("visdup/errors") == 0
         got.append(_labels(db, base))
+        templated.append(_templated(db))
     assert len(got[0]) >= 14
     assert got[0] == got[1]
+    # every cluster that reached VISDUP_TEMPLATE_MIN_PAGES has its template, either way
+    assert templated[0] and templated[0] == templated[1]

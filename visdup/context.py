@@ -163,7 +163,11 @@ class CrawlContext:
         crawl = crawl_key(starts, spider)
         self.run_id = self.store.begin_run(spider, crawl=crawl)
         self.snapshot = open_crawl_snapshot(
-            self.store, self.config, run_id=self.run_id, crawl=crawl, start_urls=starts,
+            self.store,
+            self.config,
+            run_id=self.run_id,
+            crawl=crawl,
+            start_urls=starts,
             spider=spider,
         )
         self.labeller = labeller
@@ -176,6 +180,7 @@ class CrawlContext:
 
     def clusters(self) -> CrawlClusters:
         """The crawl's online template clusters (built once, thread-safe)."""
+        pool = self._analysis_pool()  # before the lock: it takes the same one
         with self._open_lock:
             if self._clusters is None:
                 assert self.store is not None
@@ -187,6 +192,7 @@ class CrawlContext:
                     template_max_pages=get["VISDUP_TEMPLATE_MAX_PAGES"],
                     min_fit=get["VISDUP_EXTRACT_MIN_FIT"],
                     extract=get["VISDUP_EXTRACT_ITEMS"],
+                    processes=pool,
                 )
             return self._clusters
 
@@ -273,11 +279,11 @@ class CrawlContext:
 
     def _close(self, reason: str, stats: dict[str, Any]) -> None:
         assert self.store is not None
+        if self._clusters is not None:  # templates still queued are built and stored
+            self._clusters.finish()  # (before the worker processes they may be built in stop)
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        if self._clusters is not None:  # templates still queued are built and stored
-            self._clusters.finish()
         if self.snapshot is not None:  # aggregates, comparison, one WARNING per alarm
             totals = close_crawl_snapshot(self.snapshot, reason)
             for key, value in totals.items():

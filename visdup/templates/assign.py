@@ -28,7 +28,7 @@ import hashlib
 import json
 import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,8 +78,12 @@ class CrawlClusters:
         min_fit: float = 0.95,
         extract: bool = True,
         background: bool = True,
+        processes: Executor | None = None,
     ):
+        """``processes``: where the STM work of a template build runs (the crawl's analysis
+        worker processes, when it has them), so that it leaves the crawl's own process."""
         self.store = store
+        self.processes = processes
         self.template_min_pages = max(2, template_min_pages)
         self.template_max_pages = max(self.template_min_pages, template_max_pages)
         self.min_fit = min_fit
@@ -272,23 +276,30 @@ class CrawlClusters:
     def _build(
         self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None = None
     ) -> Template | None:
+        args = ([t for _u, t in trees],)
+        kwargs = {
+            "medoid": medoid,
+            "cluster": cid,
+            "representative": trees[medoid if medoid is not None else 0][0],
+            "max_pages": self.template_max_pages,
+        }
         try:
-            template = build_template(
-                [t for _u, t in trees],
-                medoid=medoid,
-                cluster=cid,
-                representative=trees[medoid if medoid is not None else 0][0],
-                max_pages=self.template_max_pages,
-            )
+            try:
+                job = (
+                    self.processes.submit(build_template, *args, **kwargs)
+                    if self.processes
+                    else None
+                )
+            except RuntimeError:  # the worker processes are shutting down: build here
+                job = None
+            template = job.result() if job is not None else build_template(*args, **kwargs)
         except Exception:
             logger.exception("visdup: cannot build the template of cluster %d", cid)
             return None
         logger.debug("visdup: template of cluster %d built from %d pages", cid, len(trees))
         return template
 
-    def _build_later(
-        self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None
-    ) -> None:
+    def _build_later(self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None) -> None:
         template = self._build(cid, trees, medoid)
         if template is None:
             return
