@@ -91,7 +91,9 @@ def normalise(text: str) -> str:
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of a paragraph on . ! ? ; and 。！？；, in order, empty ones dropped."""
-    marked = _CJK_END.sub("\\1\n", _WESTERN_END.sub("\\1\n", text))
+    marked = _WESTERN_END.sub("\\1\n", text)
+    if not marked.isascii():  # CJK terminators are not ASCII
+        marked = _CJK_END.sub("\\1\n", marked)
     parts = (p.strip() for p in marked.split("\n"))
     return [p for p in parts if p]
 
@@ -100,6 +102,8 @@ def long_sentences(paragraph: str, keep: int = LONG_SENTENCES) -> list[str]:
     """The `keep` longest normalised sentences of a paragraph, in their original order."""
     normed = [normalise(s) for s in split_sentences(paragraph)]
     indexed = [(i, s) for i, s in enumerate(normed) if len(s) >= MIN_SENTENCE_CHARS]
+    if len(indexed) <= keep:  # most paragraphs: all of them, already in order
+        return [s for _, s in indexed]
     longest = sorted(indexed, key=lambda item: (-len(item[1]), item[0]))[:keep]
     return [s for _, s in sorted(longest)]
 
@@ -168,11 +172,13 @@ def _walk(root: TextNode) -> list[TextNode]:
 
 def _shingles(sentences: Iterable[str]) -> Counter[str]:
     counts: Counter[str] = Counter()
+    join = " ".join
     for sentence in sentences:
         tokens = _TOKEN.findall(sentence)
-        n = min(SHINGLE_WORDS, len(tokens))
-        for i in range(len(tokens) - n + 1):
-            counts[" ".join(tokens[i : i + n])] += 1
+        if len(tokens) > SHINGLE_WORDS:  # every window of SHINGLE_WORDS tokens, counted in C
+            counts.update(map(join, zip(*(tokens[i:] for i in range(SHINGLE_WORDS)))))
+        else:  # a short sentence is one shingle (an empty one too, as ever)
+            counts[join(tokens)] += 1
     return counts
 
 
