@@ -211,15 +211,19 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 
 #: Signature variants measured: (labels, depth below <body>, stub depth, region): region
 #: "region" is the widened content region (the crawl's), "main" the main-content finder's
-#: own pick, None no stub (the whole skeleton).
+#: own pick, None no stub (the whole skeleton). Labels "a/b": ``a`` outside the content
+#: region, ``b`` inside its stub.
 VARIANTS: list[tuple[str, int, int | None, str | None]] = [
     ("tag", 8, 2, "region"),  # the default
     ("tag", 8, 1, "region"),
     ("tag", 8, 3, "region"),
+    ("tag", 14, 8, "region"),
     ("tag", 8, 1, "main"),
     ("tag", 8, 2, "main"),
     ("id", 8, 2, "region"),
     ("class", 8, 2, "region"),
+    ("id/tag", 8, 2, "region"),
+    ("class/tag", 8, 2, "region"),
     ("tag", 8, None, None),
 ]
 DEFAULT_VARIANT = VARIANTS[0]
@@ -239,6 +243,7 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
             continue
         sigs: dict[tuple[Any, ...], dict[str, Layout]] = {v: {} for v in VARIANTS}
         spent = 0.0
+        widening = 0.0
         for key, body in pages.items():
             doc = parse_html(body)
             if doc.root is None:
@@ -248,14 +253,22 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
             root = doc.root
 
             def measure(node: Any, key: str = key, root: Any = root, sigs: Any = sigs) -> None:
-                nonlocal spent
+                nonlocal spent, widening
+                t0 = time.perf_counter()
                 region = layout_main(root, node)
+                widening += time.perf_counter() - t0
                 for v in VARIANTS:
-                    mode, depth, stub, where = v
+                    labelling, depth, stub, where = v
+                    mode, _, inside = labelling.partition("/")
                     t0 = time.perf_counter()
                     stub_node = None if where is None else region if where == "region" else node
                     sigs[v][key] = layout_signature(
-                        root, stub_node, depth=depth, stub_depth=stub or 0, mode=mode
+                        root,
+                        stub_node,
+                        depth=depth,
+                        stub_depth=stub or 0,
+                        mode=mode,
+                        stub_mode=inside or None,
                     )
                     spent += time.perf_counter() - t0
 
@@ -278,7 +291,10 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     f"{which:9} {v!s:16} {thr:4.2f} {len(clusterer.atoms):5d} {len(sizes):5d}"
                     f" {sum(sizes[:4]) / len(pred):6.3f} {aric}"
                 )
-        print(f"{which}: signature {spent / len(VARIANTS) / len(pages) * 1e3:.2f} ms per page")
+        print(
+            f"{which}: content region (layout_main) {widening / len(pages) * 1e3:.2f} ms"
+            f" + signature {spent / len(VARIANTS) / len(pages) * 1e3:.2f} ms per page"
+        )
         # Order independence and the cost of placing a page, default variant.
         items = list(sigs[DEFAULT_VARIANT].items())
         first = None

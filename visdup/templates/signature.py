@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lxml import etree
+
 from visdup.templates.stm import FlatTree, label_paths, stm, stm_upper_bound
 
 #: Levels below <body> kept in the skeleton.
@@ -140,13 +142,16 @@ STRAY_SHARE = 0.3
 TEXT_SHARE = 0.5
 
 
-_TEXT_LENGTH = "string-length(normalize-space(.))"
+_TEXT_LENGTH = etree.XPath("string-length(normalize-space(.))")
 
 
 def _text_length(el: Any) -> int:
-    """Visible characters under an element (whitespace runs count once; computed by lxml)."""
+    """Visible characters under an element (whitespace runs count once; computed by lxml).
+
+    It reads the element's whole subtree: :func:`layout_main` asks it as few times as it can.
+    """
     try:
-        return int(el.xpath(_TEXT_LENGTH))
+        return int(_TEXT_LENGTH(el))
     except Exception:  # an element lxml cannot evaluate on (a detached proxy): no text
         return 0
 
@@ -165,6 +170,10 @@ def layout_main(root: Any, main: Any) -> Any:
     (:data:`STRAY_SHARE`), gives way to the smallest element holding half of it; from one item
     of a list to the list; then up while the region holds a good part (:data:`GROW_SHARE`) of
     its parent's text.
+
+    Each text length reads a subtree, so none is read twice, and a region that holds
+    :data:`GROW_SHARE` of the whole page's text goes up to the top at once: no ancestor below
+    ``<body>`` holds more text than the page, so every step of the growth would pass.
     """
     if root is None or main is None:
         return main
@@ -173,30 +182,39 @@ def layout_main(root: Any, main: Any) -> Any:
         body = next((c for c in root if _tag(c) == "body"), root)
     node = main
     page = _text_length(body)
-    if page and (node is body or node is root or _text_length(node) < STRAY_SHARE * page):
-        node = body  # no region, or a stray one: the smallest element with half the text
-        while True:
-            child = next(
-                (
-                    k
-                    for k in node
-                    if isinstance(k.tag, str)
-                    and _tag(k) not in _SKIP
-                    and _text_length(k) >= TEXT_SHARE * page
-                ),
-                None,
-            )
-            if child is None:
-                break
-            node = child
+    mine = -1  # the region's text length, -1: not read yet
+    if page:
+        stray = node is body or node is root
+        if not stray:
+            mine = _text_length(node)
+            stray = mine < STRAY_SHARE * page
+        if stray:  # no region, or a stray one: the smallest element with half the text
+            node, mine = body, page
+            while True:
+                for k in node:
+                    if isinstance(k.tag, str) and _tag(k) not in _SKIP:
+                        length = _text_length(k)
+                        if length >= TEXT_SHARE * page:
+                            node, mine = k, length
+                            break
+                else:
+                    break
     while node is not body and node is not root:  # an item of a list: the list
         parent = node.getparent()
         if parent is None or parent is body:
             break
         if sum(1 for k in parent if isinstance(k.tag, str) and _same_kind(k, node)) < LIST_ITEMS:
             break
-        node = parent
-    mine = _text_length(node)
+        node, mine = parent, -1
+    if mine < 0:
+        mine = _text_length(node)
+    if page and mine >= GROW_SHARE * page:
+        while node is not body and node is not root:
+            parent = node.getparent()
+            if parent is None or parent is body or parent is root:
+                break
+            node = parent
+        return node
     while node is not body and node is not root:  # grow while it is much of its parent's text
         parent = node.getparent()
         if parent is None or parent is body or parent is root:

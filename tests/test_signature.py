@@ -1,0 +1,155 @@
+"""The content region a layout signature stubs (``layout_main``): where it lands, and that its
+shortcuts land where the rule, applied one step at a time, does."""
+
+from __future__ import annotations
+
+import random
+
+import lxml.html
+
+from visdup.templates.signature import (
+    GROW_SHARE,
+    LIST_ITEMS,
+    STRAY_SHARE,
+    TEXT_SHARE,
+    layout_main,
+)
+
+WORDS = "layout region content sidebar header footer entry member list prose".split()
+
+
+def _text(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def _page(body: str) -> lxml.html.HtmlElement:
+    return lxml.html.document_fromstring(
+        f"<html><head><title>t</title></head><body>{body}</body></html>"
+    )
+
+
+def _by_id(root: lxml.html.HtmlElement, ident: str) -> lxml.html.HtmlElement:
+    return root.get_element_by_id(ident)
+
+
+def test_the_region_grows_to_the_column_that_holds_the_content():
+    prose = "<p>" + "words of the article " * 40 + "</p>"
+    root = _page(
+        "<div id='nav'><a href='/'>home</a> <a href='/a'>about</a></div>"
+        f"<div id='column'><div id='article'><h1>Title</h1>{prose}</div>"
+        "<div id='related'>see also</div></div>"
+        "<div id='foot'>footer text</div>"
+    )
+    picked = root.xpath("//p")[0]
+    assert layout_main(root, picked) is _by_id(root, "column")
+
+
+def test_the_region_stops_below_a_parent_whose_text_is_mostly_elsewhere():
+    article = "<p>" + "short article " * 10 + "</p>"
+    sidebar = "<p>" + "a much longer sidebar of links and blurbs " * 30 + "</p>"
+    root = _page(
+        f"<div id='wrap'><div id='main'><div id='article'>{article}</div></div>"
+        f"<div id='side'>{sidebar}</div></div>"
+    )
+    article_el = _by_id(root, "article")
+    # the article holds too little of the page to count: the sidebar's paragraph, which holds
+    # half the text, takes its place and grows (it is most of the sidebar, the sidebar most of
+    # the wrapper)
+    assert layout_main(root, article_el) is _by_id(root, "wrap")
+    # a pick that holds enough of the page grows only while it holds GROW_SHARE of its parent
+    root = _page(
+        f"<div id='wrap'><div id='main'><div id='article'>{article * 6}</div></div>"
+        f"<div id='side'>{sidebar}</div></div>"
+    )
+    assert layout_main(root, _by_id(root, "article")) is _by_id(root, "main")
+
+
+def test_one_item_of_a_list_gives_the_list():
+    items = "".join(
+        f"<li class='entry'>entry number {i} " + "text " * 20 + "</li>" for i in range(5)
+    )
+    root = _page(
+        f"<div id='top'>site</div><div id='col'><ul id='list'>{items}</ul><p>pager</p></div>"
+    )
+    item = root.xpath("//li")[2]
+    assert layout_main(root, item) is _by_id(root, "col")
+
+
+def test_a_whole_page_pick_gives_the_smallest_element_with_half_the_text():
+    body = "<p>" + "body text " * 50 + "</p>"
+    root = _page(f"<div id='outer'><div id='inner'>{body}</div></div><div id='aside'>x</div>")
+    body_el = root.find("body")
+    assert layout_main(root, body_el) is _by_id(root, "outer")  # grows back to the top
+    assert layout_main(root, None) is None
+
+
+def _length(el: lxml.html.HtmlElement) -> int:
+    return len(" ".join(el.text_content().split()))
+
+
+def _reference(root: lxml.html.HtmlElement, main: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
+    """The rule as the docstring states it, one step at a time, every length read afresh."""
+    body = root.find("body")
+    node = main
+    page = _length(body)
+    if page and (node is body or node is root or _length(node) < STRAY_SHARE * page):
+        node = body
+        while True:
+            bigger = [k for k in node if isinstance(k.tag, str) and _length(k) >= TEXT_SHARE * page]
+            if not bigger:
+                break
+            node = bigger[0]
+    while node is not body and node is not root:
+        parent = node.getparent()
+        if parent is body:
+            break
+        same = [
+            k
+            for k in parent
+            if isinstance(k.tag, str)
+            and k.tag == node.tag
+            and (k.get("class") or "") == (node.get("class") or "")
+        ]
+        if len(same) < LIST_ITEMS:
+            break
+        node = parent
+    while node is not body and node is not root:
+        parent = node.getparent()
+        if parent is body or parent is root:
+            break
+        if _length(parent) == 0 or _length(node) < GROW_SHARE * _length(parent):
+            break
+        node = parent
+    return node
+
+
+def _random_tree(rng: random.Random, depth: int) -> str:
+    if depth == 0 or rng.random() < 0.2:
+        return _text(rng, rng.choice([0, 1, 3, 10, 40]))
+    tag = rng.choice(["div", "div", "section", "ul", "p"])
+    kids = rng.randint(1, 5)
+    if tag == "ul":
+        return (
+            "<ul>"
+            + "".join(f"<li>{_random_tree(rng, depth - 1)}</li>" for _ in range(kids))
+            + "</ul>"
+        )
+    if tag == "p":
+        return f"<p>{_text(rng, rng.randint(0, 60))}</p>"
+    cls = rng.choice(["", "a", "b"])
+    inner = "".join(_random_tree(rng, depth - 1) for _ in range(kids))
+    return f"<{tag} class='{cls}'>{inner}</{tag}>"
+
+
+def test_layout_main_lands_where_the_step_by_step_rule_does():
+    rng = random.Random(7)
+    picks = 0
+    for _ in range(40):
+        root = _page("".join(_random_tree(rng, 6) for _ in range(rng.randint(1, 4))))
+        body = root.find("body")
+        for el in [body, *body.iter()]:
+            if not isinstance(el.tag, str):
+                continue
+            picks += 1
+            assert layout_main(root, el) is _reference(root, el), root.getroottree().getpath(el)
+    assert picks > 500
