@@ -12,10 +12,13 @@ the SimHash index, the other candidate sources and the confirmation. Channels:
 Also printed, per page and quarter of each order (so a cost that grows with the number of
 stored pages shows): the structure channel's time (candidate search and confirmation, without
 parsing), its candidates (both channels'), the sequence bounds it computed and its exact TED
-runs, and the content channel's time.
+runs, and the content channel's time (candidate search and confirmation) and exact text
+comparisons (those of the catch-up in ``commit`` included). ``--unbounded`` labels each order
+a second time with the content channel's bound taken out (every candidate measured, as
+before the bound), and prints its figures beside, from the same run.
 
     .venv/bin/python bench/bench_recall.py [--sets python,postgres,warpcore,aeb,swde]
-        [--pages 300] [--orders 3] [-s NAME=VALUE ...]
+        [--pages 300] [--orders 3] [--unbounded] [-s NAME=VALUE ...]
 
 The Debian manuals come from ``bash ../shared/data/get-debian-docs.sh debian-docs``; the
 other sets from ../shared/data. A set that is absent is skipped.
@@ -143,8 +146,13 @@ def _store() -> tuple[Store, Path]:
     return Store.from_url(f"sqlite:///{name}"), Path(name)
 
 
-def run_order(pages: list[Analysed], order: list[int], get: Any) -> dict[str, Any]:
-    """Label the pages in ``order`` with the real labeller; what it found, and its cost."""
+def run_order(
+    pages: list[Analysed], order: list[int], get: Any, unbounded: bool = False
+) -> dict[str, Any]:
+    """Label the pages in ``order`` with the real labeller; what it found, and its cost.
+
+    ``unbounded``: without the content channel's bound, every candidate measured.
+    """
     counts: dict[str, int] = {}
 
     def count(key: str, n: int = 1) -> None:
@@ -154,10 +162,22 @@ def run_order(pages: list[Analysed], order: list[int], get: Any) -> dict[str, An
     template = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
     store, path = _store()
     found: dict[str, list[bool]] = {c: [False] * len(pages) for c in CHANNELS}
-    cost: list[tuple[float, float, int, int, int]] = []
-    keys = ("visdup/candidates", "visdup/ted_calls", "visdup/ted_bounds")
+    cost: list[tuple[float, float, int, int, int, int]] = []
+    keys = ("visdup/candidates", "visdup/ted_calls", "visdup/ted_bounds", "content/measures")
     try:
         labeller = build_labeller(store, get, count=count)
+        channel = labeller.channels.get("content")
+        if channel is not None and unbounded:
+            channel.summarise = channel.bound = None
+            channel.exact_bound = False
+        if channel is not None:  # every exact text comparison, whichever confirm asked for it
+            exact = channel.measure
+
+            def measure(a: Any, b: Any, budget: Any) -> tuple[float, str | None]:
+                count("content/measures")
+                return exact(a, b, budget)
+
+            channel.measure = measure
         run_id = store.begin_run("bench")
         for i in order:
             page = pages[i]
@@ -172,20 +192,28 @@ def run_order(pages: list[Analysed], order: list[int], get: Any) -> dict[str, An
                 )
             t2 = time.perf_counter()
             labeller.commit(record, prepared, run_id)
-            candidates, teds, bounds = (
+            candidates, teds, bounds, texts = (
                 counts.get(key, 0) - b for key, b in zip(keys, before, strict=True)
             )
-            cost.append((t1 - t0, t2 - t1, candidates, teds, bounds))
+            cost.append((t1 - t0, t2 - t1, candidates, teds, bounds, texts))
             match = prepared["structure"].match
             best = 1.0 if record.kind == EXACT else (match.similarity if match else 0.0)
             found["structure"][i] = best >= theta
             found["template"][i] = best >= template
             content = prepared.get("content")
             found["content"][i] = content is not None and content.match is not None
+        # what the report reads: the page's verdict and content match, its content comparisons
+        columns = ("verdict", "kind", "duplicate_of", "content_duplicate_of", "content_similarity")
+        labels = {r.id: tuple(getattr(r, c) for c in columns) for r in store.rows("id", *columns)}
+        stored = sorted(
+            (r.page_id, r.other_id, r.similarity)
+            for r in store.comparison_rows()
+            if r.channel == "content"
+        )
     finally:
         store.close()
         path.unlink(missing_ok=True)
-    return {"found": found, "cost": cost, "counts": counts}
+    return {"found": found, "cost": cost, "counts": counts, "labels": labels, "stored": stored}
 
 
 def main() -> None:
@@ -194,6 +222,7 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=300, help="pages per set (0: all)")
     ap.add_argument("--orders", type=int, default=3, help="shuffled orders per set")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--unbounded", action="store_true", help="also label without the content bound")
     ap.add_argument("-s", dest="overrides", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
     over = dict(o.split("=", 1) for o in args.overrides)
@@ -219,6 +248,7 @@ def main() -> None:
             order = list(range(len(pages)))
             random.Random(args.seed * 1000 + o).shuffle(order)
             result = run_order(pages, order, get)
+            plain = run_order(pages, order, get, unbounded=True) if args.unbounded else None
             position = {page: at for at, page in enumerate(order)}
             parts = []
             for channel in CHANNELS:
@@ -236,20 +266,44 @@ def main() -> None:
             cost = result["cost"]
             q = max(1, len(cost) // 4)
 
-            def summary(rows: list[tuple[float, float, int, int, int]]) -> str:
+            def summary(rows: list[tuple[float, float, int, int, int, int]]) -> str:
                 ms = statistics.mean(r[0] for r in rows) * 1000
                 worst = max(r[0] for r in rows) * 1000
                 content = statistics.mean(r[1] for r in rows) * 1000
-                cands, teds, bounds = (statistics.mean(r[k] for r in rows) for k in (2, 3, 4))
+                cands, teds, bounds, texts = (
+                    statistics.mean(r[k] for r in rows) for k in (2, 3, 4, 5)
+                )
                 return (
                     f"structure {ms:5.1f} ms (max {worst:4.0f}), {cands:5.1f} cand, "
-                    f"{bounds:5.1f} bounds, {teds:4.1f} TED; content {content:5.1f} ms"
+                    f"{bounds:5.1f} bounds, {teds:4.1f} TED; content {content:5.1f} ms, "
+                    f"{texts:5.1f} measures"
                 )
 
             print(f"  order {o}: " + "; ".join(parts))
             for quarter in range(4):
-                rows = cost[quarter * q : (quarter + 1) * q if quarter < 3 else len(cost)]
-                print(f"    per page, stored pages {quarter * q:4d}+: {summary(rows)}")
+                cut = slice(quarter * q, (quarter + 1) * q if quarter < 3 else len(cost))
+                line = f"    per page, stored pages {quarter * q:4d}+: {summary(cost[cut])}"
+                if plain is not None:
+                    rows = plain["cost"][cut]
+                    line += (
+                        f" (unbounded {statistics.mean(r[1] for r in rows) * 1000:5.1f} ms, "
+                        f"{statistics.mean(r[5] for r in rows):5.1f} measures)"
+                    )
+                print(line)
+            if plain is not None:
+                differ = sum(
+                    a != b
+                    for a, b in zip(
+                        result["found"]["content"], plain["found"]["content"], strict=True
+                    )
+                )
+                labels = sum(plain["labels"].get(k) != v for k, v in result["labels"].items())
+                mine, theirs = set(result["stored"]), set(plain["stored"])
+                print(
+                    f"    with and without the content bound: {differ} pages found differently, "
+                    f"{labels} labels differ; stored content comparisons "
+                    f"{len(mine)} and {len(theirs)}, {len(mine ^ theirs)} not in both"
+                )
             skipped = result["counts"].get("visdup/ted_skipped", 0)
             if skipped:
                 print(f"    comparisons skipped by the work budget: {skipped}")

@@ -76,8 +76,10 @@ def docs_page(rng: random.Random, sections: int) -> str:
     for _ in range(sections):
         items = "".join(f"<li>{rng.choice(WORDS)}</li>" for _ in range(rng.randint(1, 5)))
         code = "<pre>x = 1</pre>" if rng.random() < 0.5 else ""
-        out.append(f"<section><h2>{rng.choice(WORDS)}</h2><p>{paragraph(rng)}</p>{code}"
-                   f"<ul>{items}</ul></section>")
+        out.append(
+            f"<section><h2>{rng.choice(WORDS)}</h2><p>{paragraph(rng)}</p>{code}"
+            f"<ul>{items}</ul></section>"
+        )
     nav = "".join(f"<li><a href='/d{i}'>{i}</a></li>" for i in range(rng.randint(3, 9)))
     return (
         f"<html><body><nav><ul>{nav}</ul></nav><div class=doc>{''.join(out)}</div>"
@@ -125,8 +127,9 @@ def label(pages: list[tuple[str, bytes]], tmp_path: Path) -> tuple[list[Any], di
             page = analyse(body, url=name, options=AnalysisOptions(template=False))
             record = page.record(keep_body=False)
             prepared = {"structure": labeller.prepare("structure", page.simhash, page.term)}
-            prepared["content"] = labeller.prepare("content", page.content and page.content.simhash,
-                                                   page.content)
+            prepared["content"] = labeller.prepare(
+                "content", page.content and page.content.simhash, page.content
+            )
             labeller.commit(record, prepared, run_id)
             match = prepared["structure"].match
             best = 1.0 if record.kind == EXACT else (match.similarity if match else 0.0)
@@ -322,3 +325,56 @@ def test_candidate_search_is_complete_to_its_radius(tmp_path: Path) -> None:
             assert [(d, i) for i, _fp, d in got] == want
     finally:
         store.close()
+
+
+def test_content_confirmation_is_exhaustive_over_its_candidates(tmp_path: Path) -> None:
+    """The content bound spares the measures, never an answer or a stored score.
+
+    Every stored page is a candidate: the match must be the one that measuring every
+    candidate in turn finds (the best score among matches, the first stored page on a tie), and
+    the scores passed on for storing must be every candidate's measured score.
+    """
+    store = Store.from_url(f"sqlite:///{tmp_path / 'content.sqlite3'}")
+    try:
+        channel = build_labeller(store, defaults().__getitem__, lambda _k, _n=1: None).channels[
+            "content"
+        ]
+        exact = channel.measure
+        measures = 0
+
+        def counted(a: Any, b: Any, budget: Any) -> tuple[float, str | None]:
+            nonlocal measures
+            measures += 1
+            return exact(a, b, budget)
+
+        channel.measure = counted
+        options = AnalysisOptions(template=False)
+        prints = [
+            cp
+            for name, body in generated_site(4) + generated_site(5)
+            if (cp := analyse(body, url=name, options=options).content) is not None
+            and channel.accepts(cp)
+        ]
+        stored: list[int] = []
+        pairs = matched = shared = 0
+        for page_id, cp in enumerate(prints, 1):
+            scores = {i: exact(cp, prints[i - 1], None) for i in stored}
+            want = None
+            for i in stored:  # measuring every candidate in turn
+                score, kind = scores[i]
+                if kind is not None and (want is None or score > want[1]):
+                    want = (i, score)
+            sink: dict[int, float] = {}
+            match = channel.confirm(cp, list(stored), None, sink)
+            assert sink == {i: score for i, (score, _kind) in scores.items()}
+            assert (match and (match.page_id, match.similarity)) == (want or None)
+            pairs += len(stored)
+            matched += want is not None
+            shared += sum(score > 0 for score, _kind in scores.values())
+            channel.added(page_id, cp.simhash, cp)
+            stored.append(page_id)
+    finally:
+        store.close()
+    assert matched >= 10 and shared >= 50, (matched, shared)  # matches and rejections alike
+    # a measure per page with a match, about: not one per candidate
+    assert matched <= measures <= 2 * matched < pairs / 10, (measures, matched, pairs)

@@ -24,11 +24,11 @@ from __future__ import annotations
 import heapq
 import logging
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sqlalchemy import Connection
 
@@ -50,6 +50,9 @@ from visdup.verdicts import (
     original_rank,
     same_url,
 )
+
+if TYPE_CHECKING:
+    from visdup.content.textprint import ContentPrint
 
 logger = logging.getLogger(__name__)
 
@@ -187,6 +190,7 @@ class Channel(Generic[T]):
         budget: Callable[[], Any] | None = None,
         refine: Callable[[Any, Any, float], float] | None = None,
         shape: Callable[[T], int] | None = None,
+        exact_bound: bool = False,
         k: int,
         max_lookup: int | None = None,
         candidates: int,
@@ -221,6 +225,9 @@ class Channel(Generic[T]):
         self._summaries: OrderedDict[int, Any] = OrderedDict()
         self._summary_lock = threading.Lock()
         self.shared = SharedKeys() if keys is not None else None
+        # ``bound`` is the measure's score itself (proved where it is defined): every
+        # candidate's score is known without a measure, only its kind (match or not) is not
+        self.exact_bound = exact_bound
 
     def warm(self) -> int:
         n = 0
@@ -257,9 +264,7 @@ class Channel(Generic[T]):
                     found.append(key)
         if self.shared is not None and self.keys is not None and obj is not None:
             found += [
-                key
-                for key in self.shared.query(self.keys(obj), LOOKUP_PAGES)
-                if key not in known
+                key for key in self.shared.query(self.keys(obj), LOOKUP_PAGES) if key not in known
             ]
         self._count("visdup/candidates", len(found))
         return found, watermark
@@ -290,6 +295,12 @@ class Channel(Generic[T]):
         exact measure, gets the tighter ``refine`` ceiling; if that one is lower it goes back
         in the heap, or out of it below the floor. So the costlier bound runs only on the
         candidates that could be measured next, and the search stops on the tighter ceilings.
+
+        With ``exact_bound`` (the bound is the score itself) ``sink`` receives every
+        candidate's score, measured or not, as if all were measured; only candidates that
+        reach the floor are measured (for their kind), and the search does not stop at
+        ``good_enough`` short of a perfect score: the match is the best-scoring one, the first
+        stored page on a tie (as the report's replay of the stored scores picks it).
         """
         if not ids or not self.accepts(obj):
             return None
@@ -304,10 +315,14 @@ class Channel(Generic[T]):
             ceiling = 1.0
             if self.bound is not None:
                 ceiling = self.bound(mine, self._view(page_id, other))
+                if self.exact_bound and sink is not None:
+                    sink[page_id] = max(ceiling, sink.get(page_id, ceiling))
                 if ceiling < self.floor:
                     continue  # cannot reach the floor: no exact measure needed
             ceilings[page_id] = ceiling
-            heap.append((-ceiling, position, page_id))
+            # on a tie: the nearest candidate first, or with exact scores the first stored,
+            # the one the report's replay of the stored scores picks
+            heap.append((-ceiling, page_id if self.exact_bound else position, page_id))
         heapq.heapify(heap)
         best: Match | None = None
         measured: set[Any] = set()  # on a templated site many stored pages share one term
@@ -318,7 +333,7 @@ class Channel(Generic[T]):
             if best is not None and (
                 ceiling <= best.similarity
                 or best.similarity >= self.good_enough
-                or ceiling < self.good_enough
+                or (ceiling < self.good_enough and not self.exact_bound)
             ):
                 # nothing left can beat it, or only by a score that changes no verdict
                 break
@@ -701,9 +716,7 @@ class Labeller:
         verdict = record.verdict
         if record.kind == CONTENT and structure.obj is not None and "structure" in self.channels:
             # the old original is laid out like this page, or is its content moved elsewhere
-            same = self.channels["structure"].confirm(
-                structure.obj, [original], structure.budget
-            )
+            same = self.channels["structure"].confirm(structure.obj, [original], structure.budget)
             verdict = DUPLICATE if same is not None else MOVED
         replaced = (original, verdict, record.kind)
         record.verdict = row.verdict
@@ -742,6 +755,117 @@ class Labeller:
         self._count("visdup/duplicates", 1)
         self._count(f"visdup/duplicates/{kind}", 1)
         self._count("visdup/originals_replaced", 1)
+
+
+def _layer(values: tuple[int, ...]) -> tuple[frozenset[int], dict[int, int] | None]:
+    """A print layer as a set, and the counts of the hashes it repeats (None: it repeats none)."""
+    distinct = frozenset(values)
+    if len(distinct) == len(values):
+        return distinct, None
+    return distinct, {h: n for h, n in Counter(values).items() if n > 1}
+
+
+def _shared(
+    a: frozenset[int],
+    a_repeats: dict[int, int] | None,
+    b: frozenset[int],
+    b_repeats: dict[int, int] | None,
+) -> int:
+    """Size of the multiset intersection of two layers (what ``textprint._common`` counts).
+
+    A hash counts more than once only where both layers repeat it: min(ka, kb) - 1 more.
+    """
+    if a.isdisjoint(b):  # most candidates: stops at the first shared hash otherwise
+        return 0
+    n = len(a & b)
+    if a_repeats and b_repeats:
+        if len(b_repeats) < len(a_repeats):
+            a_repeats, b_repeats = b_repeats, a_repeats
+        for h, ka in a_repeats.items():
+            kb = b_repeats.get(h)
+            if kb is not None:
+                n += min(ka, kb) - 1
+    return n
+
+
+@dataclass(frozen=True, eq=False)
+class PrintSummary:
+    """A content print's long-sentence and paragraph layers as sets, built once per page.
+
+    The content channel keeps one per stored page (``Channel.summarise``), so ranking 256
+    candidates costs 256 set intersections in C, not 256 rebuilds of both pages' sets.
+    """
+
+    document: int
+    sentences: frozenset[int]
+    sentence_repeats: dict[int, int] | None
+    sentence_count: int
+    paragraphs: frozenset[int]
+    paragraph_repeats: dict[int, int] | None
+    paragraph_count: int
+
+    @classmethod
+    def of(cls, cp: ContentPrint) -> PrintSummary:
+        sentences, sentence_repeats = _layer(cp.sentences)
+        paragraphs, paragraph_repeats = _layer(cp.paragraphs)
+        return cls(
+            cp.document,
+            sentences,
+            sentence_repeats,
+            len(cp.sentences),
+            paragraphs,
+            paragraph_repeats,
+            len(cp.paragraphs),
+        )
+
+
+def content_bound(a: PrintSummary, b: PrintSummary) -> float:
+    """The content measure of two prints (``max(score, containment)`` of
+    :func:`visdup.content.textprint.compare`, 1 for a mirror) from their summaries: an upper
+    bound on it that is in fact equal to it, in set intersections alone.
+
+    Let na, nb be the prints' long sentences, pa, pb their paragraphs, s the long sentences
+    they share and c the paragraphs they share (multiset intersections of the hashes, as
+    ``compare`` counts them).
+
+    - Either print without long sentences: ``compare`` scores 0. Equal document
+      fingerprints: a mirror, 1. Both are returned as ``compare`` decides them.
+    - Sentence Dice 2s/(na + nb) is at most the containment s/min(na, nb), since
+      na + nb >= 2 min(na, nb) (and float division rounds monotonically), so
+      max(sentence Dice, containment) is the containment, computed here with the same
+      float division as ``compare``.
+    - Paragraph Dice is 2c/(pa + pb), with c <= min(pa, pb), and c <= s: a paragraph's
+      fingerprint hashes its long sentences joined by a newline (``textprint.structure_tree``;
+      a normalised sentence holds no newline, so the joined text gives the sentences back),
+      and a print's sentence layer is the long sentences of its paragraphs, in order. So two
+      paragraphs with one fingerprint (barring a 64-bit hash collision, which ``compare``
+      trusts as well) hold the same one or more sentences, present in both sentence layers,
+      and distinct matched paragraphs hold distinct positions there: s >= c. Hence
+      paragraph Dice <= 2 min(s, pa, pb)/(pa + pb). When that ceiling is at most the
+      containment, the measure is the containment; else c is counted and paragraph Dice
+      computed as ``compare`` does.
+
+    So the value returned is max(paragraph Dice, sentence Dice, containment), the measure
+    itself, and s = 0 (no long sentence shared, the commonest candidate) gives 0 after one
+    ``isdisjoint``. The channel relies on it being an upper bound to skip candidates below
+    the floor, and on the equality to store every candidate's score unmeasured
+    (``Channel(exact_bound=True)``); tests/test_content_bound.py checks both against
+    ``compare`` on generated print pairs.
+    """
+    na, nb = a.sentence_count, b.sentence_count
+    if not na or not nb:
+        return 0.0
+    if a.document == b.document:
+        return 1.0
+    s = _shared(a.sentences, a.sentence_repeats, b.sentences, b.sentence_repeats)
+    if not s:
+        return 0.0
+    bound = s / min(na, nb)
+    pa, pb = a.paragraph_count, b.paragraph_count
+    if pa and pb and 2 * min(s, pa, pb) / (pa + pb) > bound:
+        c = _shared(a.paragraphs, a.paragraph_repeats, b.paragraphs, b.paragraph_repeats)
+        bound = max(bound, 2 * c / (pa + pb))
+    return bound
 
 
 def build_labeller(
@@ -833,9 +957,14 @@ def build_labeller(
             accepts=lambda cp: len(cp.sentences) >= min_sentences,
             keys=lambda cp: cp.sentences,
             floor=content_theta,
+            summarise=PrintSummary.of,
+            bound=content_bound,
+            # every candidate's score is stored, measured or not: the report's histogram and
+            # its replay at other content thresholds read what measuring them all gave
+            exact_bound=True,
             k=k,
             max_lookup=max_lookup,
-            # a text comparison is a few set intersections: every candidate is measured
+            # only those that reach the floor are measured, best first
             candidates=max(n, 2 * LOOKUP_PAGES),
             count=count,
         )
