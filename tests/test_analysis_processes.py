@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing
+import os
+import signal
+
 from scrapy.utils.defer import deferred_f_from_coro_f
+from scrapy.utils.test import get_crawler
 
 from tests.conftest import FIXTURES
-from tests.crawling import crawl
+from tests.crawling import crawl, crawl_settings
 from visdup.demo.server import serve
+from visdup.spiders.site import SiteSpider
 from visdup.storage.store import Store
 
 SITE = FIXTURES / "sites" / "templates"
@@ -49,3 +56,62 @@ async def test_worker_processes_give_the_same_labels(tmp_path):
     assert got[0] == got[1]
     # every cluster that reached VISDUP_TEMPLATE_MIN_PAGES has its template, either way
     assert templated[0] and templated[0] == templated[1]
+
+
+class KillWorkers:
+    """An item pipeline ahead of visdup's. The first page passes (its analysis starts the
+    workers); the second waits for them, kills them all, and goes on to be analysed by a
+    pool whose workers are dead, while the first may still be in flight. What it killed is
+    counted in the crawl's stats (``test/killed``)."""
+
+    def __init__(self, crawler):
+        self.stats = crawler.stats
+        self.seen = 0
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    async def process_item(self, item):
+        self.seen += 1
+        if self.seen != 2:
+            return item
+        children = []
+        for _ in range(600):
+            children = multiprocessing.active_children()
+            if children:
+                break
+            await asyncio.sleep(0.05)
+        for child in children:
+            if child.pid is not None:
+                os.kill(child.pid, signal.SIGKILL)
+                self.stats.inc_value("test/killed")
+        return item
+
+
+@deferred_f_from_coro_f
+async def test_a_killed_worker_costs_no_page(tmp_path):
+    """Workers killed mid-crawl (the kernel's OOM killer does it): every page is still
+    analysed and stored, by new workers or, for the pages in flight, in quarantine."""
+    db = f"sqlite:///{tmp_path / 'killed.sqlite3'}"
+    with serve(SITE) as server:
+        settings = crawl_settings(
+            db,
+            VISDUP_ANALYSIS_PROCESSES=2,
+            ITEM_PIPELINES={"tests.test_analysis_processes.KillWorkers": 10},
+        )
+        crawler = get_crawler(SiteSpider, settings)
+        await crawler.crawl_async(url=server.url_for("/"))
+        base = server.url
+    stats = crawler.stats
+    assert stats.get_value("test/killed", 0) >= 1, "no worker process to kill"
+    assert stats.get_value("visdup/analysis/restarts", 0) >= 1
+    assert stats.get_value("visdup/analysis/worker_died", 0) == 0
+    assert stats.get_value("visdup/errors", 0) == 0
+    labels = _labels(db, base)
+    assert len(labels) >= 14
+    store = Store.from_url(db)
+    try:
+        assert [r.url for r in store.rows("url", "problem") if r.problem] == []
+    finally:
+        store.close()

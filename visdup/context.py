@@ -11,12 +11,15 @@ into a failed crawl (``scrapy crawl`` exits non-zero) before the spider opens.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import multiprocessing
 import threading
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
@@ -111,6 +114,11 @@ class CrawlContext:
         self.titles = SiteTitles()
         self._clusters: CrawlClusters | None = None
         self._pool: ProcessPoolExecutor | None = None
+        #: One worker for pages whose worker died under them (see _analyse_in).
+        self._quarantine: ProcessPoolExecutor | None = None
+        self._quarantine_lock = threading.Lock()
+        #: Worker processes of replaced pools, by pool: stopped when the crawl closes.
+        self._strays: list[dict[int, Any]] = []
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
         self.snapshot: Snapshot | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
@@ -180,7 +188,6 @@ class CrawlContext:
 
     def clusters(self) -> CrawlClusters:
         """The crawl's online template clusters (built once, thread-safe)."""
-        pool = self._analysis_pool()  # before the lock: it takes the same one
         with self._open_lock:
             if self._clusters is None:
                 assert self.store is not None
@@ -192,7 +199,7 @@ class CrawlContext:
                     template_max_pages=get["VISDUP_TEMPLATE_MAX_PAGES"],
                     min_fit=get["VISDUP_EXTRACT_MIN_FIT"],
                     extract=get["VISDUP_EXTRACT_ITEMS"],
-                    processes=pool,
+                    processes=self._analysis_pool,
                 )
             return self._clusters
 
@@ -201,15 +208,7 @@ class CrawlContext:
         """The page item's analysis (blocking: call it in a worker thread)."""
         pool = self._analysis_pool()
         if pool is not None:
-            return pool.submit(
-                analyse_bytes,
-                item.body,
-                item.url,
-                item.final_url,
-                item.content_type,
-                item.encoding,
-                self.options,
-            ).result()
+            return self._analyse_in(pool, item)
         return analyse(
             item.body,
             url=item.url,
@@ -220,6 +219,68 @@ class CrawlContext:
             options=self.options,
         )
 
+    def _analyse_in(self, pool: ProcessPoolExecutor, item: Page) -> PageAnalysis:
+        """In a worker process; a worker that dies (killed, out of memory, a crash in a
+        parser) costs no page but the one that killed it.
+
+        A dead worker breaks its whole pool, and with it every page in flight: the pool is
+        replaced for later pages, and each page that was in flight runs again alone, in a
+        quarantine worker, one page at a time. The page that kills that one too is stored
+        with its problem; the crawl goes on.
+        """
+        job = partial(
+            analyse_bytes,
+            item.body,
+            item.url,
+            item.final_url,
+            item.content_type,
+            item.encoding,
+            self.options,
+        )
+        for _attempt in range(3):
+            try:
+                future = pool.submit(job)
+            except Exception:  # broken, or being shut down by a thread that saw it break
+                # (CPython's pool then fails in several ways: RuntimeError, OSError, ValueError)
+                self._replace_pool(pool)
+                pool = self._analysis_pool() or pool
+                continue
+            try:
+                return future.result()
+            except BrokenProcessPool:
+                self._replace_pool(pool)
+                break
+        self.inc("visdup/analysis/retried")
+        with self._quarantine_lock:
+            if self._quarantine is None:
+                self._quarantine = _worker_pool(1)
+            try:
+                return self._quarantine.submit(job).result()
+            except (BrokenProcessPool, OSError):
+                self._quarantine.shutdown(wait=False, cancel_futures=True)
+                self._quarantine = None
+        self.inc("visdup/analysis/worker_died")
+        logger.error("visdup: %s kills the analysis worker process; stored unanalysed", item.url)
+        return PageAnalysis(
+            url=item.url,
+            body_hash=hashlib.sha1(item.body).hexdigest() if item.body else None,
+            problem="analysis worker died",
+        )
+
+    def _replace_pool(self, broken: ProcessPoolExecutor) -> None:
+        """A new pool for later pages, once, however many pages saw the old one break."""
+        with self._open_lock:
+            if self._pool is broken:
+                self._pool = None
+                self.inc("visdup/analysis/restarts")
+                logger.warning("visdup: an analysis worker process died; starting new ones")
+            # A submit racing the pool's breakdown can start a worker the pool never stops,
+            # and Python's exit then waits for it forever: the crawl's close stops them.
+            processes = getattr(broken, "_processes", None)
+            if processes is not None:
+                self._strays.append(processes)
+        broken.shutdown(wait=False, cancel_futures=True)
+
     def _analysis_pool(self) -> ProcessPoolExecutor | None:
         """The worker processes of VISDUP_ANALYSIS_PROCESSES, started on first use."""
         count = self.config["VISDUP_ANALYSIS_PROCESSES"]
@@ -227,10 +288,7 @@ class CrawlContext:
             return None
         with self._open_lock:
             if self._pool is None:
-                # spawn: a fresh interpreter, nothing of the reactor or the store is copied
-                self._pool = ProcessPoolExecutor(
-                    count, mp_context=multiprocessing.get_context("spawn")
-                )
+                self._pool = _worker_pool(count)
             return self._pool
 
     def note(self, url: str, kind: str, text: str) -> None:
@@ -281,9 +339,15 @@ class CrawlContext:
         assert self.store is not None
         if self._clusters is not None:  # templates still queued are built and stored
             self._clusters.finish()  # (before the worker processes they may be built in stop)
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._quarantine):
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+        self._pool = self._quarantine = None
+        for processes in self._strays:  # workers of pools that broke (see _replace_pool)
+            for process in list(processes.values()):
+                if process.is_alive():
+                    process.kill()
+        self._strays.clear()
         if self.snapshot is not None:  # aggregates, comparison, one WARNING per alarm
             totals = close_crawl_snapshot(self.snapshot, reason)
             for key, value in totals.items():
@@ -336,3 +400,8 @@ def _refused(exc: VisdupError) -> VisdupError:
     """One clear ERROR line for a crawl that cannot start; the error goes on to Scrapy."""
     logger.error("visdup: the crawl cannot start: %s", exc)
     return exc
+
+
+def _worker_pool(count: int) -> ProcessPoolExecutor:
+    # spawn: a fresh interpreter, nothing of the reactor or the store is copied
+    return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))

@@ -176,7 +176,8 @@ def _shingles(sentences: Iterable[str]) -> Counter[str]:
     for sentence in sentences:
         tokens = _TOKEN.findall(sentence)
         if len(tokens) > SHINGLE_WORDS:  # every window of SHINGLE_WORDS tokens, counted in C
-            counts.update(map(join, zip(*(tokens[i:] for i in range(SHINGLE_WORDS)))))
+            windows = zip(*(tokens[i:] for i in range(SHINGLE_WORDS)), strict=False)
+            counts.update(map(join, windows))
         else:  # a short sentence is one shingle (an empty one too, as ever)
             counts[join(tokens)] += 1
     return counts

@@ -28,8 +28,10 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from visdup.storage.locks import CLUSTERS_LOCK, advisory_lock
@@ -78,10 +80,10 @@ class CrawlClusters:
         min_fit: float = 0.95,
         extract: bool = True,
         background: bool = True,
-        processes: Executor | None = None,
+        processes: Callable[[], Executor | None] | None = None,
     ):
-        """``processes``: where the STM work of a template build runs (the crawl's analysis
-        worker processes, when it has them), so that it leaves the crawl's own process."""
+        """``processes`` gives where the STM work of a template build runs (the crawl's
+        analysis worker processes, when it has them), so that it leaves the crawl's process."""
         self.store = store
         self.processes = processes
         self.template_min_pages = max(2, template_min_pages)
@@ -276,23 +278,24 @@ class CrawlClusters:
     def _build(
         self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None = None
     ) -> Template | None:
-        args = ([t for _u, t in trees],)
-        kwargs = {
-            "medoid": medoid,
-            "cluster": cid,
-            "representative": trees[medoid if medoid is not None else 0][0],
-            "max_pages": self.template_max_pages,
-        }
+        build = partial(
+            build_template,
+            [t for _u, t in trees],
+            medoid=medoid,
+            cluster=cid,
+            representative=trees[medoid if medoid is not None else 0][0],
+            max_pages=self.template_max_pages,
+        )
         try:
-            try:
-                job = (
-                    self.processes.submit(build_template, *args, **kwargs)
-                    if self.processes
-                    else None
-                )
-            except RuntimeError:  # the worker processes are shutting down: build here
-                job = None
-            template = job.result() if job is not None else build_template(*args, **kwargs)
+            workers = self.processes() if self.processes is not None else None
+            template = None
+            if workers is not None:
+                try:
+                    template = workers.submit(build).result()
+                except RuntimeError:  # the workers are shutting down, or one died: build here
+                    template = None
+            if template is None:
+                template = build()
         except Exception:
             logger.exception("visdup: cannot build the template of cluster %d", cid)
             return None
