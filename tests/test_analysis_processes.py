@@ -12,6 +12,7 @@ from scrapy.utils.test import get_crawler
 
 from tests.conftest import FIXTURES
 from tests.crawling import crawl, crawl_settings
+from visdup.context import AUTO_PROCESSES, analysis_processes
 from visdup.demo.server import serve
 from visdup.spiders.site import SiteSpider
 from visdup.storage.store import Store
@@ -115,3 +116,10 @@ async def test_a_killed_worker_costs_no_page(tmp_path):
         assert [r.url for r in store.rows("url", "problem") if r.problem] == []
     finally:
         store.close()
+
+
+def test_worker_count_follows_the_cores():
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert analysis_processes(-1) == (min(AUTO_PROCESSES, cores) if cores > 1 else 0)
+    assert analysis_processes(0) == 0
+    assert analysis_processes(3) == 3

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -241,6 +242,8 @@ def test_sqlite_file_is_intact_after_a_kill(tmp_path):
                 "LOG_LEVEL=WARNING",
                 "-s",
                 "CONCURRENT_REQUESTS=4",
+                "-s",
+                "VISDUP_ANALYSIS_PROCESSES=2",
             ],
             cwd=tmp_path,
             stdout=subprocess.DEVNULL,
@@ -258,8 +261,14 @@ def test_sqlite_file_is_intact_after_a_kill(tmp_path):
                     count = 0
                 if count >= 30:
                     break
+        workers = _children(proc.pid)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+        # its analysis workers see their crawl gone and end (none waits for work forever)
+        deadline = time.monotonic() + 20
+        while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert workers and not [pid for pid in workers if _alive(pid)]
         with sqlite3.connect(db_path) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
             after = conn.execute("SELECT count(*) FROM visdup_pages").fetchone()[0]
@@ -576,3 +585,22 @@ async def test_pages_a_project_pipeline_turns_into_dicts_release_their_waiters(s
     stats = crawler.stats.get_stats()
     assert stats["finish_reason"] == "finished"
     assert stats["visdup/pages"] == 0 and stats["item_scraped_count"] >= 13
+
+
+def _children(pid: int) -> list[int]:
+    """Child processes of ``pid`` (Linux's /proc; the crawl's analysis workers)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has ended; only its parent has not read its status yet

@@ -13,10 +13,12 @@ from typing import Any
 
 from visdup.errors import ConfigError
 
-#: Worker processes that analyse pages (0: threads of the crawl process). Analysis is mostly
-#: Python (main content, text prints, signatures): processes let it use cores the GIL keeps
-#: it from; each page's bytes are parsed again in the worker (bench/bench_crawl.py measures).
-VISDUP_ANALYSIS_PROCESSES = 0
+#: Worker processes that analyse pages and build templates (0: threads of the crawl process;
+#: -1: one per core the crawl may use, at most 4, none on one core). Analysis is mostly Python
+#: (main content, text prints, signatures): processes let it use cores the GIL keeps it from,
+#: and leave the crawl's own process to Scrapy and the labelling. bench/bench_crawl.py on the
+#: Python manual, 2 cores: on/off 0.26 with threads, 0.33 with 1 process, 0.41 with 2.
+VISDUP_ANALYSIS_PROCESSES = -1
 
 #: Most candidates confirmed with the exact measure per page and channel, best possible first
 #: (ranked by a cheap bound); the TED work budget bounds their cost. Measured with
@@ -228,7 +230,7 @@ def _number(name: str, value: object, kind: type, lo: float | None, hi: float | 
 #: as given.
 SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_CANDIDATES": (int, 1, 1000),
-    "VISDUP_ANALYSIS_PROCESSES": (int, 0, 256),
+    "VISDUP_ANALYSIS_PROCESSES": (int, -1, 256),
     "VISDUP_CLUSTER_CAP": (int, 0, None),
     "VISDUP_CLUSTER_ENABLED": (bool, None, None),
     "VISDUP_CLUSTER_REPRESENTATIVES": (int, 1, 100),

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import multiprocessing
+import os
 import threading
 import weakref
 from collections.abc import Mapping
@@ -29,7 +30,13 @@ from twisted.internet.defer import Deferred
 
 from visdup.config import check, defaults, resolve
 from visdup.content.titles import SiteTitles
-from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse, analyse_bytes
+from visdup.dedup.analysis import (
+    AnalysisOptions,
+    PageAnalysis,
+    analyse,
+    analyse_bytes,
+    worker_started,
+)
 from visdup.dedup.label import Labeller, build_labeller
 from visdup.drift.crawl import close_crawl_snapshot, open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
@@ -283,7 +290,7 @@ class CrawlContext:
 
     def _analysis_pool(self) -> ProcessPoolExecutor | None:
         """The worker processes of VISDUP_ANALYSIS_PROCESSES, started on first use."""
-        count = self.config["VISDUP_ANALYSIS_PROCESSES"]
+        count = analysis_processes(self.config["VISDUP_ANALYSIS_PROCESSES"])
         if not count:
             return None
         with self._open_lock:
@@ -404,4 +411,25 @@ def _refused(exc: VisdupError) -> VisdupError:
 
 def _worker_pool(count: int) -> ProcessPoolExecutor:
     # spawn: a fresh interpreter, nothing of the reactor or the store is copied
-    return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(
+        count,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=worker_started,
+        initargs=(os.getpid(),),
+    )
+
+
+#: Most worker processes VISDUP_ANALYSIS_PROCESSES = -1 starts: past them the crawl's own
+#: process (Scrapy and the labelling) is what limits the pace.
+AUTO_PROCESSES = 4
+
+
+def analysis_processes(setting: int) -> int:
+    """Worker processes for VISDUP_ANALYSIS_PROCESSES (-1: by the cores this process may use)."""
+    if setting >= 0:
+        return setting
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(AUTO_PROCESSES, cores) if cores > 1 else 0

@@ -21,6 +21,9 @@ import codecs
 import copy
 import hashlib
 import logging
+import os
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -183,6 +186,23 @@ def analyse(
         content=content,
         template_input=template,
     )
+
+
+#: Seconds between a worker process's looks at whether its crawl is still alive.
+PARENT_CHECK = 1.0
+
+
+def worker_started(parent: int) -> None:
+    """Initialiser of an analysis worker process: it ends when the crawl that started it is
+    gone. A crawl killed outright (SIGKILL, the OOM killer) never stops its workers, and
+    they would wait for work forever."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="visdup-parent-watch", daemon=True).start()
 
 
 def analyse_bytes(
