@@ -280,12 +280,17 @@ class ContentPrint:
 
 
 def content_print(
-    blocks: Iterable[tuple[str, int, str]], *, visible: str | None = None, url: str | None = None
+    blocks: Iterable[tuple[str, int, str]],
+    *,
+    visible: str | None = None,
+    url: str | None = None,
+    thin_below: int | None = None,
 ) -> ContentPrint:
     """Fingerprint main-content blocks (`MainContent.blocks`).
 
     ``visible``: the page's whole visible text (`MainContent.page_text`), keyed for thin
-    pages with :func:`visible_key` (``url`` names what varies per URL).
+    pages with :func:`visible_key` (``url`` names what varies per URL); with ``thin_below``,
+    only when the page has fewer long sentences than that.
     """
     tree = structure_tree(blocks)
     nodes = _walk(tree)
@@ -299,7 +304,11 @@ def content_print(
         sections=tuple(n.fingerprint for n in nodes if n.kind == "section"),
         paragraphs=tuple(p.fingerprint for p in paragraphs),
         sentences=tuple(_hash64(s) for s in sentences),
-        thin=visible_key(visible, url) if visible else 0,
+        thin=(
+            visible_key(visible, url)
+            if visible and (thin_below is None or len(sentences) < thin_below)
+            else 0
+        ),
     )
 
 

@@ -60,6 +60,10 @@ class AnalysisOptions:
     content: bool = True
     #: The template step's input (template clusters).
     template: bool = False
+    #: Pages with at least this many long sentences get no visible-text key (the content
+    #: channel compares them by their layers; only thinner ones need the key), which saves
+    #: a second reading of the whole page's text; None: every page gets one.
+    thin_below: int | None = None
 
     @classmethod
     def from_settings(
@@ -71,6 +75,7 @@ class AnalysisOptions:
             denoise_term=bool(values.get("VISDUP_DENOISE_TERM")),
             content=content and bool(values.get("VISDUP_CONTENT_ENABLED")),
             template=template and bool(values.get("VISDUP_CLUSTER_ENABLED")),
+            thin_below=_positive(values.get("VISDUP_CONTENT_MIN_SENTENCES")),
         )
 
 
@@ -172,7 +177,7 @@ def analyse(
         layouts: list[Layout] = []
         found = _main_step(doc, url, layouts if tree is not None else None)
         if options.content and found is not None:
-            title, content = _content_step(found, url)
+            title, content = _content_step(found, url, options.thin_below)
         if tree is not None:
             template = _layout_step(doc, found, layouts, tree, url)
     return replace(
@@ -257,10 +262,15 @@ def _main_step(doc: Document, url: str, layouts: list[Layout] | None) -> MainCon
         return None
 
 
-def _content_step(found: MainContent, url: str) -> tuple[str | None, ContentPrint | None]:
+def _content_step(
+    found: MainContent, url: str, thin_below: int | None = None
+) -> tuple[str | None, ContentPrint | None]:
     """The main content's layered fingerprint (seed 002)."""
     try:
-        return found.title, content_print(found.blocks, visible=found.page_text, url=url)
+        printed = content_print(
+            found.blocks, visible=found.page_text, url=url, thin_below=thin_below
+        )
+        return found.title, printed
     except Exception:
         logger.exception("visdup: cannot fingerprint the main content of %s", url)
         return found.title, None
@@ -278,6 +288,14 @@ def _layout_step(
     except Exception:
         logger.exception("visdup: cannot read the layout of %s", url)
         return None
+
+
+def _positive(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
 
 
 def _notes(doc: Document) -> tuple[tuple[str, str], ...]:

@@ -47,6 +47,7 @@ class FileLabeller:
             denoise_term=flag(self.get("VISDUP_DENOISE_TERM")),
             content=flag(self.get("VISDUP_CONTENT_ENABLED")),
             template=False,  # labels only: files are clustered by ``visdup cluster``
+            thin_below=int(self.get("VISDUP_CONTENT_MIN_SENTENCES")) or None,
         )
 
     def _count(self, key: str, n: int = 1) -> None:
