@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 
+import pytest
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
@@ -123,3 +127,53 @@ def test_worker_count_follows_the_cores():
     assert analysis_processes(-1) == (min(AUTO_PROCESSES, cores) if cores > 1 else 0)
     assert analysis_processes(0) == 0
     assert analysis_processes(3) == 3
+
+
+SCRIPT = """
+import json, sys
+from scrapy.crawler import CrawlerProcess
+from visdup.spiders.site import SiteSpider
+
+def crawl():
+    process = CrawlerProcess({
+        "ADDONS": {"visdup.Addon": 100}, "VISDUP_DATABASE_URL": sys.argv[1],
+        "LOG_LEVEL": "INFO", "TELNETCONSOLE_ENABLED": False, "ROBOTSTXT_OBEY": False,
+    })
+    crawler = process.create_crawler(SiteSpider)
+    process.crawl(crawler, url=sys.argv[2])
+    process.start()
+    stats = crawler.stats
+    print(json.dumps({"pages": stats.get_value("visdup/pages", 0),
+                      "processes": stats.get_value("visdup/analysis/processes", 0)}))
+"""
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_script_without_main_guard_is_not_run_again(tmp_path, guarded):
+    """Scrapy's "run from a script" starts its crawl at the top level: spawned workers would
+    run that crawl again, so such a script is analysed in threads; a guarded one gets the
+    default workers."""
+    script = tmp_path / "run.py"
+    ending = 'if __name__ == "__main__":\n    crawl()\n' if guarded else "crawl()\n"
+    script.write_text(SCRIPT + ending, encoding="utf-8")
+    with serve(SITE) as server:
+        out = subprocess.run(
+            [
+                sys.executable,
+                str(script),
+                f"sqlite:///{tmp_path / 'x.sqlite3'}",
+                server.url_for("/"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+    assert out.returncode == 0, out.stderr[-3000:]
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["pages"] >= 14
+    if guarded:
+        assert result["processes"] == analysis_processes(-1)
+    else:
+        assert result["processes"] == 0
+        assert "without an `if __name__" in out.stderr

@@ -15,6 +15,8 @@ import hashlib
 import logging
 import multiprocessing
 import os
+import re
+import sys
 import threading
 import weakref
 from collections.abc import Mapping
@@ -124,6 +126,7 @@ class CrawlContext:
         #: One worker for pages whose worker died under them (see _analyse_in).
         self._quarantine: ProcessPoolExecutor | None = None
         self._quarantine_lock = threading.Lock()
+        self._workers = _worker_count(self.config["VISDUP_ANALYSIS_PROCESSES"])
         #: Worker processes of replaced pools, by pool: stopped when the crawl closes.
         self._strays: list[dict[int, Any]] = []
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
@@ -290,12 +293,13 @@ class CrawlContext:
 
     def _analysis_pool(self) -> ProcessPoolExecutor | None:
         """The worker processes of VISDUP_ANALYSIS_PROCESSES, started on first use."""
-        count = analysis_processes(self.config["VISDUP_ANALYSIS_PROCESSES"])
+        count = self._workers
         if not count:
             return None
         with self._open_lock:
             if self._pool is None:
                 self._pool = _worker_pool(count)
+                self.stats.set_value("visdup/analysis/processes", count)
             return self._pool
 
     def note(self, url: str, kind: str, text: str) -> None:
@@ -422,6 +426,58 @@ def _worker_pool(count: int) -> ProcessPoolExecutor:
 #: Most worker processes VISDUP_ANALYSIS_PROCESSES = -1 starts: past them the crawl's own
 #: process (Scrapy and the labelling) is what limits the pace.
 AUTO_PROCESSES = 4
+
+
+#: ``if __name__ == "__main__":`` at the start of a line, however it is spelled.
+_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.MULTILINE)
+
+
+def unguarded_main() -> str | None:
+    """The program a spawned worker would run again, when it runs its work unguarded.
+
+    A spawned process imports the parent's main script before it can take any work. A script
+    that starts its crawl at the top level, as Scrapy's "run from a script" example does,
+    would start that crawl again in every worker. ``python -m pkg``, ``python -c``, the
+    ``scrapy`` and ``visdup`` commands and any script with a ``__main__`` guard are safe.
+    """
+    main = sys.modules.get("__main__")
+    if main is None:
+        return None
+    spec = getattr(main, "__spec__", None)
+    name = getattr(spec, "name", None)
+    if name is not None and (name == "__main__" or name.endswith(".__main__")):
+        return None  # multiprocessing never imports a package's __main__ again
+    path = getattr(main, "__file__", None) or getattr(spec, "origin", None)
+    if not path:
+        return None  # -c or an interactive session: nothing to import again
+    try:
+        with open(path, encoding="utf-8", errors="replace") as source:
+            text = source.read()
+    except OSError:
+        return None
+    return None if _MAIN_GUARD.search(text) else str(path)
+
+
+def _worker_count(setting: int) -> int:
+    """Workers this crawl starts: the setting, minus what an unguarded main script forbids."""
+    count = analysis_processes(setting)
+    script = unguarded_main() if count else None
+    if script is None:
+        return count
+    if setting < 0:
+        logger.info(
+            "visdup: pages are analysed in threads: %s starts its crawl without an "
+            '`if __name__ == "__main__":` guard, and worker processes would run it again',
+            script,
+        )
+        return 0
+    logger.warning(
+        'visdup: VISDUP_ANALYSIS_PROCESSES=%d, but %s has no `if __name__ == "__main__":` '
+        "guard: each worker process runs it again before it can analyse a page",
+        setting,
+        script,
+    )
+    return count
 
 
 def analysis_processes(setting: int) -> int:
