@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
+import random
 from pathlib import Path
 
 import pytest
@@ -139,9 +139,20 @@ def test_content_and_cluster_read_warc(tmp_path, capsys):
     assert BASE in capsys.readouterr().out
 
 
-def test_damaged_warc_is_one_clear_error(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "junk",
+    [
+        bytes(random.Random(7).getrandbits(8) for _ in range(300)),
+        # junk warcio reads as one record without a type, without an error of its own
+        bytes(random.Random(17).getrandbits(8) for _ in range(300)),
+        b"\n" + bytes(random.Random(3).getrandbits(8) for _ in range(299)),
+        b"\x1f\x8b\x08\x00" + b"\xff" * 60,  # a gzip header, then no deflate stream
+    ],
+    ids=["random", "typeless-record", "newline-first", "broken-gzip"],
+)
+def test_damaged_warc_is_one_clear_error(tmp_path, capsys, junk):
     bad = tmp_path / "bad.warc.gz"
-    bad.write_bytes(os.urandom(300))
+    bad.write_bytes(junk)
     assert main(["dups", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.warc.gz" in err and "visdup: error:" in err and "Traceback" not in err

@@ -63,9 +63,15 @@ def iter_warc(
         fh = path.open("rb")
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    records = 0
     with fh:
         try:
             for record in archive_iterator(fh, arc2warc=True):
+                records += 1
+                if not record.rec_type:  # junk warcio took for a header block: no record
+                    raise InputError(
+                        f"{path}: not a readable WARC file (record {records} has no type)"
+                    )
                 page = _page(record, counts, seen)
                 if page is not None:
                     counts.pages += 1
@@ -74,6 +80,9 @@ def iter_warc(
             raise
         except Exception as exc:  # warcio raises plain exceptions on damaged archives
             raise InputError(f"{path}: not a readable WARC file ({exc})") from None
+        size = fh.tell()
+    if not records and size:  # junk warcio reads as blank lines: nothing, and no error
+        raise InputError(f"{path}: not a readable WARC file (no record in {size} bytes)")
     if counts.skipped:
         logger.info(
             "visdup: %s: %d pages; skipped %s",
