@@ -1,6 +1,7 @@
 """Scrapy item pipelines: thin adapters from page items to one analysis per page.
 
-Each page is analysed once (:func:`visdup.dedup.analysis.analyse`, in a worker thread) into
+Each page is analysed once (:func:`visdup.dedup.analysis.analyse`, in a worker process, or a
+worker thread with ``VISDUP_ANALYSIS_PROCESSES = 0``) into
 an immutable value set on the item's declared ``analysis`` field; the pipelines then only
 read it. ``TermPipeline`` and ``ContentPipeline`` make sure the analysis exists,
 ``ClusterPipeline`` places the page in its template cluster, ``LabelPipeline`` labels and
@@ -49,7 +50,7 @@ class _PagePipeline:
         return cls(crawler)
 
     async def analysed(self, item: Page) -> PageAnalysis:
-        """The page's analysis, computed (in a worker thread) by the first pipeline to ask."""
+        """The page's analysis, computed (off the reactor) by the first pipeline to ask."""
         if item.analysis is None:
             analysis = await run_in_thread(self.ctx.analyse, item)
             item.analysis = analysis
