@@ -11,7 +11,6 @@ into a failed crawl (``scrapy crawl`` exits non-zero) before the spider opens.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import multiprocessing
 import os
@@ -37,6 +36,7 @@ from visdup.dedup.analysis import (
     PageAnalysis,
     analyse,
     analyse_bytes,
+    body_digest,
     worker_started,
 )
 from visdup.dedup.label import Labeller, build_labeller
@@ -273,7 +273,7 @@ class CrawlContext:
         logger.error("visdup: %s kills the analysis worker process; stored unanalysed", item.url)
         return PageAnalysis(
             url=item.url,
-            body_hash=hashlib.sha1(item.body).hexdigest() if item.body else None,
+            body_hash=body_digest(item.body),
             problem="analysis worker died",
         )
 

@@ -138,7 +138,7 @@ def _prune(index: int, w: Weights, mass: list[float] | None) -> int:
     total = max(mass[index], 1)
     noise = PRUNE_NOISE_SHARE * total
     link_floor = PRUNE_LINK_LIST_SHARE * total
-    net, good, m_of = w.net, w.good, w._factors
+    net, good, m_of = w.net, w.good, w.factors
     doomed: list[int] = []
     stack = [index]
     while stack:

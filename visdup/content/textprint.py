@@ -72,13 +72,7 @@ _BLANKING = _Blanking()
 
 #: The same blanking for ASCII, with case folded (NFKC changes no ASCII character, and
 #: casefold is lower there): bytes.translate runs it without a lookup per character.
-_ASCII_BLANKING = bytes(
-    [
-        ord(" ") if unicodedata.category(chr(c))[0] in "PSZC" else ord(chr(c).lower())
-        for c in range(128)
-    ]
-    + list(range(128, 256))
-)
+_ASCII_BLANKING = bytes([ord(_BLANKING[c].lower()) for c in range(128)] + list(range(128, 256)))
 
 
 def normalise(text: str) -> str:

@@ -178,10 +178,10 @@ class Weights:
     teasers: list[float]  # characters of teasers (linked headings, cut excerpts)
     teaser_count: list[int]
     linked: list[float]  # link characters, discounted like the prose (an index's content)
-    _factors: list[float]  # m of every element, read once per page
+    factors: list[float]  # m of every element, read once per page
 
     def factor(self, i: int) -> float:
-        return self._factors[i]
+        return self.factors[i]
 
     def link_density(self, i: int) -> float:
         return self.links[i] / max(1, self.chars[i])
@@ -202,11 +202,7 @@ def weigh(walk: Walk) -> Weights:
     teasers = [0.0] * n
     count = [0] * n
     linked = [0.0] * n
-    factors = _FACTORS
-    m_of = [
-        1.0 if key[0] in ("html", "body") else (factors.get(key) or factor(key))
-        for key in walk.keys
-    ]
+    m_of = [factor(key) for key in walk.keys]
     w = Weights(walk, net, good, chars, links, teasers, count, linked, m_of)
     for block in walk.blocks:
         value = block_value(block)
@@ -248,7 +244,7 @@ def choose(w: Weights, score: list[float] | None = None) -> int:
     """
     values = w.net if score is None else score
     parents = w.walk.parents
-    m_of = w._factors
+    m_of = w.factors
     n = len(parents)
     best, best_score = 0, float("-inf")
     path = [1.0] * n

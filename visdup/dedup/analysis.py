@@ -75,7 +75,7 @@ class AnalysisOptions:
             denoise_term=bool(values.get("VISDUP_DENOISE_TERM")),
             content=content and bool(values.get("VISDUP_CONTENT_ENABLED")),
             template=template and bool(values.get("VISDUP_CLUSTER_ENABLED")),
-            thin_below=_positive(values.get("VISDUP_CONTENT_MIN_SENTENCES")),
+            thin_below=thin_limit(values.get("VISDUP_CONTENT_MIN_SENTENCES")),
         )
 
 
@@ -138,7 +138,7 @@ def analyse(
     Never raises on a bad page: ``problem`` says why it is unusable. A tree given here is
     not modified (the analysis works on its own copy).
     """
-    body_hash = hashlib.sha1(body).hexdigest() if body else None
+    body_hash = body_digest(body)
     edits = options.template or options.content or options.denoise_term
     doc = document(
         body,
@@ -290,7 +290,13 @@ def _layout_step(
         return None
 
 
-def _positive(value: Any) -> int | None:
+def body_digest(body: bytes) -> str | None:
+    """The page's body hash (byte-identical copies share it; None for an empty body)."""
+    return hashlib.sha1(body).hexdigest() if body else None
+
+
+def thin_limit(value: Any) -> int | None:
+    """:attr:`AnalysisOptions.thin_below` from VISDUP_CONTENT_MIN_SENTENCES (None: no limit)."""
     try:
         number = int(value)
     except (TypeError, ValueError):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from visdup.config import defaults, flag
-from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
+from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse, thin_limit
 from visdup.dedup.label import Labeller, Pending, build_labeller
 from visdup.engine import Engine, LocalEngine
 from visdup.errors import InputError
@@ -47,7 +47,7 @@ class FileLabeller:
             denoise_term=flag(self.get("VISDUP_DENOISE_TERM")),
             content=flag(self.get("VISDUP_CONTENT_ENABLED")),
             template=False,  # labels only: files are clustered by ``visdup cluster``
-            thin_below=int(self.get("VISDUP_CONTENT_MIN_SENTENCES")) or None,
+            thin_below=thin_limit(self.get("VISDUP_CONTENT_MIN_SENTENCES")),
         )
 
     def _count(self, key: str, n: int = 1) -> None:
