@@ -30,7 +30,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -289,13 +289,15 @@ class CrawlClusters:
         )
         try:
             workers = self.processes() if self.processes is not None else None
-            template = None
+            job = None
             if workers is not None:
                 try:
-                    template = workers.submit(build).result()
-                except RuntimeError:  # the workers are shutting down, or one died: build here
-                    template = None
-            if template is None:
+                    job = workers.submit(build)
+                except Exception:  # the workers are shutting down, or broke: build here
+                    job = None
+            try:
+                template = job.result() if job is not None else build()
+            except BrokenExecutor:  # a worker died under the build (not the build failing)
                 template = build()
         except Exception:
             logger.exception("visdup: cannot build the template of cluster %d", cid)
