@@ -47,7 +47,9 @@ ru = resource.getrusage(resource.RUSAGE_SELF)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # analysis worker processes, when any
 print(json.dumps({"elapsed": elapsed,
                   "cpu": ru.ru_utime + ru.ru_stime + kids.ru_utime + kids.ru_stime,
+                  "cpu_main": ru.ru_utime + ru.ru_stime,
                   "peak_mb": ru.ru_maxrss / 1024 + kids.ru_maxrss / 1024,
+                  "peak_main_mb": ru.ru_maxrss / 1024,
                   "responses": stats.get("response_received_count", 0),
                   "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
                   "visdup_pages": stats.get("visdup/pages", 0),
@@ -106,8 +108,15 @@ def main() -> None:
                 print(
                     f"round {r} {mode:<28}: {res['responses']} responses in "
                     f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s, "
-                    f"{res['cpu'] / max(1, res['responses']) * 1e3:.1f} ms CPU per page, "
+                    f"{res['cpu'] / max(1, res['responses']) * 1e3:.1f} ms CPU per page "
+                    f"({res['cpu_main'] / max(1, res['responses']) * 1e3:.1f} in the crawl's "
+                    "process), "
                     f"peak {res['peak_mb']:.0f} MB"
+                    + (
+                        f" ({res['peak_main_mb']:.0f} the crawl's process)"
+                        if res["peak_mb"] > res["peak_main_mb"] + 1
+                        else ""
+                    )
                     + (
                         f"  ({res['visdup_pages']} labelled, {res['duplicates']} duplicates, "
                         f"{res['ted_calls']} TED calls)"

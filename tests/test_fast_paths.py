@@ -21,7 +21,7 @@ from visdup.content import main_content
 from visdup.content.blocks import BLOCK_TAGS, HEADINGS
 from visdup.content.blocks import join_blocks as _join_blocks
 from visdup.content.blocks import paragraphs as _blocks
-from visdup.content.textprint import _common, _shingle_simhash
+from visdup.content.textprint import _SLICE, _common, _shingle_simhash
 from visdup.page.parse import parse_html
 from visdup.structure.fingerprint import simhash64
 from visdup.templates import cluster as cluster_module
@@ -156,14 +156,16 @@ def test_path_index_finds_what_a_full_scan_finds(monkeypatch, threshold: float) 
 def test_vectorised_simhash_equals_simhash64() -> None:
     rng = random.Random(3)
     words = ["alpha", "beta", "gamma", "δέλτα", "数据", "x", "yy", "zzz"]
-    for size in (1, 5, 16, 17, 200, 2000):
+    # 20,000 draws: more distinct shingles than one slice of the bit sums (_SLICE)
+    for size in (1, 5, 16, 17, 200, 2000, 20_000):
         shingles: Counter[str] = Counter()
         for _ in range(size):
-            shingles[" ".join(rng.choice(words) for _ in range(3)) + str(rng.randrange(50))] += (
+            shingles[" ".join(rng.choice(words) for _ in range(3)) + str(rng.randrange(5000))] += (
                 rng.choice([1, 1, 1, 2, 300])
             )
         expected = simhash64((s, min(c, 255)) for s, c in shingles.items())
         assert _shingle_simhash(shingles) == expected
+    assert len(shingles) > _SLICE
 
 
 def test_first_walk_spans_equal_a_walk_of_the_element() -> None:

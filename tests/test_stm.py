@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import lxml.html
@@ -11,6 +12,7 @@ from kernels import python_kernels
 from visdup.templates import stm as stm_module
 from visdup.templates.stm import (
     FlatTree,
+    PackedTree,
     dom_tree,
     label_paths,
     page_tree,
@@ -19,6 +21,7 @@ from visdup.templates.stm import (
     stm_upper_bound,
     text_code,
     tree_distance_stm,
+    unpacked,
 )
 
 KERNELS = ["python"] + (["compiled"] if stm_module._kernel is not None else [])
@@ -210,3 +213,33 @@ def test_page_tree_bad_input():
 def test_flat_tree_roundtrip():
     t = page_tree(b"<html><body><p class='x'>a</p></body></html>")
     assert FlatTree.from_dict(t.to_dict()) == t
+
+
+def test_packed_tree_keeps_everything():
+    t = page_tree(
+        b"<html><body><div id='a' class='x y'><p>one</p><p>two \xc3\xa9</p></div></body></html>",
+        max_nodes=4,
+    )
+    assert t.truncated
+    packed = PackedTree.of(t)
+    assert packed.nodes == t.nodes
+    back = pickle.loads(pickle.dumps(packed)).unpack()
+    assert back == t  # labels, sizes, texts
+    assert (back.hints, back.truncated) == (t.hints, t.truncated)
+    assert unpacked(packed) == t and unpacked(t) is t and unpacked(None) is None
+
+
+def test_worker_analysis_sends_the_tree_packed():
+    from visdup.dedup.analysis import AnalysisOptions, analyse, analyse_bytes
+
+    html = (
+        b"<html><body><nav><a href='/'>home</a></nav><main><p>"
+        + b"word " * 80
+        + b"</p></main></body></html>"
+    )
+    options = AnalysisOptions(template=True)
+    here = analyse(html, url="http://x/a", options=options)
+    there = analyse_bytes(html, "http://x/a", None, "text/html", None, options)
+    assert here.template_input is not None and there.template_input is not None
+    assert isinstance(there.template_input.tree, PackedTree)
+    assert unpacked(there.template_input.tree) == here.template_input.tree

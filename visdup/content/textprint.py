@@ -15,6 +15,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -177,6 +178,10 @@ def _shingles(sentences: Iterable[str]) -> Counter[str]:
     return counts
 
 
+#: Shingles whose hash bits are summed at a time (a 4 MiB block of int64 bits).
+_SLICE = 8192
+
+
 def _shingle_simhash(shingles: Counter[str]) -> int:
     """``simhash64`` of the shingles weighted by their counts (capped at 255), vectorised.
 
@@ -186,11 +191,17 @@ def _shingle_simhash(shingles: Counter[str]) -> int:
     items = [(s, c if c < 255 else 255) for s, c in shingles.items()]
     if np is None or len(items) < 16:
         return simhash64(items)
-    digests = b"".join(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest() for s, _ in items)
-    # Row k: the 64 bits of shingle k's big-endian hash, most significant first.
-    bits = np.unpackbits(np.frombuffer(digests, dtype=np.uint8).reshape(-1, 8), axis=1)
+    digests = np.frombuffer(
+        b"".join(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest() for s, _ in items),
+        dtype=np.uint8,
+    ).reshape(-1, 8)
     weights = np.fromiter((c for _, c in items), dtype=np.int64, count=len(items))
-    ones = weights @ bits.astype(np.int64)
+    ones = np.zeros(64, dtype=np.int64)
+    # In slices: the bit matrix as int64 is 512 bytes per shingle, 100 MB on a 4 MB page.
+    for start in range(0, len(items), _SLICE):
+        # Row k: the 64 bits of shingle k's big-endian hash, most significant first.
+        bits = np.unpackbits(digests[start : start + _SLICE], axis=1)
+        ones += weights[start : start + _SLICE] @ bits.astype(np.int64)
     # Bit i is set when the weight of features having it outweighs that of the others.
     mask = 2 * ones > int(weights.sum())
     return int.from_bytes(np.packbits(mask).tobytes(), "big")
@@ -242,6 +253,12 @@ class ContentPrint:
     @property
     def empty(self) -> bool:
         return not self.sentences
+
+    @cached_property
+    def sentence_set(self) -> frozenset[int]:
+        """The long sentences as a set, made once: the content channel's shared-sentence index
+        and the print's summary keep this one object, not a copy each."""
+        return frozenset(self.sentences)
 
     def to_json(self) -> str:
         # Hex strings: 64-bit integers lose bits in JSON readers that use doubles.

@@ -40,7 +40,7 @@ from visdup.storage.store import PageRecord, pack_body
 from visdup.structure.fingerprint import term_simhash
 from visdup.structure.term import Term, document_term
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
-from visdup.templates.stm import FlatTree, dom_tree
+from visdup.templates.stm import FlatTree, PackedTree, dom_tree
 
 logger = logging.getLogger(__name__)
 
@@ -219,8 +219,12 @@ def analyse_bytes(
     options: AnalysisOptions,
 ) -> PageAnalysis:
     """:func:`analyse` without a parsed tree: what a worker process runs (its arguments and
-    result cross the process boundary by pickling)."""
-    return analyse(
+    result cross the process boundary by pickling).
+
+    The template step's DOM tree goes back packed: the crawl's process keeps few of them and
+    never needs their objects (:class:`visdup.templates.stm.PackedTree`).
+    """
+    result = analyse(
         body,
         url=url,
         final_url=final_url,
@@ -228,6 +232,10 @@ def analyse_bytes(
         encoding=encoding,
         options=options,
     )
+    found = result.template_input
+    if found is not None and isinstance(found.tree, FlatTree):
+        result = replace(result, template_input=replace(found, tree=PackedTree.of(found.tree)))
+    return result
 
 
 def template_input(doc: Document) -> FlatTree | None:

@@ -111,15 +111,23 @@ class SharedKeys:
 
     def __init__(self, max_postings: int = 64):
         self.max_postings = max_postings
-        self._postings: dict[int, list[int]] = {}
+        #: Key → the page that has it, or the pages (most keys belong to one page: a plain
+        #: int there saves a list per key).
+        self._postings: dict[int, int | list[int]] = {}
         self._keys: dict[int, frozenset[int]] = {}
 
     def add(self, page_id: int, keys: Iterable[int]) -> None:
-        mine = frozenset(keys)
+        """Index a page's keys; a frozenset is kept as it is (a summary may share it)."""
+        mine = keys if isinstance(keys, frozenset) else frozenset(keys)
         self._keys[page_id] = mine
+        postings = self._postings
         for key in mine:
-            posting = self._postings.setdefault(key, [])
-            if len(posting) <= self.max_postings:
+            posting = postings.get(key)
+            if posting is None:
+                postings[key] = page_id
+            elif isinstance(posting, int):
+                postings[key] = [posting, page_id]
+            elif len(posting) <= self.max_postings:
                 posting.append(page_id)
 
     def keys(self, page_id: int) -> frozenset[int]:
@@ -136,7 +144,12 @@ class SharedKeys:
         shared: dict[int, int] = {}
         for key in mine:
             posting = self._postings.get(key)
-            if posting is None or len(posting) > self.max_postings:
+            if posting is None:
+                continue
+            if isinstance(posting, int):
+                shared[posting] = shared.get(posting, 0) + 1
+                continue
+            if len(posting) > self.max_postings:
                 continue
             for page_id in posting:
                 shared[page_id] = shared.get(page_id, 0) + 1
@@ -757,9 +770,15 @@ class Labeller:
         self._count("visdup/originals_replaced", 1)
 
 
-def _layer(values: tuple[int, ...]) -> tuple[frozenset[int], dict[int, int] | None]:
-    """A print layer as a set, and the counts of the hashes it repeats (None: it repeats none)."""
-    distinct = frozenset(values)
+def _layer(
+    values: tuple[int, ...], distinct: frozenset[int] | None = None
+) -> tuple[frozenset[int], dict[int, int] | None]:
+    """A print layer as a set, and the counts of the hashes it repeats (None: it repeats none).
+
+    ``distinct``: the layer's set when the caller has it already (shared, not copied).
+    """
+    if distinct is None:
+        distinct = frozenset(values)
     if len(distinct) == len(values):
         return distinct, None
     return distinct, {h: n for h, n in Counter(values).items() if n > 1}
@@ -806,7 +825,7 @@ class PrintSummary:
 
     @classmethod
     def of(cls, cp: ContentPrint) -> PrintSummary:
-        sentences, sentence_repeats = _layer(cp.sentences)
+        sentences, sentence_repeats = _layer(cp.sentences, cp.sentence_set)
         paragraphs, paragraph_repeats = _layer(cp.paragraphs)
         return cls(
             cp.document,
@@ -955,7 +974,7 @@ def build_labeller(
             load=load_prints,
             measure=measure_content,
             accepts=lambda cp: len(cp.sentences) >= min_sentences,
-            keys=lambda cp: cp.sentences,
+            keys=lambda cp: cp.sentence_set,  # the same set object as its summary's
             floor=content_theta,
             summarise=PrintSummary.of,
             bound=content_bound,

@@ -50,6 +50,7 @@ from visdup.storage.schema import (
 from visdup.storage.urls import canonical_url, origin
 from visdup.templates.assign import sample_rank
 from visdup.templates.extract import DEFAULT_MIN_FIT
+from visdup.templates.stm import PackedTree
 from visdup.templates.template import Template
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ class Snapshot:
         self._lock = threading.Lock()
         self._rows: list[dict[str, Any]] = []
         #: Cluster id → sample of (rank, url, page id, tree), smallest ranks first.
-        self._samples: dict[int, list[tuple[int, str, int, FlatTree]]] = {}
+        self._samples: dict[int, list[tuple[int, str, int, PackedTree]]] = {}
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
         self._start_templates: dict[int, str] = {}
@@ -325,7 +326,7 @@ class Snapshot:
         cluster: int | None,
         fit: float | None,
         body_hash: str | None,
-        tree: FlatTree | None = None,
+        tree: FlatTree | PackedTree | None = None,
     ) -> None:
         """One page of this snapshot (thread-safe); rows are written in batches."""
         if page_id is None:
@@ -346,11 +347,12 @@ class Snapshot:
         if due:
             self.flush()
 
-    def _keep(self, cluster: int, url: str, page_id: int, tree: FlatTree) -> None:
+    def _keep(self, cluster: int, url: str, page_id: int, tree: FlatTree | PackedTree) -> None:
         sample = self._samples.setdefault(cluster, [])
-        entry = (sample_rank(url), url, page_id, tree)
-        if len(sample) >= self.sample_size and entry[:2] >= sample[-1][:2]:
+        rank = sample_rank(url)
+        if len(sample) >= self.sample_size and (rank, url) >= sample[-1][:2]:
             return
+        entry = (rank, url, page_id, tree if isinstance(tree, PackedTree) else PackedTree.of(tree))
         bisect.insort(sample, entry, key=lambda e: e[:2])
         del sample[self.sample_size :]
 
@@ -456,7 +458,7 @@ class Snapshot:
             start = template(self._start_templates.get(cid))
             end = template(now_templates.get(cid))
             entries = self._samples.get(cid, [])
-            sample = [(u, t) for _r, u, _p, t in entries]
+            sample = [(u, t.unpack()) for _r, u, _p, t in entries]
             part = measure(sample, start or end, end or start, min_fit=self.min_fit)
             if cid in old:
                 part = merge_sample(old[cid], part)
@@ -469,7 +471,7 @@ class Snapshot:
             for _r, u, page, tree in entries:
                 was = before.get(page)
                 if was is not None and was != cid:
-                    moved.setdefault(was, []).append((u, tree))
+                    moved.setdefault(was, []).append((u, tree.unpack()))
             if moved:
                 stats["moved"] = {}
             for was, trees in sorted(moved.items(), key=lambda kv: -len(kv[1]))[:2]:

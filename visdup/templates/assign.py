@@ -40,7 +40,7 @@ from visdup.storage.store import Store
 from visdup.templates.extract import extract_record
 from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, LayoutClusterer
 from visdup.templates.signature import Layout, TemplateInput, make_layout, similarity
-from visdup.templates.stm import FlatTree
+from visdup.templates.stm import FlatTree, PackedTree, unpacked
 from visdup.templates.template import Template, build_template
 
 logger = logging.getLogger(__name__)
@@ -60,8 +60,9 @@ class Assignment:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
-#: A page in its cluster's template sample: (rank, url, DOM tree, main text, signature key).
-Sample = tuple[int, str, FlatTree, str | None, int]
+#: A page in its cluster's template sample: (rank, url, DOM tree, main text, signature key);
+#: trees are kept packed (:class:`visdup.templates.stm.PackedTree`).
+Sample = tuple[int, str, PackedTree, str | None, int]
 
 
 def sample_rank(url: str) -> int:
@@ -239,7 +240,8 @@ class CrawlClusters:
         sample = self.samples.setdefault(cid, [])
         rank = sample_rank(url)
         if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
-            sample.append((rank, url, tree, text, key))
+            kept = tree if isinstance(tree, PackedTree) else PackedTree.of(tree)
+            sample.append((rank, url, kept, text, key))
             sample.sort(key=_by_rank)
             del sample[self.template_max_pages :]
         template = self.templates.get(cid)
@@ -277,7 +279,7 @@ class CrawlClusters:
         return next((i for i, entry in enumerate(sample) if entry[4] == core.key), None)
 
     def _build(
-        self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None = None
+        self, cid: int, trees: list[tuple[str, PackedTree]], medoid: int | None = None
     ) -> Template | None:
         build = partial(
             build_template,
@@ -305,7 +307,9 @@ class CrawlClusters:
         logger.debug("visdup: template of cluster %d built from %d pages", cid, len(trees))
         return template
 
-    def _build_later(self, cid: int, trees: list[tuple[str, FlatTree]], medoid: int | None) -> None:
+    def _build_later(
+        self, cid: int, trees: list[tuple[str, PackedTree]], medoid: int | None
+    ) -> None:
         template = self._build(cid, trees, medoid)
         if template is None:
             return
@@ -336,9 +340,11 @@ class CrawlClusters:
             self._pool = None
 
     def _record(
-        self, template: Template, url: str, tree: FlatTree, text: str | None
+        self, template: Template, url: str, tree: FlatTree | PackedTree, text: str | None
     ) -> dict[str, Any]:
-        return extract_record(template, url, tree, min_fit=self.min_fit, text=text)
+        page = unpacked(tree)
+        assert page is not None
+        return extract_record(template, url, page, min_fit=self.min_fit, text=text)
 
 
 def _by_rank(entry: Sample) -> tuple[int, str]:

@@ -23,7 +23,7 @@ from visdup.errors import InputError
 from visdup.escape import csv_cell
 from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, layout_clusters
 from visdup.templates.signature import TemplateInput, page_input
-from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping
+from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping, unpacked
 from visdup.templates.template import (
     RESERVED_NAMES,
     Template,
@@ -200,7 +200,7 @@ def extract_pages(
     """
     inputs = page_inputs(pages, engine=engine)
     empty = FlatTree((), ())
-    trees = {key: found.tree or empty for key, found in inputs.items()}
+    trees = {key: unpacked(found.tree) or empty for key, found in inputs.items()}
     clusters = layout_clusters(
         ((key, found.layout) for key, found in inputs.items()), threshold=threshold
     )

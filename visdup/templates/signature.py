@@ -30,7 +30,7 @@ from typing import Any
 
 from lxml import etree
 
-from visdup.templates.stm import FlatTree, label_paths, stm, stm_upper_bound
+from visdup.templates.stm import FlatTree, PackedTree, label_paths, stm, stm_upper_bound
 
 #: Levels below <body> kept in the skeleton.
 DEFAULT_DEPTH = 8
@@ -94,7 +94,7 @@ class TemplateInput:
     (without invisible nodes, read before main content prunes it)."""
 
     layout: Layout
-    tree: FlatTree | None = None
+    tree: FlatTree | PackedTree | None = None
     #: The page's main content as text (its record's ``main_text``).
     text: str | None = None
 

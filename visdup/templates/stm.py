@@ -15,7 +15,9 @@ Both walk the trees with explicit stacks: pages can nest thousands of levels dee
 from __future__ import annotations
 
 import logging
+import pickle
 import re
+import zlib
 from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -160,6 +162,48 @@ class FlatTree:
 
     def __repr__(self) -> str:
         return f"FlatTree(nodes={len(self.labels)})"
+
+
+class PackedTree:
+    """A :class:`FlatTree` kept as compressed bytes until a template build or an extraction
+    reads it.
+
+    A page's tree is about 150 KiB of Python objects and 9 KiB packed. The crawl keeps up to
+    VISDUP_TEMPLATE_MAX_PAGES trees per cluster for its template (and drift keeps samples too),
+    and with analysis in worker processes the tree crosses to the crawl's process on every
+    page: packed there, the crawl's process never builds the objects of a tree it only keeps.
+    """
+
+    __slots__ = ("data", "nodes")
+
+    def __init__(self, data: bytes, nodes: int):
+        self.data = data
+        self.nodes = nodes
+
+    @classmethod
+    def of(cls, tree: FlatTree) -> PackedTree:
+        fields = (tree.labels, tree.sizes, tree.texts, tree.hints, tree.truncated)
+        return cls(zlib.compress(pickle.dumps(fields, protocol=5), 1), tree.nodes)
+
+    def unpack(self) -> FlatTree:
+        labels, sizes, texts, hints, truncated = pickle.loads(zlib.decompress(self.data))
+        return FlatTree(labels, sizes, texts, hints, truncated=truncated)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return PackedTree, (self.data, self.nodes)
+
+    def __repr__(self) -> str:
+        return f"PackedTree(nodes={self.nodes}, bytes={len(self.data)})"
+
+
+def unpacked(tree: FlatTree | PackedTree | None) -> FlatTree | None:
+    """The tree itself, unpacked when it is kept packed."""
+    return tree.unpack() if isinstance(tree, PackedTree) else tree
+
+
+def packed(tree: FlatTree | PackedTree | None) -> PackedTree | None:
+    """The tree packed (the same object when it already is)."""
+    return PackedTree.of(tree) if isinstance(tree, FlatTree) else tree
 
 
 def truncate_sizes(sizes: Sequence[int], n: int) -> list[int]:

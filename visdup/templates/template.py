@@ -24,7 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from visdup import config
-from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, stm_mapping, text_code
+from visdup.templates.stm import (
+    DEFAULT_MAX_NODES,
+    FlatTree,
+    PackedTree,
+    stm_mapping,
+    text_code,
+    unpacked,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -144,7 +151,7 @@ def _spread(count: int, limit: int) -> list[int]:
 
 
 def build_template(
-    trees: Sequence[FlatTree],
+    sample: Sequence[FlatTree | PackedTree],
     *,
     medoid: int | None = None,
     cluster: int | str | None = None,
@@ -154,9 +161,14 @@ def build_template(
     field_support: float = DEFAULT_FIELD_SUPPORT,
     max_nodes: int = DEFAULT_MAX_NODES,
 ) -> Template:
-    """Generalise a cluster's pages into a template (``medoid``: index of the initial template)."""
-    if not trees:
+    """Generalise a cluster's pages into a template (``medoid``: index of the initial template).
+
+    Pages may come packed (the crawl keeps its samples so): they are unpacked here, in the
+    process that builds.
+    """
+    if not sample:
         raise ValueError("a template needs at least one page")
+    trees = [unpacked(t) or FlatTree((), ()) for t in sample]
     picked = _spread(len(trees), max_pages)
     if medoid is None:
         from visdup.templates.cluster import medoid as find_medoid
