@@ -74,9 +74,7 @@ class DaskEngine:
         try:
             from distributed import Client, LocalCluster
         except ImportError:
-            raise InputError(
-                "--engine dask needs Dask: pip install 'visdup[dask]'"
-            ) from None
+            raise InputError("--engine dask needs Dask: pip install 'visdup[dask]'") from None
         self.batch = batch
         self._cluster = None
         try:

@@ -13,9 +13,7 @@ from typing import Any
 
 #: C0 controls but tab and newline, DEL, and the C1 controls (8-bit CSI, OSC...); plus the
 #: Unicode line and paragraph separators and bidirectional overrides that reorder what is shown.
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _NAMED = {"\r": "\\r", "\x1b": "\\e"}
 
 #: First characters that make a spreadsheet evaluate a cell (OWASP, "CSV Injection").

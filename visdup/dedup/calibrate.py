@@ -283,9 +283,7 @@ def page_features(body: bytes, channel: str, url: str | None = None) -> Any:
     return content_print(extract(body).blocks)
 
 
-def score_pairs(
-    pairs: Sequence[Pair], channel: str, load: Callable[[str], Any]
-) -> list[float]:
+def score_pairs(pairs: Sequence[Pair], channel: str, load: Callable[[str], Any]) -> list[float]:
     """Each pair's similarity; ``load`` gives a page's features by name (cached here)."""
     if channel not in MEASURES:
         raise InputError(f"channel must be one of {', '.join(CHANNELS)}, not {channel!r}")

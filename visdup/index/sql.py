@@ -16,7 +16,6 @@ rows and k=3, 2.6 rows and 1.6 ms a lookup against 611 rows and 9.8 ms; README, 
 10M pages").
 """
 
-
 from __future__ import annotations
 
 import contextlib

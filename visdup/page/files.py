@@ -69,9 +69,7 @@ def read_bounded(path: Path) -> bytes:
     """At most MAX_FILE_BYTES of a regular file; anything else is refused before it is opened."""
     info = path.stat()
     if not stat.S_ISREG(info.st_mode):
-        kind = next(
-            (word for test, word in _SPECIAL if test(info.st_mode)), "of an unknown type"
-        )
+        kind = next((word for test, word in _SPECIAL if test(info.st_mode)), "of an unknown type")
         raise InputError(f"{path}: not a regular file ({kind}); refused without reading")
     if info.st_size > MAX_FILE_BYTES:
         raise InputError(f"{path}: {info.st_size} bytes is too large for a page")
