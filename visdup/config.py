@@ -123,6 +123,11 @@ VISDUP_INDEX_LAYOUT = "bands"
 #: compared are returned (a template with thousands of near-identical pages stays cheap).
 VISDUP_INDEX_MAX_CANDIDATES = 2000
 
+#: With analysis in worker processes, label pages in a process of their own too (the store,
+#: the indexes and the template clusters live there): the crawl's process is left to Scrapy.
+#: False labels in the crawl's process. No effect when analysis runs in threads.
+VISDUP_LABEL_PROCESS = True
+
 #: Links the site spider reads from one page (0: all); a page with a million links is a crawl
 #: trap. The stat visdup/links_over_page_cap counts the links left unread.
 VISDUP_MAX_LINKS_PER_PAGE = 5000
@@ -253,6 +258,7 @@ SPECS: dict[str, tuple[Any, float | None, float | None]] = {
     "VISDUP_HAMMING_K": (int, 0, 16),
     "VISDUP_INDEX_LAYOUT": (INDEX_LAYOUTS, None, None),
     "VISDUP_INDEX_MAX_CANDIDATES": (int, 0, None),
+    "VISDUP_LABEL_PROCESS": (bool, None, None),
     "VISDUP_MAX_LINKS_PER_PAGE": (int, 0, None),
     "VISDUP_MAX_TERM_NODES": (int, 1, None),
     "VISDUP_NOFOLLOW_WAIT": (float, 0.0, None),

@@ -30,7 +30,6 @@ from scrapy.utils.asyncio import run_in_thread
 from twisted.internet.defer import Deferred
 
 from visdup.config import check, defaults, resolve
-from visdup.content.titles import SiteTitles
 from visdup.dedup.analysis import (
     AnalysisOptions,
     PageAnalysis,
@@ -39,20 +38,28 @@ from visdup.dedup.analysis import (
     body_digest,
     worker_started,
 )
-from visdup.dedup.label import Labeller, build_labeller
-from visdup.drift.crawl import close_crawl_snapshot, open_crawl_snapshot
+from visdup.dedup.service import (
+    Labelling,
+    LabelService,
+    Outcome,
+    PageJob,
+    ServiceGone,
+    ServiceSetup,
+)
+from visdup.drift.crawl import open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
 from visdup.items import Record
 from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
-from visdup.templates.assign import CrawlClusters
+from visdup.templates.assign import Assignment
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
     from visdup.drift.snapshot import Snapshot
     from visdup.items import Page
+    from visdup.templates.signature import TemplateInput
 
 logger = logging.getLogger(__name__)
 
@@ -116,12 +123,12 @@ class CrawlContext:
         self._open_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._noted: set[str] = set()
-        self.labeller: Labeller | None = None
+        #: Labelling in this process (None until the spider opens, or with a label process).
+        self.labelling: Labelling | None = None
+        #: The label process (visdup.dedup.service), when pages are labelled in one.
+        self.service: LabelService | None = None
+        self._service_setup: ServiceSetup | None = None
         self.run_id: int | None = None
-        self.group_sizes: dict[int, int] = {}
-        #: Title affixes the crawled sites' pages share (visdup.content.titles).
-        self.titles = SiteTitles()
-        self._clusters: CrawlClusters | None = None
         self._pool: ProcessPoolExecutor | None = None
         #: One worker for pages whose worker died under them (see _analyse_in).
         self._quarantine: ProcessPoolExecutor | None = None
@@ -169,13 +176,17 @@ class CrawlContext:
     def open(self) -> None:
         """Build the labeller and warm its indexes; idempotent and thread-safe (components race)."""
         with self._open_lock:
-            if self.labeller is None:
+            if not self.opened:
                 self._open()
 
+    @property
+    def opened(self) -> bool:
+        return self.labelling is not None or self.service is not None
+
     def _open(self) -> None:
+        if self.opened:
+            return
         assert self.store is not None
-        labeller = build_labeller(self.store, self.config.__getitem__, count=self.inc)
-        warmed = labeller.warm()
         spider = self.crawler.spider.name if self.crawler.spider else "crawl"
         starts = getattr(self.crawler.spider, "start_urls", None) or ()
         crawl = crawl_key(starts, spider)
@@ -188,7 +199,29 @@ class CrawlContext:
             start_urls=starts,
             spider=spider,
         )
-        self.labeller = labeller
+        if self.config["VISDUP_LABEL_PROCESS"] and self._workers:
+            snapshot = self.snapshot
+            self._service_setup = ServiceSetup(
+                config=self.config,
+                database_url=self.database_url,
+                run_id=self.run_id,
+                snapshot=(snapshot.info, snapshot.resumed) if snapshot is not None else None,
+                parent=os.getpid(),
+                log_level=logging.getLogger("visdup").getEffectiveLevel(),
+            )
+            service = LabelService(self._service_setup, self._add_counts)
+            try:
+                warmed = service.warmed()
+            except Exception as exc:  # it could not start: label here, as without it
+                logger.warning("visdup: no label process (%s); labelling in this process", exc)
+                service.stop(wait=1.0)
+            else:
+                self.service = service
+                self.stats.set_value("visdup/label_process", 1)
+        if self.service is None:
+            labelling = self._labelling_here()
+            warmed = labelling.warmed
+            self.labelling = labelling
         logger.info(
             "visdup: store %s (%d pages already known), run %d",
             _safe_url(self.database_url),
@@ -196,22 +229,84 @@ class CrawlContext:
             self.run_id,
         )
 
-    def clusters(self) -> CrawlClusters:
-        """The crawl's online template clusters (built once, thread-safe)."""
+    def _labelling_here(self) -> Labelling:
+        assert self.store is not None
+        return Labelling(
+            self.store,
+            self.config,
+            run_id=self.run_id,
+            snapshot=self.snapshot,
+            count=self.inc,
+            processes=self._analysis_pool,
+        )
+
+    # ---------------------------------------------------------------- labelling
+    def assign(self, url: str, page: TemplateInput) -> Assignment:
+        """The page's template cluster (blocking: call it in a worker thread)."""
+        self.open()
+        return self._labelling_call("assign", url, page)
+
+    def label(self, item: Page, analysis: PageAnalysis) -> Outcome:
+        """Label the page and store it (blocking: call it in a worker thread)."""
+        self.open()
+        job = PageJob(
+            url=item.url,
+            final_url=item.final_url,
+            status=item.status,
+            depth=item.depth,
+            referer=item.referer,
+            content_type=item.content_type,
+            encoding=item.encoding,
+            links=list(item.links),
+            body=item.body if self.store_body else None,
+            cluster=item.cluster,
+            fit=item.fit,
+        )
+        return self._labelling_call("label", job, analysis)
+
+    #: Times the label process is started again in one crawl before the crawl gives up on it.
+    MAX_SERVICE_RESTARTS = 5
+
+    def _labelling_call(self, op: str, *args: Any) -> Any:
+        """``op`` of :class:`Labelling`, here or in the label process. When that process dies,
+        a new one starts and the call runs again (a page it stored before dying is then found
+        stored: no page is lost or doubled)."""
+        for _attempt in range(2):
+            service = self.service
+            if service is None:
+                assert self.labelling is not None
+                return getattr(self.labelling, op)(*args)
+            try:
+                return service.call(op, *args)
+            except ServiceGone:
+                self._restart_service(service)
+        raise ServiceGone("the label process died twice under one page")
+
+    def _restart_service(self, dead: LabelService) -> None:
         with self._open_lock:
-            if self._clusters is None:
-                assert self.store is not None
-                get = self.config
-                self._clusters = CrawlClusters(
-                    self.store,
-                    threshold=get["VISDUP_CLUSTER_THRESHOLD"],
-                    template_min_pages=get["VISDUP_TEMPLATE_MIN_PAGES"],
-                    template_max_pages=get["VISDUP_TEMPLATE_MAX_PAGES"],
-                    min_fit=get["VISDUP_EXTRACT_MIN_FIT"],
-                    extract=get["VISDUP_EXTRACT_ITEMS"],
-                    processes=self._analysis_pool,
+            if self.service is not dead:
+                return  # another thread saw it die first and started the new one
+            dead.stop(wait=1.0)
+            restarts = self.stats.get_value("visdup/label_process/restarts", 0)
+            if restarts >= self.MAX_SERVICE_RESTARTS:
+                logger.error(
+                    "visdup: the label process died %d times; labelling in this process",
+                    restarts + 1,
                 )
-            return self._clusters
+                self.labelling = self._labelling_here()
+                self.service = None
+                return
+            self.inc("visdup/label_process/restarts")
+            logger.warning("visdup: the label process died; starting a new one")
+            assert self._service_setup is not None
+            self.service = LabelService(self._service_setup, self._add_counts)
+
+    def _add_counts(self, counts: dict[str, int]) -> None:
+        """Stat increments the label process made (from its reader thread)."""
+        if counts:
+            with self._stats_lock:
+                for key, n in counts.items():
+                    self.stats.inc_value(key, n)
 
     # ---------------------------------------------------------------- analysis
     def analyse(self, item: Page) -> PageAnalysis:
@@ -348,8 +443,17 @@ class CrawlContext:
 
     def _close(self, reason: str, stats: dict[str, Any]) -> None:
         assert self.store is not None
-        if self._clusters is not None:  # templates still queued are built and stored
-            self._clusters.finish()  # (before the worker processes they may be built in stop)
+        # templates still queued are built and stored (before the worker processes they may
+        # be built in stop); the snapshot's aggregates, comparison and alarms
+        totals: dict[str, Any] = {}
+        if self.service is not None:
+            totals = self.service.close(reason)
+            # the label process's last counts came with its close
+            stats.update(
+                {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
+            )
+        elif self.labelling is not None:
+            totals = self.labelling.close(reason)
         for pool in (self._pool, self._quarantine):
             if pool is not None:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -359,11 +463,9 @@ class CrawlContext:
                 if process.is_alive():
                     process.kill()
         self._strays.clear()
-        if self.snapshot is not None:  # aggregates, comparison, one WARNING per alarm
-            totals = close_crawl_snapshot(self.snapshot, reason)
-            for key, value in totals.items():
-                self.stats.set_value(key, value)
-            stats.update(totals)
+        for key, value in totals.items():
+            self.stats.set_value(key, value)
+        stats.update(totals)
         if self.run_id is not None:
             self.store.finish_run(self.run_id, reason, stats)
         self.store.close()

@@ -22,9 +22,8 @@ from scrapy.utils.asyncio import run_in_thread
 
 from visdup.context import CrawlContext, check_enabled
 from visdup.dedup.analysis import PageAnalysis
-from visdup.drift.crawl import record_page
+from visdup.dedup.service import Outcome
 from visdup.items import Page, Record
-from visdup.storage.store import PageRecord
 from visdup.templates.assign import Assignment
 from visdup.verdicts import DUPLICATE_VERDICTS, NOVEL
 
@@ -85,7 +84,7 @@ class _PagePipeline:
     def _assign(self, url: str, analysis: PageAnalysis) -> Assignment | None:
         assert analysis.template_input is not None
         try:
-            return self.ctx.clusters().assign(url, analysis.template_input)
+            return self.ctx.assign(url, analysis.template_input)
         except Exception:
             logger.exception("visdup: cannot cluster %s", url)
             self.ctx.inc("visdup/errors")
@@ -139,90 +138,51 @@ class LabelPipeline(_PagePipeline):
         await self.clustered(item, analysis)  # the stored row names its cluster
         ctx = self.ctx
         try:
-            page_id, record = await run_in_thread(self._label, item, analysis)
+            outcome = await run_in_thread(ctx.label, item, analysis)
         except Exception as exc:
             ctx.inc("visdup/errors")
             logger.exception("visdup: cannot store %s", item.url)
             ctx.give_verdict(item.url, None)
             raise DropItem(f"visdup could not store {item.url}: {exc}", log_level="ERROR") from exc
-        return self._finish(item, page_id, record)
+        return self._finish(item, outcome)
 
-    def _label(self, item: Page, analysis: PageAnalysis) -> tuple[int | None, PageRecord]:
+    def _finish(self, item: Page, outcome: Outcome) -> Page:
         ctx = self.ctx
-        ctx.open()  # a no-op once spider_opened has run
-        assert ctx.labeller is not None and ctx.store is not None
-        record = analysis.record(
-            keep_body=ctx.store_body,
-            body=item.body,
-            final_url=item.final_url,
-            status=item.status,
-            depth=item.depth,
-            referer=item.referer,
-            content_type=item.content_type,
-            encoding=item.encoding,
-            links=list(item.links),
-        )
-        record.cluster_id = item.cluster
-        record.title = ctx.titles.own(item.url, record.title)  # without the site's affixes
-        snapshot = ctx.snapshot
-        stored = snapshot.stored_labels(item.url) if snapshot is not None else None
-        if snapshot is not None and stored is not None:
-            # fetched again for a new snapshot: recorded there, its labels stay as they are
-            record_page(snapshot, item, record, analysis, stored.id, ctx.run_id, refetched=True)
-            ctx.inc("visdup/drift/refetched")
-            item.verdict, item.kind = stored.verdict, stored.kind
-            item.duplicate_of, item.similarity = stored.duplicate_of, stored.similarity
-            return None, record
-        if record.problem:
-            ctx.store.add_error(ctx.run_id, item.url, "parse", record.problem)
-        labeller = ctx.labeller
-        prepared = {"structure": labeller.prepare("structure", analysis.simhash, analysis.term)}
-        if analysis.content is not None and labeller.channels.get("content") is not None:
-            prepared["content"] = labeller.prepare(
-                "content", record.content_simhash, analysis.content
-            )
-        page_id = labeller.commit(record, prepared, ctx.run_id)
-        if snapshot is not None:  # None: another process stored the URL a moment ago
-            held = page_id if page_id is not None else snapshot.page_id(item.url)
-            record_page(snapshot, item, record, analysis, held, ctx.run_id, refetched=False)
-        return page_id, record
-
-    def _finish(self, item: Page, page_id: int | None, record: PageRecord) -> Page:
-        ctx = self.ctx
-        item.page_id = page_id
-        item.problem = record.problem
-        if record.problem:
+        item.page_id = page_id = outcome.page_id
+        item.problem = problem = outcome.problem
+        if problem:
             ctx.inc("visdup/errors")
-            ctx.inc("visdup/problems/" + record.problem.split(" ")[0].split(":")[0])
-            logger.warning("visdup: %s: %s", item.url, record.problem)
+            ctx.inc("visdup/problems/" + problem.split(" ")[0].split(":")[0])
+            logger.warning("visdup: %s: %s", item.url, problem)
         if page_id is None:  # stored before: a page fetched again carries its stored labels
+            if outcome.verdict is not None:
+                item.verdict, item.kind = outcome.verdict, outcome.kind
+                item.duplicate_of, item.similarity = outcome.duplicate_of, outcome.similarity
             ctx.inc("visdup/already_stored")
             ctx.give_verdict(item.url, item.verdict)
             if item.verdict in ACTED_ON and ctx.policy in {"drop", "drop_nofollow"}:
                 raise DropItem(f"{item.verdict} of page {item.duplicate_of}", log_level="DEBUG")
             return item
         ctx.inc("visdup/pages")
-        if record.truncated:
+        if outcome.truncated:
             ctx.inc("visdup/truncated")
-        item.verdict = verdict = record.verdict or NOVEL
+        item.verdict = verdict = outcome.verdict or NOVEL
         # only a duplicate has a kind and an original (visdup.verdicts)
-        item.kind = record.kind
-        item.similarity = record.similarity
-        item.duplicate_of = original = record.duplicate_of
+        item.kind = outcome.kind
+        item.similarity = outcome.similarity
+        item.duplicate_of = original = outcome.duplicate_of
         ctx.inc(f"visdup/verdict/{verdict}")
         if verdict in ACTED_ON:
             ctx.inc("visdup/duplicates")
-            ctx.inc(f"visdup/duplicates/{record.kind}")
+            ctx.inc(f"visdup/duplicates/{outcome.kind}")
         ctx.give_verdict(item.url, verdict)
         if verdict in ACTED_ON and ctx.policy in {"drop", "drop_nofollow"}:
             raise DropItem(f"{verdict} of page {original}", log_level="DEBUG")
-        if ctx.cluster_cap and ctx.labeller is not None:
-            # pages in the group when this one joined it, whichever of them is its original
-            size = ctx.labeller.group_size_at(page_id)
-            if size > ctx.cluster_cap:
-                ctx.inc("visdup/capped")
-                raise DropItem(
-                    f"group of page {record.duplicate_of} is over VISDUP_CLUSTER_CAP",
-                    log_level="DEBUG",
-                )
+        # pages in the group when this one joined it, whichever of them is its original
+        size = outcome.group_size
+        if ctx.cluster_cap and size is not None and size > ctx.cluster_cap:
+            ctx.inc("visdup/capped")
+            raise DropItem(
+                f"group of page {original} is over VISDUP_CLUSTER_CAP", log_level="DEBUG"
+            )
         return item

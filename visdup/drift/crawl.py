@@ -13,7 +13,7 @@ from visdup.drift.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from visdup.dedup.analysis import PageAnalysis
-    from visdup.items import Page
+    from visdup.dedup.service import PageJob
     from visdup.storage.store import PageRecord, Store
 
 logger = logging.getLogger(__name__)
@@ -49,7 +49,7 @@ def open_crawl_snapshot(
 
 def record_page(
     snapshot: Snapshot,
-    item: Page,
+    item: PageJob,
     record: PageRecord,
     analysis: PageAnalysis,
     page_id: int | None,

@@ -1,0 +1,442 @@
+"""Labelling a crawl's pages: in the crawl's process, or in a process of its own.
+
+:class:`Labelling` holds what placing and labelling a page needs (the store, the labeller's
+indexes, the template clusters, the site's title affixes, the drift snapshot) and does both
+steps for one page at a time: :meth:`Labelling.assign` (its template cluster) and
+:meth:`Labelling.label` (candidates, confirmation, verdict, one transaction).
+
+With analysis in worker processes, what is left in the crawl's process is Scrapy and this
+labelling, and the labelling alone costs about as much as Scrapy's own work on a page: the
+crawl's pace halves, however many cores it has. So, by default, a crawl that analyses in
+worker processes also labels in a process of its own (:func:`serve`), the *label process*.
+The crawl's process sends it each page's analysis and its facts (:class:`PageJob`), and gets
+back a small :class:`Outcome`: the verdict, what the spider middlewares and the stats need.
+
+The label process is the crawl's only writer of pages: the store, the indexes and the
+template clusters live there, in one process, as in a crawl without it. Pages are labelled in
+the order they arrive, one transaction each, as before. If it dies (killed, out of memory), a
+new one starts and warms its indexes from the store, as a resumed crawl does; the page in
+flight is sent again once. It ends by itself when the crawl's process is gone (SIGKILL).
+Its log records go to the crawl's log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import multiprocessing
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from visdup.content.titles import SiteTitles
+from visdup.dedup.analysis import PageAnalysis, worker_started
+from visdup.dedup.label import Labeller, build_labeller
+from visdup.drift.crawl import close_crawl_snapshot, record_page
+from visdup.errors import VisdupError
+from visdup.storage.store import Store
+from visdup.templates.assign import Assignment, CrawlClusters
+from visdup.templates.signature import TemplateInput
+from visdup.verdicts import NOVEL
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
+    from visdup.drift.snapshot import Snapshot, SnapshotInfo
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class PageJob:
+    """What labelling reads of a page item, besides its analysis (it crosses to the label
+    process; the names are the item's, so the snapshot reads either)."""
+
+    url: str
+    final_url: str | None = None
+    status: int | None = None
+    depth: int | None = None
+    referer: str | None = None
+    content_type: str | None = None
+    encoding: str | None = None
+    links: list[str] = field(default_factory=list)
+    body: bytes | None = None
+    cluster: int | None = None
+    fit: float | None = None
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What labelling tells the crawl of a page."""
+
+    #: The new page row; None when the URL was stored before (its stored labels follow).
+    page_id: int | None
+    problem: str | None = None
+    truncated: bool = False
+    verdict: str | None = None
+    kind: str | None = None
+    similarity: float | None = None
+    duplicate_of: int | None = None
+    #: Pages in the page's group when it joined it (only with VISDUP_CLUSTER_CAP).
+    group_size: int | None = None
+
+
+class Labelling:
+    """Assign and label pages against one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        config: dict[str, Any],
+        *,
+        run_id: int | None,
+        snapshot: Snapshot | None,
+        count: Callable[[str, int], None],
+        processes: Callable[[], Executor | None] | None = None,
+    ):
+        self.store = store
+        self.config = config
+        self.run_id = run_id
+        self.snapshot = snapshot
+        self.count = count
+        self.processes = processes
+        self.store_body: bool = config["VISDUP_STORE_BODY"]
+        self.cluster_cap: int = config["VISDUP_CLUSTER_CAP"]
+        #: Title affixes the crawled sites' pages share (visdup.content.titles).
+        self.titles = SiteTitles()
+        self.labeller: Labeller = build_labeller(store, config.__getitem__, count=count)
+        #: Pages the indexes hold from earlier runs.
+        self.warmed = self.labeller.warm()
+        self._clusters: CrawlClusters | None = None
+        self._lock = threading.Lock()
+
+    def clusters(self) -> CrawlClusters:
+        """The crawl's online template clusters (built on first use, thread-safe)."""
+        with self._lock:
+            if self._clusters is None:
+                get = self.config
+                self._clusters = CrawlClusters(
+                    self.store,
+                    threshold=get["VISDUP_CLUSTER_THRESHOLD"],
+                    template_min_pages=get["VISDUP_TEMPLATE_MIN_PAGES"],
+                    template_max_pages=get["VISDUP_TEMPLATE_MAX_PAGES"],
+                    min_fit=get["VISDUP_EXTRACT_MIN_FIT"],
+                    extract=get["VISDUP_EXTRACT_ITEMS"],
+                    processes=self.processes,
+                )
+            return self._clusters
+
+    def assign(self, url: str, page: TemplateInput) -> Assignment:
+        return self.clusters().assign(url, page)
+
+    def label(self, job: PageJob, analysis: PageAnalysis) -> Outcome:
+        """Label the page and store it with its links, in one transaction."""
+        record = analysis.record(
+            keep_body=self.store_body,
+            body=job.body or b"",
+            final_url=job.final_url,
+            status=job.status,
+            depth=job.depth,
+            referer=job.referer,
+            content_type=job.content_type,
+            encoding=job.encoding,
+            links=list(job.links),
+        )
+        record.cluster_id = job.cluster
+        record.title = self.titles.own(job.url, record.title)  # without the site's affixes
+        snapshot = self.snapshot
+        stored = snapshot.stored_labels(job.url) if snapshot is not None else None
+        if snapshot is not None and stored is not None:
+            # fetched again for a new snapshot: recorded there, its labels stay as they are
+            record_page(snapshot, job, record, analysis, stored.id, self.run_id, refetched=True)
+            self.count("visdup/drift/refetched", 1)
+            return Outcome(
+                None,
+                problem=record.problem,
+                truncated=record.truncated,
+                verdict=stored.verdict,
+                kind=stored.kind,
+                similarity=stored.similarity,
+                duplicate_of=stored.duplicate_of,
+            )
+        if record.problem:
+            self.store.add_error(self.run_id, job.url, "parse", record.problem)
+        labeller = self.labeller
+        prepared = {"structure": labeller.prepare("structure", analysis.simhash, analysis.term)}
+        if analysis.content is not None and labeller.channels.get("content") is not None:
+            prepared["content"] = labeller.prepare(
+                "content", record.content_simhash, analysis.content
+            )
+        page_id = labeller.commit(record, prepared, self.run_id)
+        if snapshot is not None:  # None: another process stored the URL a moment ago
+            held = page_id if page_id is not None else snapshot.page_id(job.url)
+            record_page(snapshot, job, record, analysis, held, self.run_id, refetched=False)
+        outcome = Outcome(page_id, problem=record.problem, truncated=record.truncated)
+        if page_id is None:
+            return outcome
+        outcome.verdict = record.verdict or NOVEL
+        outcome.kind = record.kind  # only a duplicate has a kind and an original
+        outcome.similarity = record.similarity
+        outcome.duplicate_of = record.duplicate_of
+        if self.cluster_cap:
+            # pages in the group when this one joined it, whichever of them is its original
+            outcome.group_size = labeller.group_size_at(page_id)
+        return outcome
+
+    def close(self, reason: str | None) -> dict[str, Any]:
+        """Queued template builds stored, the snapshot closed: its totals for the stats."""
+        if self._clusters is not None:  # templates still queued are built and stored
+            self._clusters.finish()
+        if self.snapshot is None:
+            return {}
+        return close_crawl_snapshot(self.snapshot, reason)
+
+
+# ------------------------------------------------------------------------- the label process
+@dataclass
+class ServiceSetup:
+    """All the label process starts from (it crosses to the new process)."""
+
+    config: dict[str, Any]
+    database_url: str
+    run_id: int | None
+    #: The snapshot the crawl's process opened: (its row, whether it was resumed).
+    snapshot: tuple[SnapshotInfo, bool] | None
+    parent: int
+    log_level: int = logging.INFO
+
+
+class ServiceError(VisdupError):
+    """A step failed in the label process (its message names the error)."""
+
+
+class ServiceGone(VisdupError):
+    """The label process ended before it answered."""
+
+
+class _Counter:
+    """Stat increments made in the label process, sent back with the next answer."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def __call__(self, key: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[key] = self._counts.get(key, 0) + n
+
+    def drain(self) -> dict[str, int]:
+        with self._lock:
+            counts, self._counts = self._counts, {}
+        return counts
+
+
+class _ToParent(logging.Handler):
+    """Log records of the label process, sent to the crawl's log."""
+
+    def __init__(self, send: Callable[[Any], None]):
+        super().__init__()
+        self._send = send
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            if record.exc_info:
+                message += "\n" + "".join(traceback.format_exception(*record.exc_info))
+            self._send(("log", record.name, record.levelno, message))
+        except Exception:  # the crawl's process is gone: nothing to tell
+            pass
+
+
+def serve(conn: Any, setup: ServiceSetup) -> None:
+    """The label process: answer calls in the order they come until told to close."""
+    worker_started(setup.parent)
+    send_lock = threading.Lock()
+
+    def send(message: Any) -> None:
+        with send_lock:
+            conn.send(message)
+
+    root = logging.getLogger()
+    root.handlers[:] = [_ToParent(send)]
+    root.setLevel(setup.log_level)
+    counter = _Counter()
+    try:
+        labelling = _open(setup, counter)
+    except BaseException as exc:
+        logger.exception("visdup: the label process cannot start")
+        send(("failed", f"{type(exc).__name__}: {exc}"))
+        return
+    send(("ready", labelling.warmed, counter.drain()))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return  # the crawl's process is gone
+        call, op, args = message
+        try:
+            if op == "assign":
+                value: Any = labelling.assign(*args)
+            elif op == "label":
+                value = labelling.label(*args)
+            elif op == "close":
+                value = labelling.close(*args)
+                labelling.store.close()
+            else:
+                raise ValueError(f"no such call {op!r}")
+            reply = (call, True, value, counter.drain())
+        except Exception as exc:
+            logger.exception("visdup: %s failed in the label process", op)
+            reply = (call, False, f"{type(exc).__name__}: {exc}", counter.drain())
+        send(reply)
+        if op == "close":
+            return
+
+
+def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
+    from visdup.drift.snapshot import Snapshot
+
+    store = Store.from_url(setup.database_url)  # the crawl's process holds the writer lock
+    store.index_layout = setup.config["VISDUP_INDEX_LAYOUT"]
+    snapshot = None
+    if setup.snapshot is not None:
+        info, resumed = setup.snapshot
+        snapshot = Snapshot(
+            store,
+            info,
+            resumed=resumed,
+            sample_size=setup.config["VISDUP_DRIFT_SAMPLE"],
+            min_fit=setup.config["VISDUP_EXTRACT_MIN_FIT"],
+        )
+    return Labelling(store, setup.config, run_id=setup.run_id, snapshot=snapshot, count=counter)
+
+
+class LabelService:
+    """The crawl's side of the label process: blocking calls from any thread."""
+
+    #: Seconds the label process may take to warm its indexes before the crawl gives up.
+    START_TIMEOUT = 600.0
+
+    def __init__(self, setup: ServiceSetup, counts: Callable[[dict[str, int]], None]):
+        self.setup = setup
+        self._counts = counts
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[int, Future[Any]] = {}
+        self._ready: Future[int] = Future()
+        self._gone = False
+        context = multiprocessing.get_context("spawn")  # nothing of the reactor is copied
+        self._conn, child = context.Pipe()
+        self.process = context.Process(
+            target=serve, args=(child, setup), name="visdup-label", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self._reader = threading.Thread(target=self._read, name="visdup-label-reader", daemon=True)
+        self._reader.start()
+
+    def warmed(self) -> int:
+        """Pages the label process's indexes hold from earlier runs (waits until it is up)."""
+        return self._ready.result(timeout=self.START_TIMEOUT)
+
+    @property
+    def alive(self) -> bool:
+        return not self._gone
+
+    def call(self, op: str, *args: Any, timeout: float | None = None) -> Any:
+        future: Future[Any] = Future()
+        with self._lock:
+            if self._gone:
+                raise ServiceGone("the label process has ended")
+            call = next(self._ids)
+            self._pending[call] = future
+        # Sends have a lock of their own: a send blocks while the label process works and its
+        # pipe is full, and the reader must still take answers meanwhile (it takes _lock).
+        try:
+            with self._send_lock:
+                self._conn.send((call, op, args))
+        except (OSError, ValueError) as exc:  # the pipe broke under the send
+            with self._lock:
+                self._pending.pop(call, None)
+            raise ServiceGone(f"the label process has ended: {exc}") from exc
+        return future.result(timeout=timeout)
+
+    def _read(self) -> None:
+        try:
+            while True:
+                try:
+                    message = self._conn.recv()
+                except (EOFError, OSError):
+                    return
+                tag = message[0]
+                if tag == "log":
+                    _, name, level, text = message
+                    logging.getLogger(name).log(level, "%s", text)
+                elif tag == "ready":
+                    self._counts(message[2])
+                    self._ready.set_result(message[1])
+                elif tag == "failed":
+                    self._ready.set_exception(ServiceError(message[1]))
+                    return
+                else:
+                    call, ok, value, counts = message
+                    self._counts(counts)
+                    with self._lock:
+                        future = self._pending.pop(call, None)
+                    if future is None:
+                        continue
+                    if ok:
+                        future.set_result(value)
+                    else:
+                        future.set_exception(ServiceError(value))
+        finally:
+            with self._lock:
+                self._gone = True
+                pending, self._pending = self._pending, {}
+            gone = ServiceGone("the label process ended before it answered")
+            if not self._ready.done():
+                self._ready.set_exception(gone)
+            for future in pending.values():
+                if not future.done():
+                    future.set_exception(gone)
+
+    def close(self, reason: str | None, timeout: float = 3600.0) -> dict[str, Any]:
+        """Finish (template builds, the snapshot) and end the label process; its totals."""
+        totals: dict[str, Any] = {}
+        try:
+            if not self._gone:
+                totals = self.call("close", reason, timeout=timeout)
+        except Exception:
+            logger.exception("visdup: the label process did not close cleanly")
+        self.stop()
+        return totals
+
+    def stop(self, wait: float = 10.0) -> None:
+        """End the process now (it is killed when it does not end within ``wait``)."""
+        self.process.join(wait)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(5)
+        self._reader.join(5)  # it sees the pipe's end once the process is gone
+        with self._send_lock, contextlib.suppress(OSError):
+            self._conn.close()
+
+
+def restartable_call(
+    services: Callable[[], LabelService],
+    restart: Callable[[LabelService], None],
+    op: str,
+    args: Sequence[Any],
+) -> Any:
+    """A call that survives one death of the label process: it restarts, the call runs again."""
+    service = services()
+    try:
+        return service.call(op, *args)
+    except ServiceGone:
+        restart(service)
+    return services().call(op, *args)
