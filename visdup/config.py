@@ -16,8 +16,9 @@ from visdup.errors import ConfigError
 #: Worker processes that analyse pages and build templates (0: threads of the crawl process;
 #: -1: one per core the crawl may use, at most 4, none on one core). Analysis is mostly Python
 #: (main content, text prints, signatures): processes let it use cores the GIL keeps it from,
-#: and leave the crawl's own process to Scrapy and the labelling. bench/bench_crawl.py on the
-#: Python manual, 2 cores: on/off 0.26 with threads, 0.33 with 1 process, 0.41 with 2.
+#: and leave the crawl's own process to Scrapy (and the labelling to VISDUP_LABEL_PROCESS).
+#: bench/bench_crawl.py on the Python manual, 2 cores: on/off 0.26 with threads, 0.33 with 1
+#: process, 0.41 with 2; 0.53 with 2 and the label process.
 VISDUP_ANALYSIS_PROCESSES = -1
 
 #: Most candidates confirmed with the exact measure per page and channel, best possible first
@@ -124,7 +125,8 @@ VISDUP_INDEX_LAYOUT = "bands"
 VISDUP_INDEX_MAX_CANDIDATES = 2000
 
 #: With analysis in worker processes, label pages in a process of their own too (the store,
-#: the indexes and the template clusters live there): the crawl's process is left to Scrapy.
+#: the indexes and the template clusters live there): the crawl's process is left to Scrapy,
+#: 21.3 against 17.7 ms CPU per page with visdup off (33.7 labelling there; Python manual).
 #: False labels in the crawl's process. No effect when analysis runs in threads.
 VISDUP_LABEL_PROCESS = True
 

@@ -1,4 +1,5 @@
-"""State one crawl shares between visdup's components: settings, store, labeller, clusters.
+"""State one crawl shares between visdup's components: settings, store, the labelling
+(:class:`visdup.dedup.service.Labelling` here, or the label process), analysis workers.
 
 Pipelines and spider middlewares are built separately by Scrapy; they meet here, one context
 per crawler, so each component also works alone and the add-on merely wires them.

@@ -1,13 +1,15 @@
 """Scrapy item pipelines: thin adapters from page items to one analysis per page.
 
 Each page is analysed once (:func:`visdup.dedup.analysis.analyse`, in a worker process, or a
-worker thread with ``VISDUP_ANALYSIS_PROCESSES = 0``) into
-an immutable value set on the item's declared ``analysis`` field; the pipelines then only
-read it. ``TermPipeline`` and ``ContentPipeline`` make sure the analysis exists,
-``ClusterPipeline`` places the page in its template cluster, ``LabelPipeline`` labels and
-stores it. Every pipeline works alone and in any order: each first runs the steps it needs
-that have not run yet, so swapping priorities changes nothing. Switching ``ContentPipeline``
-or ``ClusterPipeline`` off (``None``) switches its step off for the whole crawl.
+worker thread with ``VISDUP_ANALYSIS_PROCESSES = 0``) into an immutable value set on the
+item's declared ``analysis`` field; the pipelines then only read it. ``TermPipeline`` and
+``ContentPipeline`` make sure the analysis exists, ``ClusterPipeline`` places the page in its
+template cluster, ``LabelPipeline`` labels and stores it (both through
+:class:`visdup.dedup.service.Labelling`: in the label process when analysis runs in worker
+processes, else in a worker thread). Every pipeline works alone and in any order: each first
+runs the steps it needs that have not run yet, so swapping priorities changes nothing.
+Switching ``ContentPipeline`` or ``ClusterPipeline`` off (``None``) switches its step off for
+the whole crawl.
 
 Items other than :class:`visdup.items.Page` pass through untouched.
 """

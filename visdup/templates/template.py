@@ -187,19 +187,27 @@ def build_template(
     n = base.nodes
     texts = base.texts
 
+    their_details = [other.text_details() for other in others]
     # Pass 1: structure only. A missing row shifts its neighbours onto the wrong labels, so a
     # text is a candidate label when it reads the same in most pages it is mapped in.
-    fixed = _fixed_texts(base, others, None, max_nodes, majority=True)
+    fixed, _ = _fixed_texts(base, others, None, None, max_nodes, majority=True)
     # Pass 2: candidates take part in matching; a label must now read the same everywhere.
-    fixed = _fixed_texts(base, others, _details(texts, fixed), max_nodes, majority=False)
-    # Pass 3: the final mapping decides required nodes and fields.
+    candidates = _details(texts, fixed)
+    fixed, mappings = _fixed_texts(
+        base, others, candidates, their_details, max_nodes, majority=False
+    )
+    # Pass 3: the final mapping decides required nodes and fields. When pass 2 kept every
+    # candidate, the matching it ran is that mapping already (same trees, same details).
     details = _details(texts, fixed)
+    if details != candidates:
+        mappings = [
+            stm_mapping(base, other, details_a=details, details_b=d, max_nodes=max_nodes)
+            for other, d in zip(others, their_details, strict=True)
+        ]
     mapped = [1] * n  # the medoid maps onto itself
     varies = [False] * n
-    for other in others:
-        for i, j in stm_mapping(
-            base, other, details_a=details, details_b=other.text_details(), max_nodes=max_nodes
-        ):
+    for other, pairs in zip(others, mappings, strict=True):
+        for i, j in pairs:
             mapped[i] += 1
             if texts[i] is not None and other.texts[j] != texts[i]:
                 varies[i] = True
@@ -222,11 +230,12 @@ def build_template(
     for i in field_nodes:
         required[i] = False
     labelled: set[int] = set()
-    names = _field_names(base, fixed, field_nodes, labelled)
+    parents = base.parents()
+    names = _field_names(base, fixed, field_nodes, labelled, parents)
     fields = [
         Field(name, i)
         for name, i in zip(names, field_nodes, strict=True)
-        if i in labelled or not _in_repeated_run(base, i)
+        if i in labelled or not _in_repeated_run(base, i, parents)
     ]
     logger.debug(
         "Template over %d pages: %d nodes, %d required, %d fields",
@@ -256,25 +265,29 @@ def _fixed_texts(
     base: FlatTree,
     others: Sequence[FlatTree],
     details: list[int] | None,
+    their_details: Sequence[Any] | None,
     max_nodes: int,
     *,
     majority: bool,
-) -> list[bool]:
-    """Text leaves of ``base`` that read the same in the pages they are mapped in."""
+) -> tuple[list[bool], list[list[tuple[int, int]]]]:
+    """Text leaves of ``base`` that read the same in the pages they are mapped in, and the
+    mapping of each page (``their_details``: each page's text details, when ``details``)."""
     n = base.nodes
     texts = base.texts
     if not others:
-        return [False] * n
+        return [False] * n, []
     same = [0] * n
     differ = [0] * n
-    for other in others:
+    mappings = []
+    for k, other in enumerate(others):
         pairs = stm_mapping(
             base,
             other,
             details_a=details,
-            details_b=other.text_details() if details is not None else None,
+            details_b=their_details[k] if details is not None and their_details else None,
             max_nodes=max_nodes,
         )
+        mappings.append(pairs)
         for i, j in pairs:
             if texts[i] is not None:
                 if other.texts[j] == texts[i]:
@@ -282,8 +295,9 @@ def _fixed_texts(
                 else:
                     differ[i] += 1
     if majority:
-        return [t is not None and same[i] > differ[i] for i, t in enumerate(texts)]
-    return [t is not None and same[i] > 0 and differ[i] == 0 for i, t in enumerate(texts)]
+        return [t is not None and same[i] > differ[i] for i, t in enumerate(texts)], mappings
+    fixed = [t is not None and same[i] > 0 and differ[i] == 0 for i, t in enumerate(texts)]
+    return fixed, mappings
 
 
 def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
@@ -311,7 +325,7 @@ def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
 LIST_ITEMS = 3
 
 
-def _in_repeated_run(tree: FlatTree, node: int) -> bool:
+def _in_repeated_run(tree: FlatTree, node: int, parents: list[int] | None = None) -> bool:
     """Whether ``node`` lies in one item of a list: an ancestor with at least two siblings of
     the very same shape (labels of the whole subtree).
 
@@ -319,7 +333,8 @@ def _in_repeated_run(tree: FlatTree, node: int) -> bool:
     product in a category): which item a page's value comes from shifts from page to page, so
     an unlabelled field there would mix values of two records.
     """
-    parents = tree.parents()
+    if parents is None:
+        parents = tree.parents()
     sizes = tree.sizes
 
     def shape(i: int) -> tuple[str, ...]:
@@ -342,11 +357,16 @@ def _in_repeated_run(tree: FlatTree, node: int) -> bool:
 
 
 def _field_names(
-    tree: FlatTree, fixed: list[bool], field_nodes: list[int], labelled: set[int] | None = None
+    tree: FlatTree,
+    fixed: list[bool],
+    field_nodes: list[int],
+    labelled: set[int] | None = None,
+    parents: list[int] | None = None,
 ) -> list[str]:
     """Names of the fields at ``field_nodes``; those named from a label text go in
     ``labelled``."""
-    parents = tree.parents()
+    if parents is None:
+        parents = tree.parents()
     kids_cache: dict[int, list[int]] = {}
 
     def kids(p: int) -> list[int]:
