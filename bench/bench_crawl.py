@@ -54,7 +54,8 @@ print(json.dumps({"elapsed": elapsed,
                   "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
                   "visdup_pages": stats.get("visdup/pages", 0),
                   "duplicates": stats.get("visdup/duplicates", 0),
-                  "ted_calls": stats.get("visdup/ted_calls", 0)}))
+                  "ted_calls": stats.get("visdup/ted_calls", 0),
+                  "label_cpu": stats.get("visdup/label_process/cpu_ms", 0) / 1000}))
 """
 
 
@@ -110,7 +111,14 @@ def main() -> None:
                     f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s, "
                     f"{res['cpu'] / max(1, res['responses']) * 1e3:.1f} ms CPU per page "
                     f"({res['cpu_main'] / max(1, res['responses']) * 1e3:.1f} in the crawl's "
-                    "process), "
+                    "process"
+                    + (
+                        f", {res['label_cpu'] / max(1, res['responses']) * 1e3:.1f} in the"
+                        " label process"
+                        if res["label_cpu"]
+                        else ""
+                    )
+                    + "), "
                     f"peak {res['peak_mb']:.0f} MB"
                     + (
                         f" ({res['peak_main_mb']:.0f} the crawl's process)"

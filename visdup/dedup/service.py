@@ -26,6 +26,7 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import resource
 import threading
 import traceback
 from collections.abc import Callable, Sequence
@@ -286,6 +287,10 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
             elif op == "close":
                 value = labelling.close(*args)
                 labelling.store.close()
+                used = resource.getrusage(resource.RUSAGE_SELF)
+                counter(
+                    "visdup/label_process/cpu_ms", round(1000 * (used.ru_utime + used.ru_stime))
+                )
             else:
                 raise ValueError(f"no such call {op!r}")
             reply = (call, True, value, counter.drain())
