@@ -60,11 +60,22 @@ def _db(tmp_path):
     return f"sqlite:///{tmp_path / 'visdup.sqlite3'}"
 
 
+#: Labelling in the crawl's process, and (the default with cores to spare) analysis in worker
+#: processes with labelling in the label process.
+SHAPES = pytest.mark.parametrize(
+    "processes", [0, 2], ids=["in-process", "workers-and-label-process"]
+)
+
+
+@SHAPES
 @deferred_f_from_coro_f
-async def test_crawl_labels_every_page_into_sqlite(site, tmp_path):
+async def test_crawl_labels_every_page_into_sqlite(site, tmp_path, processes):
     db = _db(tmp_path)
-    crawler = await crawl(db, site.url_for("/index.html"))
+    crawler = await crawl(
+        db, site.url_for("/index.html"), settings={"VISDUP_ANALYSIS_PROCESSES": processes}
+    )
     stats = crawler.stats.get_stats()
+    assert stats.get("visdup/label_process", 0) == (1 if processes else 0)
     store = Store.from_url(db)
     rows = {r.url: r for r in store.rows()}
     urls = {u.replace(site.url, "") for u in rows}
@@ -118,15 +129,19 @@ async def test_second_crawl_finds_first_crawls_pages(site, tmp_path):
     assert crawler.stats.get_value("visdup/duplicates") >= 1
 
 
+@SHAPES
 @deferred_f_from_coro_f
-async def test_hostile_responses_give_stats_and_the_crawl_goes_on(tmp_path):
+async def test_hostile_responses_give_stats_and_the_crawl_goes_on(tmp_path, processes):
     root = write_site(tmp_path / "site", {"ok.html": article("Fine", ["fine page text"], [])})
     with serve(root, hostile=True) as server:
         db = _db(tmp_path)
         crawler = await crawl(
             db,
             server.url_for("/hostile/index.html"),
-            settings={"DOWNLOAD_MAXSIZE": 12 * 1024 * 1024},
+            settings={
+                "DOWNLOAD_MAXSIZE": 12 * 1024 * 1024,
+                "VISDUP_ANALYSIS_PROCESSES": processes,
+            },
         )
     stats = crawler.stats.get_stats()
     store = Store.from_url(db)
