@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from w3lib.encoding import html_body_declared_encoding, read_bom, resolve_encoding
@@ -36,11 +36,13 @@ from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
 from visdup.errors import InputError
 from visdup.page.parse import Document, decode, from_tree, parse_html, screen
-from visdup.storage.store import PageRecord, pack_body
 from visdup.structure.fingerprint import term_simhash
 from visdup.structure.term import Term, document_term
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
 from visdup.templates.stm import FlatTree, PackedTree, dom_tree
+
+if TYPE_CHECKING:
+    from visdup.storage.store import PageRecord
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +104,9 @@ class PageAnalysis:
 
     def record(self, *, keep_body: bool, body: bytes = b"", **fields: Any) -> PageRecord:
         """A fresh store record of this analysis; ``fields`` are the fetch's own (status...)."""
+        # imported here: an analysis worker process never stores, and needs no SQLAlchemy
+        from visdup.storage.store import PageRecord, pack_body
+
         record = PageRecord(url=self.url, **fields)
         record.body_hash = self.body_hash
         record.body = pack_body(body) if keep_body and body else None
