@@ -37,7 +37,9 @@ def _labels(db: str, base: str) -> dict[str, tuple[object, ...]]:
     store = Store.from_url(db)
     try:
         # verdicts name whichever page of a group was stored first: crawl order, not compared
-        rows = store.rows("url", "simhash", "content_simhash", "cluster_id", "title", "term")
+        rows = store.rows(
+            "url", "simhash", "content_simhash", "cluster_id", "title", "term", "body"
+        )
         return {r.url.replace(base, ""): tuple(r)[1:] for r in rows}
     finally:
         store.close()

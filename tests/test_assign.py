@@ -67,9 +67,7 @@ def test_clusters_survive_a_restart(tmp_path):
 
 def test_templates_are_built_off_the_page_path_and_rebuilt_when_doubled(tmp_path):
     store = Store.from_url(f"sqlite:///{tmp_path / 'c.sqlite3'}")
-    clusters = CrawlClusters(
-        store, template_min_pages=2, extract=False
-    )
+    clusters = CrawlClusters(store, template_min_pages=2, extract=False)
     trees = _trees()
     events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
     built = []
@@ -93,9 +91,7 @@ def test_the_template_sample_does_not_depend_on_page_order(tmp_path):
         order = names[:]
         random.Random(seed).shuffle(order)
         store = Store.from_url(f"sqlite:///{tmp_path / f's{seed}.sqlite3'}")
-        clusters = CrawlClusters(
-            store, template_max_pages=3, extract=False
-        )
+        clusters = CrawlClusters(store, template_max_pages=3, extract=False)
         for name in order:
             clusters.assign(name, trees[name])
         clusters.finish()

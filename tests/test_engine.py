@@ -144,8 +144,6 @@ def test_dask_extract_gives_the_local_dataset(scheduler, tmp_path):
 
 
 def test_unreachable_scheduler_is_bad_input(capsys):
-    status = main(
-        ["dups", "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", str(SITE_ROOT)]
-    )
+    status = main(["dups", "--engine", "dask", "--scheduler", "tcp://127.0.0.1:9", str(SITE_ROOT)])
     assert status == 2
     assert "Dask scheduler" in capsys.readouterr().err

@@ -24,7 +24,7 @@ def _stored(db: str, base: str) -> dict[str, tuple[object, ...]]:
     store = Store.from_url(db)
     try:
         # verdicts name whichever page of a group was stored first: crawl order, not compared
-        rows = store.rows("url", "simhash", "content_simhash", "term", "problem")
+        rows = store.rows("url", "simhash", "content_simhash", "term", "body", "problem")
         return {r.url.replace(base, ""): tuple(r)[1:] for r in rows}
     finally:
         store.close()
@@ -50,6 +50,8 @@ async def test_labels_from_the_label_process_match_labels_made_here(tmp_path):
         assert stats.get_value("visdup/candidates", 0) > 0
         assert stats.get_value("visdup/drift/pages", 0) == stats.get_value("visdup/pages")
         got.append(_stored(db, base))
+        # bodies are kept (VISDUP_STORE_BODY), packed by the worker that analysed the page
+        assert sum(body is not None for _s, _c, _t, body, _p in got[-1].values()) >= 14
         store = Store.from_url(db)
         try:
             runs = store.run_rows()

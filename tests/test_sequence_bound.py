@@ -25,9 +25,7 @@ from visdup.structure.distance import (
 from visdup.structure.term import Term, page_term
 
 SEQUENCES = [
-    pytest.param(
-        "c", marks=pytest.mark.skipif("c" not in distance._SEQUENCES, reason="not built")
-    ),
+    pytest.param("c", marks=pytest.mark.skipif("c" not in distance._SEQUENCES, reason="not built")),
     "python",
 ]
 SHAPES = ("random", "chain", "fan", "bushy")

@@ -259,7 +259,8 @@ class CrawlContext:
             content_type=item.content_type,
             encoding=item.encoding,
             links=list(item.links),
-            body=item.body if self.store_body else None,
+            # a worker process packed it already when it could (PageAnalysis.packed_body)
+            body=item.body if self.store_body and analysis.packed_body is None else None,
             cluster=item.cluster,
             fit=item.fit,
         )

@@ -36,6 +36,7 @@ from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
 from visdup.errors import InputError
 from visdup.page.parse import Document, decode, from_tree, parse_html, screen
+from visdup.storage.body import pack_body
 from visdup.structure.fingerprint import term_simhash
 from visdup.structure.term import Term, document_term
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
@@ -66,6 +67,8 @@ class AnalysisOptions:
     #: channel compares them by their layers; only thinner ones need the key), which saves
     #: a second reading of the whole page's text; None: every page gets one.
     thin_below: int | None = None
+    #: The store keeps bodies (VISDUP_STORE_BODY): a worker process packs the body it holds.
+    keep_body: bool = False
 
     @classmethod
     def from_settings(
@@ -78,6 +81,7 @@ class AnalysisOptions:
             content=content and bool(values.get("VISDUP_CONTENT_ENABLED")),
             template=template and bool(values.get("VISDUP_CLUSTER_ENABLED")),
             thin_below=thin_limit(values.get("VISDUP_CONTENT_MIN_SENTENCES")),
+            keep_body=bool(values.get("VISDUP_STORE_BODY")),
         )
 
 
@@ -101,15 +105,24 @@ class PageAnalysis:
     simhash: int | None = None
     content: ContentPrint | None = field(default=None, repr=False)
     template_input: TemplateInput | None = field(default=None, repr=False)
+    #: The body as the store keeps it, packed where the analysis ran (a worker process).
+    packed_body: bytes | None = field(default=None, repr=False)
 
     def record(self, *, keep_body: bool, body: bytes = b"", **fields: Any) -> PageRecord:
-        """A fresh store record of this analysis; ``fields`` are the fetch's own (status...)."""
+        """A fresh store record of this analysis; ``fields`` are the fetch's own (status...).
+
+        ``body`` is packed here unless the analysis packed it already (``packed_body``).
+        """
         # imported here: an analysis worker process never stores, and needs no SQLAlchemy
-        from visdup.storage.store import PageRecord, pack_body
+        from visdup.storage.store import PageRecord
 
         record = PageRecord(url=self.url, **fields)
         record.body_hash = self.body_hash
-        record.body = pack_body(body) if keep_body and body else None
+        record.body = None
+        if keep_body:
+            record.body = (
+                self.packed_body if self.packed_body is not None else pack_body(body or None)
+            )
         record.problem = self.problem
         record.encoding = self.encoding or record.encoding
         record.truncated = self.truncated
@@ -227,7 +240,9 @@ def analyse_bytes(
     result cross the process boundary by pickling).
 
     The template step's DOM tree goes back packed: the crawl's process keeps few of them and
-    never needs their objects (:class:`visdup.templates.stm.PackedTree`).
+    never needs their objects (:class:`visdup.templates.stm.PackedTree`). So does the body
+    the store keeps (``options.keep_body``): compressed here, in parallel, it also crosses
+    to the labelling smaller.
     """
     result = analyse(
         body,
@@ -240,6 +255,8 @@ def analyse_bytes(
     found = result.template_input
     if found is not None and isinstance(found.tree, FlatTree):
         result = replace(result, template_input=replace(found, tree=PackedTree.of(found.tree)))
+    if options.keep_body and body:
+        result = replace(result, packed_body=pack_body(body))
     return result
 
 

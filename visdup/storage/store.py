@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from visdup.errors import StoreError, VisdupError
 from visdup.index.base import to_signed, to_unsigned
 from visdup.storage import schema
+from visdup.storage.body import pack_body, unpack_body
 from visdup.storage.engine import READ_ONLY, database_path, describe, make_engine
 from visdup.storage.locks import WriterLock
 from visdup.storage.schema import (
@@ -46,14 +46,6 @@ __all__ = ["PageRecord", "Store", "pack_body", "unpack_body"]
 
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-def pack_body(body: bytes | None) -> bytes | None:
-    return None if body is None else zlib.compress(body, 1)  # crawl time matters more than bytes
-
-
-def unpack_body(blob: bytes | None) -> bytes | None:
-    return None if blob is None else zlib.decompress(blob)
 
 
 @dataclass
