@@ -5,8 +5,8 @@
 Prints pages/s for each run and the on/off ratio (goal >= 0.9), CPU per page (all threads
 of the crawl process, its analysis worker processes and its label process: cores do not hide
 cost; then the crawl's own process and the label process apart) and peak memory against the
-bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest child's). ``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2,
-``procs1`` one with 1.
+bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest child's).
+``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2, ``procs1`` one with 1.
 Every run uses the same server and settings; only VISDUP_ settings differ. Each crawl runs in
 its own process.
 """
