@@ -3,10 +3,11 @@ label process that dies costs no page."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
+import sqlite3
 
+from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from scrapy.utils.test import get_crawler
 
@@ -64,8 +65,9 @@ async def test_labels_from_the_label_process_match_labels_made_here(tmp_path):
 
 
 class KillLabelProcess:
-    """An item pipeline ahead of visdup's: at the third page it kills the label process
-    (the OOM killer's way), counted in ``test/killed``."""
+    """An item pipeline after visdup's: once ten pages are labelled and stored it kills the
+    label process (the OOM killer's way), with the pages behind them in flight; counted in
+    ``test/killed``."""
 
     def __init__(self, crawler):
         self.crawler = crawler
@@ -77,12 +79,11 @@ class KillLabelProcess:
 
     async def process_item(self, item):
         self.seen += 1
-        if self.seen == 3:
+        if self.seen == 10:
             service = CrawlContext.of(self.crawler).service
             assert service is not None, "no label process"
             os.kill(service.process.pid, signal.SIGKILL)
             self.crawler.stats.inc_value("test/killed")
-            await asyncio.sleep(0.2)  # dead before this page is labelled
         return item
 
 
@@ -93,7 +94,7 @@ async def test_a_killed_label_process_costs_no_page(tmp_path):
         settings = crawl_settings(
             db,
             VISDUP_ANALYSIS_PROCESSES=1,
-            ITEM_PIPELINES={"tests.test_label_process.KillLabelProcess": 10},
+            ITEM_PIPELINES={"tests.test_label_process.KillLabelProcess": 1000},
         )
         crawler = get_crawler(SiteSpider, settings)
         await crawler.crawl_async(url=server.url_for("/"))
@@ -105,5 +106,65 @@ async def test_a_killed_label_process_costs_no_page(tmp_path):
     pages = _stored(db, base)
     assert len(pages) >= 14 and len(pages) == stats.get_value("item_scraped_count")
     assert all(problem is None for *_rest, problem in pages.values())
+    # every page labelled once, with its verdict, whichever process labelled it
+    verdicts = sum(v for k, v in stats.get_stats().items() if k.startswith("visdup/verdict/"))
+    assert verdicts == stats.get_value("visdup/pages") == len(pages)
+    # the snapshot holds every page, those the dead process had not written yet too
+    assert _snapshot(db) == (len(pages), "finished")
+    assert stats.get_value("visdup/drift/pages") == len(pages)
     context = CrawlContext.of(crawler)
     assert context.service is not None and not context.service.process.is_alive()
+
+
+def _snapshot(db: str) -> tuple[int, str | None]:
+    """Pages the crawl's snapshot holds, and how it ended."""
+    path = db.removeprefix("sqlite:///")
+    with sqlite3.connect(path) as conn:
+        (held,) = conn.execute("SELECT count(*) FROM visdup_snapshot_pages").fetchone()
+        (reason,) = conn.execute("SELECT reason FROM visdup_snapshots").fetchone()
+    return held, reason
+
+
+class KillAtClose:
+    """An extension whose spider_closed handler (it runs before visdup's) kills the label
+    process: it dies with the crawl's end still to write."""
+
+    def __init__(self, crawler):
+        self.crawler = crawler
+        crawler.signals.connect(self.closing, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    def closing(self, spider, reason):
+        service = CrawlContext.of(self.crawler).service
+        assert service is not None, "no label process"
+        os.kill(service.process.pid, signal.SIGKILL)
+        service.process.join(10)
+        self.crawler.stats.inc_value("test/killed")
+
+
+@deferred_f_from_coro_f
+async def test_a_label_process_dead_at_the_end_still_closes_the_crawl(tmp_path):
+    db = f"sqlite:///{tmp_path / 'end.sqlite3'}"
+    with serve(SITE) as server:
+        settings = crawl_settings(
+            db,
+            VISDUP_ANALYSIS_PROCESSES=1,
+            EXTENSIONS={"tests.test_label_process.KillAtClose": 10},
+        )
+        crawler = get_crawler(SiteSpider, settings)
+        await crawler.crawl_async(url=server.url_for("/"))
+    stats = crawler.stats
+    assert stats.get_value("test/killed") == 1
+    assert stats.get_value("visdup/label_process/restarts") == 1
+    pages = stats.get_value("visdup/pages")
+    assert pages >= 14
+    # a new label process closed the snapshot: every page in it, its end written
+    assert _snapshot(db) == (pages, "finished")
+    store = Store.from_url(db)
+    try:
+        assert [r.reason for r in store.run_rows()] == ["finished"]
+    finally:
+        store.close()

@@ -13,8 +13,9 @@ from typing import Any
 
 from visdup.errors import ConfigError
 
-#: Worker processes that analyse pages and build templates (0: threads of the crawl process;
-#: -1: one per core the crawl may use, at most 4, none on one core). Analysis is mostly Python
+#: Worker processes that analyse pages, and build templates when labelling stays in the crawl's
+#: process (0: threads of the crawl process; -1: one per core the crawl may use, at most 4,
+#: none on one core). Analysis is mostly Python
 #: (main content, text prints, signatures): processes let it use cores the GIL keeps it from,
 #: and leave the crawl's own process to Scrapy (and the labelling to VISDUP_LABEL_PROCESS).
 #: bench/bench_crawl.py on the Python manual, 2 cores: on/off 0.26 with threads, 0.33 with 1

@@ -18,6 +18,7 @@ import os
 import re
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
@@ -129,6 +130,9 @@ class CrawlContext:
         #: The label process (visdup.dedup.service), when pages are labelled in one.
         self.service: LabelService | None = None
         self._service_setup: ServiceSetup | None = None
+        self._warmed = 0
+        #: Pages the crawl's snapshot held when the run began (a restart counts from it).
+        self._held_at_start = 0
         self.run_id: int | None = None
         self._pool: ProcessPoolExecutor | None = None
         #: One worker for pages whose worker died under them (see _analyse_in).
@@ -200,25 +204,26 @@ class CrawlContext:
             start_urls=starts,
             spider=spider,
         )
+        snapshot = self.snapshot
+        self._held_at_start = snapshot.held() if snapshot is not None else 0
         if self.config["VISDUP_LABEL_PROCESS"] and self._workers:
-            snapshot = self.snapshot
             self._service_setup = ServiceSetup(
                 config=self.config,
                 database_url=self.database_url,
                 run_id=self.run_id,
-                snapshot=(snapshot.info, snapshot.resumed) if snapshot is not None else None,
+                snapshot=(
+                    (snapshot.info, snapshot.resumed, snapshot.start_templates, self._held_at_start)
+                    if snapshot is not None
+                    else None
+                ),
                 parent=os.getpid(),
                 log_level=logging.getLogger("visdup").getEffectiveLevel(),
             )
-            service = LabelService(self._service_setup, self._add_counts)
-            try:
-                warmed = service.warmed()
-            except Exception as exc:  # it could not start: label here, as without it
-                logger.warning("visdup: no label process (%s); labelling in this process", exc)
-                service.stop(wait=1.0)
-            else:
+            service = self._start_service()
+            if service is not None:
                 self.service = service
                 self.stats.set_value("visdup/label_process", 1)
+                warmed = self._warmed
         if self.service is None:
             labelling = self._labelling_here()
             warmed = labelling.warmed
@@ -229,6 +234,20 @@ class CrawlContext:
             warmed,
             self.run_id,
         )
+
+    def _start_service(self) -> LabelService | None:
+        """A label process, up and warm; None (logged) when it cannot start."""
+        assert self._service_setup is not None
+        service = None
+        try:
+            service = LabelService(self._service_setup, self._add_counts)
+            self._warmed = service.warmed()
+        except Exception as exc:  # it could not start: label here, as without it
+            logger.warning("visdup: no label process (%s); labelling in this process", exc)
+            if service is not None:
+                service.stop(wait=1.0)
+            return None
+        return service
 
     def _labelling_here(self) -> Labelling:
         assert self.store is not None
@@ -270,19 +289,32 @@ class CrawlContext:
     MAX_SERVICE_RESTARTS = 5
 
     def _labelling_call(self, op: str, *args: Any) -> Any:
-        """``op`` of :class:`Labelling`, here or in the label process. When that process dies,
-        a new one starts and the call runs again (a page it stored before dying is then found
-        stored: no page is lost or doubled)."""
-        for _attempt in range(2):
+        """``op`` of :class:`Labelling`, here or in the label process.
+
+        When that process dies, a new one starts and the call is sent again. A page it had
+        stored before dying is then found stored with its labels (``retry``): none is lost or
+        stored twice. Only the call it was working on counts against the page (twice and the
+        page goes unlabelled, with an error); the calls queued behind it are sent again freely.
+        """
+        suspected = 0
+        retry = False
+        for _attempt in range(2 * self.MAX_SERVICE_RESTARTS + 2):
             service = self.service
+            extra = (retry,) if op == "label" else ()
             if service is None:
                 assert self.labelling is not None
-                return getattr(self.labelling, op)(*args)
+                return getattr(self.labelling, op)(*args, *extra)
             try:
-                return service.call(op, *args)
-            except ServiceGone:
+                return service.call(op, *args, *extra)
+            except ServiceGone as exc:
                 self._restart_service(service)
-        raise ServiceGone("the label process died twice under one page")
+                retry = True
+                suspected += exc.suspect
+                if suspected >= 2:
+                    raise ServiceGone(
+                        f"the label process died twice under this call ({op})"
+                    ) from exc
+        raise ServiceGone("the label process keeps dying")
 
     def _restart_service(self, dead: LabelService) -> None:
         with self._open_lock:
@@ -290,18 +322,23 @@ class CrawlContext:
                 return  # another thread saw it die first and started the new one
             dead.stop(wait=1.0)
             restarts = self.stats.get_value("visdup/label_process/restarts", 0)
-            if restarts >= self.MAX_SERVICE_RESTARTS:
-                logger.error(
-                    "visdup: the label process died %d times; labelling in this process",
-                    restarts + 1,
-                )
-                self.labelling = self._labelling_here()
-                self.service = None
+            service = None
+            if restarts < self.MAX_SERVICE_RESTARTS:
+                self.inc("visdup/label_process/restarts")
+                logger.warning("visdup: the label process died; starting a new one")
+                service = self._start_service()
+            if service is not None:
+                self.service = service
                 return
-            self.inc("visdup/label_process/restarts")
-            logger.warning("visdup: the label process died; starting a new one")
-            assert self._service_setup is not None
-            self.service = LabelService(self._service_setup, self._add_counts)
+            logger.error(
+                "visdup: the label process died %d times; labelling in this process",
+                restarts + 1,
+            )
+            labelling = self._labelling_here()
+            if self.snapshot is not None:  # take over what the label process left unwritten
+                self.snapshot.recover(self.run_id, self._held_at_start)
+            self.labelling = labelling
+            self.service = None
 
     def _add_counts(self, counts: dict[str, int]) -> None:
         """Stat increments the label process made (from its reader thread)."""
@@ -448,17 +485,20 @@ class CrawlContext:
         # templates still queued are built and stored (before the worker processes they may
         # be built in stop); the snapshot's aggregates, comparison and alarms
         totals: dict[str, Any] = {}
-        if self.service is not None:
-            totals = self.service.close(reason)
+        if self.opened:
+            try:  # through a new label process, or here, if the last one died meanwhile
+                totals = self._labelling_call("close", reason)
+            except Exception:
+                logger.exception("visdup: cannot finish the templates and the snapshot")
+            if self.service is not None:
+                self.service.stop()
             # the label process's last counts came with its close
             stats.update(
                 {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
             )
-        elif self.labelling is not None:
-            totals = self.labelling.close(reason)
         for pool in (self._pool, self._quarantine):
             if pool is not None:
-                pool.shutdown(wait=True, cancel_futures=True)
+                _stop_pool(pool)
         self._pool = self._quarantine = None
         for processes in self._strays:  # workers of pools that broke (see _replace_pool)
             for process in list(processes.values()):
@@ -515,6 +555,18 @@ def _refused(exc: VisdupError) -> VisdupError:
     """One clear ERROR line for a crawl that cannot start; the error goes on to Scrapy."""
     logger.error("visdup: the crawl cannot start: %s", exc)
     return exc
+
+
+def _stop_pool(pool: ProcessPoolExecutor, wait: float = 10.0) -> None:
+    """Stop a pool's workers without waiting forever: CPython's pool can miss a worker that
+    died right after it started, and its shutdown(wait=True) then never returns."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + wait
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.is_alive():
+            process.kill()
 
 
 def _worker_pool(count: int) -> ProcessPoolExecutor:

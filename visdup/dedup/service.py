@@ -29,7 +29,7 @@ import multiprocessing
 import resource
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -134,8 +134,12 @@ class Labelling:
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         return self.clusters().assign(url, page)
 
-    def label(self, job: PageJob, analysis: PageAnalysis) -> Outcome:
-        """Label the page and store it with its links, in one transaction."""
+    def label(self, job: PageJob, analysis: PageAnalysis, retry: bool = False) -> Outcome:
+        """Label the page and store it with its links, in one transaction.
+
+        ``retry``: sent again after a label process died under it, which may have stored it
+        first: then the stored labels are its outcome, as if that process had answered.
+        """
         record = analysis.record(
             keep_body=self.store_body,
             body=job.body or b"",
@@ -150,6 +154,23 @@ class Labelling:
         record.cluster_id = job.cluster
         record.title = self.titles.own(job.url, record.title)  # without the site's affixes
         snapshot = self.snapshot
+        if retry:
+            mine = self.store.stored_page(job.url)
+            if mine is not None and mine.run_id == self.run_id:
+                if snapshot is not None:
+                    record_page(
+                        snapshot, job, record, analysis, mine.id, self.run_id, refetched=False
+                    )
+                return Outcome(
+                    mine.id,
+                    problem=mine.problem,
+                    truncated=bool(mine.truncated),
+                    verdict=mine.verdict or NOVEL,
+                    kind=mine.kind,
+                    similarity=mine.similarity,
+                    duplicate_of=mine.duplicate_of,
+                    group_size=self.labeller.group_size_at(mine.id) if self.cluster_cap else None,
+                )
         stored = snapshot.stored_labels(job.url) if snapshot is not None else None
         if snapshot is not None and stored is not None:
             # fetched again for a new snapshot: recorded there, its labels stay as they are
@@ -205,8 +226,9 @@ class ServiceSetup:
     config: dict[str, Any]
     database_url: str
     run_id: int | None
-    #: The snapshot the crawl's process opened: (its row, whether it was resumed).
-    snapshot: tuple[SnapshotInfo, bool] | None
+    #: The snapshot the crawl's process opened: its row, whether it was resumed, the templates
+    #: as the run found them, and the pages it held when the run began.
+    snapshot: tuple[SnapshotInfo, bool, dict[int, str], int] | None
     parent: int
     log_level: int = logging.INFO
 
@@ -216,7 +238,15 @@ class ServiceError(VisdupError):
 
 
 class ServiceGone(VisdupError):
-    """The label process ended before it answered."""
+    """The label process ended before it answered.
+
+    ``suspect``: the call was the one it was working on (it answers in order), so the page may
+    be what killed it; the calls queued behind it are not to blame.
+    """
+
+    def __init__(self, message: str, *, suspect: bool = True):
+        super().__init__(message)
+        self.suspect = suspect
 
 
 class _Counter:
@@ -295,8 +325,10 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
                 raise ValueError(f"no such call {op!r}")
             reply = (call, True, value, counter.drain())
         except Exception as exc:
-            logger.exception("visdup: %s failed in the label process", op)
-            reply = (call, False, f"{type(exc).__name__}: {exc}", counter.drain())
+            # the crawl's process logs it (once): the reply carries the traceback
+            logger.debug("visdup: %s failed in the label process", op, exc_info=True)
+            text = "".join(traceback.format_exception(exc)).rstrip()
+            reply = (call, False, f"{type(exc).__name__}: {exc}\n{text}", counter.drain())
         send(reply)
         if op == "close":
             return
@@ -309,14 +341,17 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
     store.index_layout = setup.config["VISDUP_INDEX_LAYOUT"]
     snapshot = None
     if setup.snapshot is not None:
-        info, resumed = setup.snapshot
+        info, resumed, start_templates, held_at_start = setup.snapshot
         snapshot = Snapshot(
             store,
             info,
             resumed=resumed,
             sample_size=setup.config["VISDUP_DRIFT_SAMPLE"],
             min_fit=setup.config["VISDUP_EXTRACT_MIN_FIT"],
+            start_templates=start_templates,
         )
+        # after a label process died: the rows it had not written yet, and its count
+        snapshot.recover(setup.run_id, held_at_start)
     return Labelling(store, setup.config, run_id=setup.run_id, snapshot=snapshot, count=counter)
 
 
@@ -349,26 +384,26 @@ class LabelService:
         """Pages the label process's indexes hold from earlier runs (waits until it is up)."""
         return self._ready.result(timeout=self.START_TIMEOUT)
 
-    @property
-    def alive(self) -> bool:
-        return not self._gone
-
     def call(self, op: str, *args: Any, timeout: float | None = None) -> Any:
         future: Future[Any] = Future()
-        with self._lock:
-            if self._gone:
-                raise ServiceGone("the label process has ended")
-            call = next(self._ids)
-            self._pending[call] = future
+        # Ids are taken under the send lock, so the process receives calls in id order and
+        # answers them so: when it dies, the oldest call still waiting is the one it was on.
         # Sends have a lock of their own: a send blocks while the label process works and its
         # pipe is full, and the reader must still take answers meanwhile (it takes _lock).
-        try:
-            with self._send_lock:
-                self._conn.send((call, op, args))
-        except (OSError, ValueError) as exc:  # the pipe broke under the send
+        with self._send_lock:
             with self._lock:
-                self._pending.pop(call, None)
-            raise ServiceGone(f"the label process has ended: {exc}") from exc
+                if self._gone:
+                    raise ServiceGone("the label process has ended", suspect=False)
+                call = next(self._ids)
+                self._pending[call] = future
+            try:
+                self._conn.send((call, op, args))
+            except BaseException as exc:
+                with self._lock:
+                    self._pending.pop(call, None)
+                if isinstance(exc, OSError) or not self.process.is_alive():
+                    raise ServiceGone(f"the label process has ended: {exc}", suspect=False) from exc
+                raise  # the call itself cannot be sent (it does not pickle): its own error
         return future.result(timeout=timeout)
 
     def _read(self) -> None:
@@ -403,23 +438,15 @@ class LabelService:
             with self._lock:
                 self._gone = True
                 pending, self._pending = self._pending, {}
-            gone = ServiceGone("the label process ended before it answered")
             if not self._ready.done():
-                self._ready.set_exception(gone)
-            for future in pending.values():
+                self._ready.set_exception(ServiceGone("the label process ended as it started"))
+            for call in sorted(pending):
+                future = pending[call]
                 if not future.done():
-                    future.set_exception(gone)
-
-    def close(self, reason: str | None, timeout: float = 3600.0) -> dict[str, Any]:
-        """Finish (template builds, the snapshot) and end the label process; its totals."""
-        totals: dict[str, Any] = {}
-        try:
-            if not self._gone:
-                totals = self.call("close", reason, timeout=timeout)
-        except Exception:
-            logger.exception("visdup: the label process did not close cleanly")
-        self.stop()
-        return totals
+                    suspect = call == min(pending)
+                    future.set_exception(
+                        ServiceGone("the label process ended before it answered", suspect=suspect)
+                    )
 
     def stop(self, wait: float = 10.0) -> None:
         """End the process now (it is killed when it does not end within ``wait``)."""
@@ -430,18 +457,3 @@ class LabelService:
         self._reader.join(5)  # it sees the pipe's end once the process is gone
         with self._send_lock, contextlib.suppress(OSError):
             self._conn.close()
-
-
-def restartable_call(
-    services: Callable[[], LabelService],
-    restart: Callable[[LabelService], None],
-    op: str,
-    args: Sequence[Any],
-) -> Any:
-    """A call that survives one death of the label process: it restarts, the call runs again."""
-    service = services()
-    try:
-        return service.call(op, *args)
-    except ServiceGone:
-        restart(service)
-    return services().call(op, *args)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, inspect, or_, select, update
+from sqlalchemy import delete, func, insert, inspect, literal, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from visdup.drift.aggregate import encode, fit_limit, measure, merge_sample, template_stats
@@ -193,7 +193,10 @@ class Snapshot:
         resumed: bool,
         sample_size: int = 30,
         min_fit: float = DEFAULT_MIN_FIT,
+        start_templates: dict[int, str] | None = None,
     ):
+        """``start_templates``: the templates as the run found them, when this object joins a
+        run that began elsewhere (a label process); else they are read now."""
         self.store = store
         self.info = info
         self.resumed = resumed
@@ -205,7 +208,9 @@ class Snapshot:
         self._samples: dict[int, list[tuple[int, str, int, PackedTree]]] = {}
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
-        self._start_templates: dict[int, str] = {}
+        self._start_templates: dict[int, str] = dict(start_templates or {})
+        if start_templates is not None:
+            return
         with _reader(store).connect() as conn:
             for cid, text in conn.execute(
                 select(clusters.c.id, clusters.c.template).where(clusters.c.template.is_not(None))
@@ -215,6 +220,44 @@ class Snapshot:
     @property
     def id(self) -> int:
         return self.info.id
+
+    @property
+    def start_templates(self) -> dict[int, str]:
+        return dict(self._start_templates)
+
+    def held(self) -> int:
+        """Pages this snapshot holds in the store now."""
+        with _reader(self.store).connect() as conn:
+            return int(
+                conn.execute(
+                    select(func.count())
+                    .select_from(snapshot_pages)
+                    .where(snapshot_pages.c.snapshot_id == self.id)
+                ).scalar()
+                or 0
+            )
+
+    def recover(self, run_id: int | None, held_at_start: int) -> None:
+        """Take over from a labelling that ended without flushing (a label process killed):
+        pages run ``run_id`` stored and the snapshot misses join it (their fit unknown), and
+        :attr:`added` counts every page the run added, not only this object's.
+
+        The pages a dead process kept in its template samples are not known here: the end's
+        aggregates measure the pages sampled from now on.
+        """
+        if run_id is not None:
+            held = select(snapshot_pages.c.page_id).where(snapshot_pages.c.snapshot_id == self.id)
+            missing = select(
+                literal(self.id), pages.c.id, pages.c.cluster_id, literal(None), pages.c.body_hash
+            ).where(pages.c.run_id == run_id, pages.c.id.not_in(held))
+            with self.store.engine.begin() as conn:
+                conn.execute(
+                    snapshot_pages.insert().from_select(
+                        ["snapshot_id", "page_id", "cluster_id", "fit", "body_hash"], missing
+                    )
+                )
+        with self._lock:
+            self.added = max(0, self.held() - held_at_start)
 
     @property
     def name(self) -> str:

@@ -335,6 +335,16 @@ class Store:
                 for page_id, url in conn.execute(select(pages.c.id, pages.c.url))
             }
 
+    def stored_page(self, url: str) -> Any:
+        """The stored page of this URL with its labels (``id``, ``run_id``, ``verdict``,
+        ``kind``, ``duplicate_of``, ``similarity``, ``problem``, ``truncated``), or None."""
+        c = pages.c
+        query = select(
+            c.id, c.run_id, c.verdict, c.kind, c.duplicate_of, c.similarity, c.problem, c.truncated
+        ).where(c.url == canonical_url(url))
+        with self._reader.connect() as conn:
+            return conn.execute(query).first()
+
     def is_stored(self, url: str) -> bool:
         """Whether a page of this canonical URL is stored (one indexed lookup)."""
         with self._reader.connect() as conn:

@@ -14,7 +14,8 @@ Templates stay off the page's path. Each cluster keeps a sample of its pages' tr
 ``template_max_pages`` pages whose URL digests are smallest, so the sample is the same in any
 order. A template is built once the cluster holds ``template_min_pages`` pages and rebuilt only
 when the cluster has doubled since, from one worker thread (its STM work in the crawl's
-analysis worker processes when it has them). When records are asked for
+analysis worker processes when this runs in the crawl's process and it has them; in the
+label process, in that thread). When records are asked for
 (``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built at once instead, so that
 the records of the pages before it flow with the page that completed it; from then on each new
 page of the cluster yields its record. :meth:`CrawlClusters.finish` waits for queued builds.
