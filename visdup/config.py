@@ -127,7 +127,7 @@ VISDUP_INDEX_MAX_CANDIDATES = 2000
 
 #: With analysis in worker processes, label pages in a process of their own too (the store,
 #: the indexes and the template clusters live there): the crawl's process is left to Scrapy,
-#: 21.3 against 17.7 ms CPU per page with visdup off (33.7 labelling there; Python manual).
+#: 22.3 against 18.1 ms CPU per page with visdup off (33.7 labelling there; Python manual).
 #: False labels in the crawl's process. No effect when analysis runs in threads.
 VISDUP_LABEL_PROCESS = True
 
