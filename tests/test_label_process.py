@@ -168,3 +168,43 @@ async def test_a_label_process_dead_at_the_end_still_closes_the_crawl(tmp_path):
         assert [r.reason for r in store.run_rows()] == ["finished"]
     finally:
         store.close()
+
+
+def test_a_page_sent_again_after_a_death_keeps_what_was_stored(tmp_path):
+    """The label process stored a page, then died before answering: the page comes back to a
+    new one, which answers with the stored labels; the snapshot row that the new one
+    recovered gets the page's fit, and the page is counted once."""
+    from visdup.config import resolve
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import Labelling, PageJob
+    from visdup.drift.snapshot import Snapshot
+
+    db = f"sqlite:///{tmp_path / 'retry.sqlite3'}"
+    config = resolve({"VISDUP_DATABASE_URL": db, "VISDUP_CLUSTER_CAP": 10})
+    html = (SITE / "index.html").read_bytes()
+    url = "http://example.test/index.html"
+    analysis = analyse(html, url=url, options=AnalysisOptions(template=True))
+    job = PageJob(url=url, status=200, links=["http://example.test/a.html"], cluster=7, fit=0.9)
+    store = Store.from_url(db, writer=True)
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        opened = Snapshot.open(store, name="s", crawl="example.test", run_id=run)
+        held_at_start = opened.held()
+
+        def labelling(snapshot: Snapshot) -> Labelling:
+            return Labelling(store, config, run_id=run, snapshot=snapshot, count=lambda *_: None)
+
+        first = labelling(opened).label(job, analysis)  # stored; its row still unwritten
+        assert first.page_id is not None and first.verdict == "novel"
+        again = Snapshot(store, opened.info, resumed=False, start_templates=opened.start_templates)
+        again.recover(run, held_at_start)
+        assert again.added == 1
+        retried = labelling(again).label(job, analysis, retry=True)
+        assert (retried.page_id, retried.verdict, retried.group_size) == (first.page_id, "novel", 1)
+        assert again.added == 1
+        assert [r.url for r in store.rows("url")] == [url]
+        with sqlite3.connect(db.removeprefix("sqlite:///")) as conn:
+            rows = conn.execute("SELECT page_id, cluster_id, fit FROM visdup_snapshot_pages")
+            assert rows.fetchall() == [(first.page_id, 7, 0.9)]
+    finally:
+        store.close()

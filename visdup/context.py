@@ -305,7 +305,8 @@ class CrawlContext:
                 assert self.labelling is not None
                 return getattr(self.labelling, op)(*args, *extra)
             try:
-                return service.call(op, *args, *extra)
+                # the end builds what is queued: long, but not endless
+                return service.call(op, *args, *extra, timeout=3600.0 if op == "close" else None)
             except ServiceGone as exc:
                 self._restart_service(service)
                 retry = True
@@ -331,7 +332,8 @@ class CrawlContext:
                 self.service = service
                 return
             logger.error(
-                "visdup: the label process died %d times; labelling in this process",
+                "visdup: no new label process (it died %d times, or cannot start); labelling in"
+                " this process",
                 restarts + 1,
             )
             labelling = self._labelling_here()

@@ -605,6 +605,12 @@ class Labeller:
             return 1
         return self._sizes.pop(page_id, 1)
 
+    def group_size_then(self, page_id: int, original: int | None) -> int:
+        """What :meth:`group_size_at` gave for a page stored before this labeller started
+        (a label process that died before answering): its group's pages up to it."""
+        group = original if original is not None else page_id
+        return sum(1 for m in self._members.get(group, ()) if m <= page_id) + 1
+
     def _lock_keys(self, name: str, fp: int) -> list[int]:
         """Advisory lock keys of a page's fingerprint (PostgreSQL only: SQLite has one writer)."""
         shared = self.channels[name].sql

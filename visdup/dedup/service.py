@@ -98,8 +98,12 @@ class Labelling:
         snapshot: Snapshot | None,
         count: Callable[[str, int], None],
         processes: Callable[[], Executor | None] | None = None,
+        durable_snapshot: bool = False,
     ):
+        """``durable_snapshot``: write the snapshot's row of a page fetched again at once (a
+        label process: one that dies leaves nothing a new one could not recover)."""
         self.store = store
+        self.durable_snapshot = durable_snapshot
         self.config = config
         self.run_id = run_id
         self.snapshot = snapshot
@@ -157,10 +161,12 @@ class Labelling:
         if retry:
             mine = self.store.stored_page(job.url)
             if mine is not None and mine.run_id == self.run_id:
-                if snapshot is not None:
-                    record_page(
-                        snapshot, job, record, analysis, mine.id, self.run_id, refetched=False
-                    )
+                if snapshot is not None:  # its row came back with the new process (recover)
+                    tree = analysis.template_input.tree if analysis.template_input else None
+                    snapshot.refit(mine.id, job.url, cluster=job.cluster, fit=job.fit, tree=tree)
+                size = None
+                if self.cluster_cap:
+                    size = self.labeller.group_size_then(mine.id, mine.duplicate_of)
                 return Outcome(
                     mine.id,
                     problem=mine.problem,
@@ -169,12 +175,14 @@ class Labelling:
                     kind=mine.kind,
                     similarity=mine.similarity,
                     duplicate_of=mine.duplicate_of,
-                    group_size=self.labeller.group_size_at(mine.id) if self.cluster_cap else None,
+                    group_size=size,
                 )
         stored = snapshot.stored_labels(job.url) if snapshot is not None else None
         if snapshot is not None and stored is not None:
             # fetched again for a new snapshot: recorded there, its labels stay as they are
             record_page(snapshot, job, record, analysis, stored.id, self.run_id, refetched=True)
+            if self.durable_snapshot:  # no page row of this run says it was fetched: write now
+                snapshot.flush()
             self.count("visdup/drift/refetched", 1)
             return Outcome(
                 None,
@@ -352,7 +360,14 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
         )
         # after a label process died: the rows it had not written yet, and its count
         snapshot.recover(setup.run_id, held_at_start)
-    return Labelling(store, setup.config, run_id=setup.run_id, snapshot=snapshot, count=counter)
+    return Labelling(
+        store,
+        setup.config,
+        run_id=setup.run_id,
+        snapshot=snapshot,
+        count=counter,
+        durable_snapshot=True,
+    )
 
 
 class LabelService:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, func, insert, inspect, literal, or_, select, update
+from sqlalchemy import delete, exists, func, insert, inspect, literal, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from visdup.drift.aggregate import encode, fit_limit, measure, merge_sample, template_stats
@@ -246,13 +246,15 @@ class Snapshot:
         aggregates measure the pages sampled from now on.
         """
         if run_id is not None:
-            held = select(snapshot_pages.c.page_id).where(snapshot_pages.c.snapshot_id == self.id)
+            held = exists().where(
+                snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.page_id == pages.c.id
+            )  # NOT EXISTS: PostgreSQL plans NOT IN over a large subquery row by row
             missing = select(
                 literal(self.id), pages.c.id, pages.c.cluster_id, literal(None), pages.c.body_hash
-            ).where(pages.c.run_id == run_id, pages.c.id.not_in(held))
+            ).where(pages.c.run_id == run_id, ~held)
             with self.store.engine.begin() as conn:
                 conn.execute(
-                    snapshot_pages.insert().from_select(
+                    _insert_ignore(self.store, snapshot_pages).from_select(
                         ["snapshot_id", "page_id", "cluster_id", "fit", "body_hash"], missing
                     )
                 )
@@ -389,6 +391,27 @@ class Snapshot:
             due = len(self._rows) >= BATCH
         if due:
             self.flush()
+
+    def refit(
+        self,
+        page_id: int,
+        url: str,
+        *,
+        cluster: int | None,
+        fit: float | None,
+        tree: FlatTree | PackedTree | None = None,
+    ) -> None:
+        """A page whose row :meth:`recover` wrote (its fit unknown then): its fit and place in
+        the samples now, not counted again."""
+        with self.store.engine.begin() as conn:
+            conn.execute(
+                update(snapshot_pages)
+                .where(snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.page_id == page_id)
+                .values(cluster_id=cluster, fit=None if fit is None else round(float(fit), 4))
+            )
+        with self._lock:
+            if cluster is not None and tree is not None and tree.nodes:
+                self._keep(cluster, url, page_id, tree)
 
     def _keep(self, cluster: int, url: str, page_id: int, tree: FlatTree | PackedTree) -> None:
         sample = self._samples.setdefault(cluster, [])
