@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+from typing import Any
 
 from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
@@ -87,18 +88,22 @@ class KillLabelProcess:
         return item
 
 
+async def _crawl(db: str, **settings: object) -> tuple[Any, str]:
+    """The site crawled with one analysis worker and the label process; (crawler, base URL)."""
+    with serve(SITE) as server:
+        crawler = get_crawler(
+            SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=1, **settings)
+        )
+        await crawler.crawl_async(url=server.url_for("/"))
+        return crawler, server.url
+
+
 @deferred_f_from_coro_f
 async def test_a_killed_label_process_costs_no_page(tmp_path):
     db = f"sqlite:///{tmp_path / 'killed.sqlite3'}"
-    with serve(SITE) as server:
-        settings = crawl_settings(
-            db,
-            VISDUP_ANALYSIS_PROCESSES=1,
-            ITEM_PIPELINES={"tests.test_label_process.KillLabelProcess": 1000},
-        )
-        crawler = get_crawler(SiteSpider, settings)
-        await crawler.crawl_async(url=server.url_for("/"))
-        base = server.url
+    crawler, base = await _crawl(
+        db, ITEM_PIPELINES={"tests.test_label_process.KillLabelProcess": 1000}
+    )
     stats = crawler.stats
     assert stats.get_value("test/killed") == 1
     assert stats.get_value("visdup/label_process/restarts") == 1
@@ -148,14 +153,7 @@ class KillAtClose:
 @deferred_f_from_coro_f
 async def test_a_label_process_dead_at_the_end_still_closes_the_crawl(tmp_path):
     db = f"sqlite:///{tmp_path / 'end.sqlite3'}"
-    with serve(SITE) as server:
-        settings = crawl_settings(
-            db,
-            VISDUP_ANALYSIS_PROCESSES=1,
-            EXTENSIONS={"tests.test_label_process.KillAtClose": 10},
-        )
-        crawler = get_crawler(SiteSpider, settings)
-        await crawler.crawl_async(url=server.url_for("/"))
+    crawler, _base = await _crawl(db, EXTENSIONS={"tests.test_label_process.KillAtClose": 10})
     stats = crawler.stats
     assert stats.get_value("test/killed") == 1
     assert stats.get_value("visdup/label_process/restarts") == 1
