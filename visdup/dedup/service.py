@@ -335,8 +335,8 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
         except Exception as exc:
             # the crawl's process logs it (once): the reply carries the traceback
             logger.debug("visdup: %s failed in the label process", op, exc_info=True)
-            text = "".join(traceback.format_exception(exc)).rstrip()
-            reply = (call, False, f"{type(exc).__name__}: {exc}\n{text}", counter.drain())
+            where = "".join(traceback.format_exception(exc)[:-1]).rstrip()  # its last line: below
+            reply = (call, False, f"{type(exc).__name__}: {exc}\n{where}", counter.drain())
         send(reply)
         if op == "close":
             return
