@@ -310,18 +310,18 @@ def test_processes_creating_the_schema_at_once_do_not_collide(pg_url):
     barrier = threading.Barrier(4)
     failures: list[BaseException] = []
 
-    def open_store() -> None:
+    def open_store(page_id: int) -> None:
         try:
             barrier.wait()
             store = Store.from_url(pg_url)
             index = store.band_index("structure", 6)
             assert index is not None
-            index.add(threading.get_ident() % 1000, 42)
+            index.add(page_id, 42)  # one page each (thread idents modulo 1000 could collide)
             store.close()
         except BaseException as exc:
             failures.append(exc)
 
-    threads = [threading.Thread(target=open_store) for _ in range(4)]
+    threads = [threading.Thread(target=open_store, args=(i + 1,)) for i in range(4)]
     for thread in threads:
         thread.start()
     for thread in threads:
