@@ -269,20 +269,9 @@ class CrawlContext:
     def label(self, item: Page, analysis: PageAnalysis) -> Outcome:
         """Label the page and store it (blocking: call it in a worker thread)."""
         self.open()
-        job = PageJob(
-            url=item.url,
-            final_url=item.final_url,
-            status=item.status,
-            depth=item.depth,
-            referer=item.referer,
-            content_type=item.content_type,
-            encoding=item.encoding,
-            links=list(item.links),
-            # a worker process packed it already when it could (PageAnalysis.packed_body)
-            body=item.body if self.store_body and analysis.packed_body is None else None,
-            cluster=item.cluster,
-            fit=item.fit,
-        )
+        # a worker process packed the body already when it could (PageAnalysis.packed_body)
+        keep = self.store_body and analysis.packed_body is None
+        job = PageJob.of(item, item.body if keep else None)
         return self._labelling_call("label", job, analysis)
 
     #: Times the label process is started again in one crawl before the crawl gives up on it.

@@ -69,6 +69,21 @@ class PageJob:
     cluster: int | None = None
     fit: float | None = None
 
+    #: The fetch's own facts, as the store's page record names them.
+    FETCH = ("final_url", "status", "depth", "referer", "content_type", "encoding", "links")
+
+    @classmethod
+    def of(cls, item: Any, body: bytes | None) -> PageJob:
+        """The job of a page item (``body``: what the store is to keep, or None)."""
+        fields = {name: getattr(item, name) for name in cls.FETCH}
+        fields["links"] = list(fields["links"])
+        return cls(url=item.url, body=body, cluster=item.cluster, fit=item.fit, **fields)
+
+    def fetch(self) -> dict[str, Any]:
+        facts = {name: getattr(self, name) for name in self.FETCH}
+        facts["links"] = list(facts["links"])
+        return facts
+
 
 @dataclass(slots=True)
 class Outcome:
@@ -144,17 +159,7 @@ class Labelling:
         ``retry``: sent again after a label process died under it, which may have stored it
         first: then the stored labels are its outcome, as if that process had answered.
         """
-        record = analysis.record(
-            keep_body=self.store_body,
-            body=job.body or b"",
-            final_url=job.final_url,
-            status=job.status,
-            depth=job.depth,
-            referer=job.referer,
-            content_type=job.content_type,
-            encoding=job.encoding,
-            links=list(job.links),
-        )
+        record = analysis.record(keep_body=self.store_body, body=job.body or b"", **job.fetch())
         record.cluster_id = job.cluster
         record.title = self.titles.own(job.url, record.title)  # without the site's affixes
         snapshot = self.snapshot
