@@ -2,10 +2,15 @@
 layout signatures on every development set.
 
     .venv/bin/python bench/bench_cluster.py [--thresholds 0.1,0.2,0.3]
-    .venv/bin/python bench/bench_cluster.py --layouts [--sets warpcore,python,postgres,aeb]
+    .venv/bin/python bench/bench_cluster.py --layouts [--sets warpcore,python,aeb,blog,...]
     .venv/bin/python bench/bench_cluster.py --cost [--sets python] [--limit 200]
 
-Reads ../shared/data/warpcore and the Debian manuals (skips what is absent). Prints figures only.
+Reads ../shared/data (warpcore, AEB) and the Debian manuals (skips what is absent). ``ARI``:
+against warpcore's labels with Scaladoc class/trait/object as one, AEB's sites (host names),
+the test site's three templates, the generated WordPress blogs' posts, day archives and home
+pages (``tests/blogs.py``: Twenty Twenty-One, and Twenty Seventeen as ``blog17``). Sets:
+warpcore, python, postgres, aeb, swde, fixture, blog, blog17 (all by default). Prints figures
+only.
 """
 
 from __future__ import annotations
@@ -31,7 +36,13 @@ from visdup.templates.cluster import (  # noqa: E402
     cluster_trees,
 )
 from visdup.templates.layouts import LayoutClusterer  # noqa: E402
-from visdup.templates.signature import Layout, layout_main, layout_signature  # noqa: E402
+from visdup.templates.signature import (  # noqa: E402
+    DEFAULT_STUB_DEPTH,
+    Layout,
+    layout_main,
+    layout_signature,
+    spine_depth,
+)
 from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "warpcore"
@@ -198,11 +209,42 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
     if which == "warpcore":
         pages, labels = load()
         return pages, {k: COARSE.get(v, v) for k, v in labels.items()}
-    if which == "aeb":
+    if which == "aeb":  # 181 articles of 126 sites: labelled by site (host name)
+        import gzip
+        import json
+        from urllib.parse import urlsplit
+
+        d = ROOT.parent / "shared" / "data" / "aeb"
+        truth = json.loads((d / "ground-truth.json").read_text())
+        files = sorted((d / "html").glob("*.gz"))
+        hosts = {
+            p.name: (urlsplit(truth[p.name.split(".")[0]]["url"]).hostname or "").removeprefix(
+                "www."
+            )
+            for p in files
+        }
+        return {p.name: gzip.decompress(p.read_bytes()) for p in files}, hosts
+    if which == "swde":  # 300 book pages of one shop: one template (label "book")
         import gzip
 
-        d = ROOT.parent / "shared" / "data" / "aeb" / "html"
-        return {p.name: gzip.decompress(p.read_bytes()) for p in sorted(d.glob("*.gz"))}, None
+        d = ROOT.parent / "shared" / "data" / "swde-booksamillion" / "pages"
+        books = {p.name: gzip.decompress(p.read_bytes()) for p in sorted(d.glob("*.htm.gz"))}
+        return books, {name: "book" for name in books}
+    if which in ("blog", "blog17"):  # generated WordPress blogs: posts, day archives, home
+        from tests.blogs import make_blog
+
+        blog = make_blog("twentyseventeen" if which == "blog17" else "twentytwentyone", posts=120)
+        return {path: html.encode() for path, html in blog.pages.items()}, dict(blog.kinds)
+    if which == "fixture":  # the test site of three templates (tests/fixtures/sites/templates)
+        import json
+
+        site = ROOT / "tests" / "fixtures" / "sites" / "templates"
+        kinds = {}
+        for kind, urls in json.loads((site / "EXPECTED.json").read_text())["templates"].items():
+            for url in urls:
+                path = url.lstrip("/")
+                kinds[path + "index.html" if not path or path.endswith("/") else path] = kind
+        return {path: (site / path).read_bytes() for path in kinds}, kinds
     from bench._data import debian_docs, html_files
 
     base = debian_docs(which)
@@ -213,8 +255,10 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 #: "region" is the widened content region (the crawl's), "main" the main-content finder's
 #: own pick, None no stub (the whole skeleton). Labels "a/b": ``a`` outside the content
 #: region, ``b`` inside its stub.
-VARIANTS: list[tuple[str, int, int | None, str | None]] = [
-    ("tag", 8, 2, "region"),  # the default
+VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
+    ("tag", 8, "spine", "region"),  # the default: down the region's text spine, 2 levels at least
+    ("tag", 8, 2, "region"),  # the default before
+    ("class", 8, "spine", "region"),
     ("tag", 8, 1, "region"),
     ("tag", 8, 3, "region"),
     ("tag", 14, 8, "region"),
@@ -234,7 +278,7 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
     from visdup.page.parse import parse_html
 
     print("layout signatures: single-link clusters of distinct signatures (atoms)")
-    print(f"{'set':9} {'variant':16} {'thr':>4} {'atoms':>5} {'clus':>5} {'top4':>6} {'ARIc':>6}")
+    print(f"{'set':9} {'variant':16} {'thr':>4} {'atoms':>5} {'clus':>5} {'top4':>6} {'ARI':>6}")
     for which in sets:
         try:
             pages, labels = layout_pages(which)
@@ -262,11 +306,13 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     mode, _, inside = labelling.partition("/")
                     t0 = time.perf_counter()
                     stub_node = None if where is None else region if where == "region" else node
+                    if stub == "spine":
+                        stub = max(DEFAULT_STUB_DEPTH, spine_depth(stub_node))
                     sigs[v][key] = layout_signature(
                         root,
                         stub_node,
                         depth=depth,
-                        stub_depth=stub or 0,
+                        stub_depth=int(stub or 0),
                         mode=mode,
                         stub_mode=inside or None,
                     )
@@ -390,7 +436,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--thresholds", default="0.3,0.4,0.5")
     parser.add_argument("--layouts", action="store_true")
-    parser.add_argument("--sets", default="warpcore,python,postgres,aeb")
+    parser.add_argument("--sets", default="warpcore,python,postgres,aeb,swde,fixture,blog,blog17")
     parser.add_argument("--cost", action="store_true")
     parser.add_argument("--limit", type=int, default=200)
     args = parser.parse_args()

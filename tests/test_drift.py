@@ -315,3 +315,45 @@ def test_templates_replaced_split_new_and_gone():
     # the blog is gone, a shop appeared
     alarms = compare({1: _held({"/item/*.html": 40}), 4: _held({"/shop/*.html": 30})}, before)
     assert sorted((a.template, a.change) for a in alarms) == [(2, "gone"), (4, "new")]
+
+
+def test_a_snapshot_follows_a_template_that_merged_while_its_pages_were_queued(tmp_path):
+    """Rows queued under a template that merged into another before they were written, the
+    samples kept under it and its layout at the snapshot's start all go by the new id."""
+    from sqlalchemy import select
+
+    from visdup.drift.snapshot import Snapshot
+    from visdup.storage.schema import snapshot_pages
+    from visdup.storage.store import PageRecord, Store
+    from visdup.templates.stm import page_tree
+    from visdup.templates.template import build_template
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'merge.sqlite3'}", writer=True)
+    store.migrate()
+    run = store.begin_run("test")
+    pages = [
+        f"<html><body><div><h1>Book {i}</h1><p>Price</p><p>{i}.99</p></div></body></html>"
+        for i in range(4)
+    ]
+    trees = [page_tree(html) for html in pages]
+    old, new = 7, 9
+    with store.engine.begin() as conn:
+        ids = [
+            store.insert_page(conn, PageRecord(url=f"http://x/{i}.html", cluster_id=old), run)
+            for i in range(len(pages))
+        ]
+        template = build_template(trees[:3], cluster=old)
+        store.put_cluster(conn, old, version=1, template=template.to_dict())
+    snap = Snapshot.open(store, name="s1", crawl="books", run_id=run)
+    merged: dict[int, int] = {}
+    snap.live = lambda cid: merged.get(cid, cid)
+    for i, (page_id, tree) in enumerate(zip(ids, trees, strict=True)):
+        snap.add(page_id, f"http://x/{i}.html", cluster=old, fit=1.0, body_hash=None, tree=tree)
+    merged[old] = new  # the template merged into another before the rows were written
+    stats = snap.finish("finished")
+    with store.engine.connect() as conn:
+        stored = conn.execute(select(snapshot_pages.c.cluster_id)).scalars().all()
+    assert stored == [new] * len(pages)
+    assert set(stats) == {new}
+    # its sample was measured against its layout at the start (known under the old id)
+    assert stats[new]["n"] == len(pages) and min(stats[new]["shares"]) > 0.9

@@ -1,5 +1,6 @@
 """The content region a layout signature stubs (``layout_main``): where it lands, and that its
-shortcuts land where the rule, applied one step at a time, does."""
+shortcuts land where the rule, applied one step at a time, does; how deep the stub goes
+(``spine_depth``), and what a page's signature then tells apart."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ import lxml.html
 from visdup.templates.signature import (
     GROW_SHARE,
     LIST_ITEMS,
+    SPINE_SHARE,
     STRAY_SHARE,
     TEXT_SHARE,
     layout_main,
+    page_layout,
+    spine_depth,
 )
 
 WORDS = "layout region content sidebar header footer entry member list prose".split()
@@ -153,3 +157,82 @@ def test_layout_main_lands_where_the_step_by_step_rule_does():
             picks += 1
             assert layout_main(root, el) is _reference(root, el), root.getroottree().getpath(el)
     assert picks > 500
+
+
+def _spine_reference(region: lxml.html.HtmlElement) -> int:
+    """The spine one child at a time, every child measured (no early stop)."""
+    total = len(" ".join(region.text_content().split()))
+    depth, node = 0, region
+    while total and depth < 8:
+        kids = [k for k in node if isinstance(k.tag, str) and k.tag not in ("script", "style")]
+        best = next(
+            (k for k in kids if len(" ".join(k.text_content().split())) >= SPINE_SHARE * total),
+            None,
+        )
+        if best is None:
+            return depth
+        node, depth = best, depth + 1
+    return depth
+
+
+def test_the_spine_stops_where_the_text_spreads_out_as_measured_child_by_child():
+    rng = random.Random(11)
+    regions = 0
+    for _ in range(40):
+        root = _page("".join(_random_tree(rng, 6) for _ in range(rng.randint(1, 4))))
+        for el in root.find("body").iter():
+            if isinstance(el.tag, str):
+                regions += 1
+                assert spine_depth(el) == _spine_reference(el), root.getroottree().getpath(el)
+    assert regions > 500
+
+
+def _blog(main: str, *, sidebar: int = 3) -> str:
+    """A page of a blog theme: everything inside one wrapper, as most sites are built."""
+    widgets = "".join(
+        f"<section class='widget'><h2>Widget {i}</h2><ul>"
+        + "".join(f"<li><a href='/p{j}'>Post number {j}</a></li>" for j in range(5))
+        + "</ul></section>"
+        for i in range(sidebar)
+    )
+    return (
+        "<html><head><title>A post - Blog</title></head><body><div id='page'>"
+        "<header><p class='site-title'><a href='/'>Blog</a></p><nav><ul>"
+        "<li><a href='/about'>About</a></li><li><a href='/contact'>Contact</a></li></ul></nav>"
+        f"</header><div id='content'><main>{main}</main><aside>{widgets}</aside></div>"
+        "<footer><p>Powered by a blog engine.</p></footer></div></body></html>"
+    )
+
+
+def _entry(rng: random.Random, paragraphs: int, heading: str = "h1") -> str:
+    body = "".join(f"<p>{_text(rng, rng.randint(30, 90))}</p>" for _ in range(paragraphs))
+    return (
+        f"<article><header><{heading}>{_text(rng, 5)}</{heading}><time>May 3</time></header>"
+        f"<div class='entry-content'>{body}</div><footer><a href='/tag/x'>x</a></footer>"
+        "</article>"
+    )
+
+
+def test_the_signature_keeps_the_frame_around_an_article_inside_a_page_wrapper():
+    rng = random.Random(3)
+    comments = (
+        "<div id='comments'><h2>Comments</h2><ol>"
+        + "".join(f"<li><b>Reader</b><p>{_text(rng, 20)}</p></li>" for _ in range(3))
+        + "</ol><form><p><textarea></textarea></p><p><input type='submit'></p></form></div>"
+    )
+    nav = "<nav class='post-navigation'><a href='/prev'>Previous</a><a href='/next'>Next</a></nav>"
+    posts = [page_layout(_blog(_entry(rng, n) + nav + comments)) for n in (4, 9, 17, 30)]
+    # posts of any length: one signature (the paragraphs are the content, not the layout)
+    assert len({p.key for p in posts}) == 1
+    archive = page_layout(
+        _blog(
+            "<header class='page-header'><h1>Day: May 3</h1></header>"
+            + "".join(_entry(rng, 3, "h2") for _ in range(4))
+            + "<nav class='pagination'><a href='/page/2'>2</a></nav>"
+        )
+    )
+    # the article's frame is in the signature: comments and post links against a page
+    # header and a list of entries (a stub of fixed depth from the wrapper saw neither)
+    assert archive.key != posts[0].key
+    assert "form" in posts[0].labels and "form" not in archive.labels
+    assert posts[0].nodes > 20

@@ -148,6 +148,8 @@ class Labelling:
                     extract=get["VISDUP_EXTRACT_ITEMS"],
                     processes=self.processes,
                 )
+                if self.snapshot is not None:  # its queued rows follow templates that merge
+                    self.snapshot.live = self._clusters.live
             return self._clusters
 
     def assign(self, url: str, page: TemplateInput) -> Assignment:

@@ -111,6 +111,7 @@ def _run(
         sample_size=check("VISDUP_DRIFT_SAMPLE", get("VISDUP_DRIFT_SAMPLE")),
         min_fit=min_fit,
     )
+    snap.live = clusters.live  # rows queued before their template merged take its new id
     held = snap.urls() if snap.resumed else set()
     engine = engine or LocalEngine()
     analyse_one = partial(_analyse_item, labeller.options)

@@ -25,7 +25,7 @@ import json
 import logging
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -206,6 +206,10 @@ class Snapshot:
         self._rows: list[dict[str, Any]] = []
         #: Cluster id → sample of (rank, url, page id, tree), smallest ranks first.
         self._samples: dict[int, list[tuple[int, str, int, PackedTree]]] = {}
+        #: The id a template goes by now, given the one a page was placed in: a template that
+        #: merged into another after its pages were queued here leads to that one (set by the
+        #: crawl's template clusters; without it, ids are taken as given).
+        self.live: Callable[[int], int] | None = None
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
         self._start_templates: dict[int, str] = dict(start_templates or {})
@@ -403,6 +407,8 @@ class Snapshot:
     ) -> None:
         """A page whose row :meth:`recover` wrote (its fit unknown then): its fit and place in
         the samples now, not counted again."""
+        if cluster is not None and self.live is not None:
+            cluster = self.live(cluster)
         with self.store.engine.begin() as conn:
             conn.execute(
                 update(snapshot_pages)
@@ -421,6 +427,17 @@ class Snapshot:
         entry = (rank, url, page_id, tree if isinstance(tree, PackedTree) else PackedTree.of(tree))
         bisect.insort(sample, entry, key=lambda e: e[:2])
         del sample[self.sample_size :]
+
+    def _merge_samples(self, live: Callable[[int], int]) -> None:
+        """Samples kept under a template that merged into another join that one's."""
+        with self._lock:
+            merged: dict[int, list[tuple[int, str, int, PackedTree]]] = {}
+            for cid, entries in self._samples.items():
+                merged.setdefault(live(cid), []).extend(entries)
+            for entries in merged.values():
+                entries.sort(key=lambda e: e[:2])
+                del entries[self.sample_size :]
+            self._samples = merged
 
     def add_links(
         self, page_id: int, urls: Iterable[str], depth: int, run_id: int | None, followed: bool
@@ -464,6 +481,11 @@ class Snapshot:
             rows, self._rows = self._rows, []
         if not rows:
             return
+        live = self.live
+        if live is not None:  # merged since the row was queued: the rows already stored follow
+            for row in rows:  # their template's merge, these take its id here
+                if row["cluster_id"] is not None:
+                    row["cluster_id"] = live(row["cluster_id"])
         try:
             with self.store.engine.begin() as conn:
                 conn.execute(_insert_ignore(self.store, snapshot_pages), rows)
@@ -490,8 +512,11 @@ class Snapshot:
         counts: Counter[int] = Counter()
         fits: dict[int, list[float]] = {}
         patterns: dict[int, Counter[str]] = {}
+        live = self.live or (lambda cid: cid)
+        self._merge_samples(live)
         with _reader(self.store).connect() as conn:
             for cid, fit, url in conn.execute(query):
+                cid = live(cid)  # a row written as its template merged elsewhere
                 counts[cid] += 1
                 if fit is not None:
                     fits.setdefault(cid, []).append(float(fit))
@@ -519,9 +544,17 @@ class Snapshot:
             return parsed[text]
 
         before = self._previous_clusters()
+        # the templates as they were at the start, under the ids they go by now: a template
+        # renamed since (a page whose signature key is smaller joined it) or merged into
+        # another keeps its layout of then (the survivor's own when two met)
+        starts: dict[int, str] = {}
+        for old_id, text in self._start_templates.items():
+            now_id = live(old_id)
+            if now_id not in starts or old_id == now_id:
+                starts[now_id] = text
         out: dict[int, dict[str, Any]] = {}
         for cid, n in counts.items():
-            start = template(self._start_templates.get(cid))
+            start = template(starts.get(cid))
             end = template(now_templates.get(cid))
             entries = self._samples.get(cid, [])
             sample = [(u, t.unpack()) for _r, u, _p, t in entries]
@@ -541,7 +574,7 @@ class Snapshot:
             if moved:
                 stats["moved"] = {}
             for was, trees in sorted(moved.items(), key=lambda kv: -len(kv[1]))[:2]:
-                layout = template(self._start_templates.get(was))
+                layout = template(starts.get(live(was)))
                 if layout is not None:
                     got = measure(trees, layout, None, min_fit=self.min_fit)
                     stats["moved"][str(was)] = {

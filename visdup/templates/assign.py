@@ -127,7 +127,7 @@ class CrawlClusters:
             self._absorb_here(cid, self.clusterer.absorbed)
         for row in self.store.changed_clusters(conn, since):
             self.version = max(self.version, row.version)
-            cid = self._live(row.id)
+            cid = self.live(row.id)
             if row.template and cid not in self.templates:
                 template = Template.from_dict(json.loads(row.template))
                 template.cluster = cid
@@ -136,7 +136,7 @@ class CrawlClusters:
             if core is not None and core in self.clusterer.atoms and cid not in self.cores:
                 self.cores[cid] = self.clusterer.atoms[core]
 
-    def _live(self, cluster_id: int) -> int:
+    def live(self, cluster_id: int) -> int:
         """The id a cluster goes by now (a merged cluster's id leads to the one it joined)."""
         while cluster_id in self._renamed:
             cluster_id = self._renamed[cluster_id]
@@ -315,7 +315,7 @@ class CrawlClusters:
         if template is None:
             return
         with self._lock, self.store.engine.begin() as conn:
-            live = self._live(cid)
+            live = self.live(cid)
             if live != cid and live in self.templates:
                 return  # merged meanwhile into a cluster that has its own template
             template.cluster = live

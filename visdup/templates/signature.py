@@ -6,7 +6,10 @@ time in proportion to the body. The signature keeps what a layout is made of:
 
 - the element skeleton outside the main content (header, navigation, sidebars, footer);
 - the content region (the main content, widened the same way on every page:
-  :func:`layout_main`) reduced to a stub: its own first ``stub_depth`` levels;
+  :func:`layout_main`) reduced to a stub: its own levels down to where its text spreads out
+  (:func:`spine_depth`; at least ``stub_depth``), so the frame around an article (its
+  header, comments, the links to the next post, a list's pagination) stays in the signature
+  while the article's own flow of paragraphs does not;
 - runs of equal siblings collapsed to one (the visual term's horizontal compression, without
   the count): a table of 3 rows and one of 30 rows, a menu of 5 or 7 entries, look alike;
 - depth below ``<body>`` capped, and the whole cut to ``max_nodes`` nodes.
@@ -34,8 +37,15 @@ from visdup.templates.stm import FlatTree, PackedTree, label_paths, stm, stm_upp
 
 #: Levels below <body> kept in the skeleton.
 DEFAULT_DEPTH = 8
-#: Levels of the content region kept in its stub (0: one node).
+#: Levels of the content region kept in its stub at least (0: one node).
 DEFAULT_STUB_DEPTH = 2
+#: The stub follows the region's text spine this far at most (:func:`spine_depth`).
+MAX_STUB_DEPTH = 8
+#: A child on the text spine holds at least this share of the region's text.
+SPINE_SHARE = 0.5
+#: Bumped when the signature of a page changes meaning: keys differ, so signatures stored by
+#: another version are told apart (their labels alone may look the same).
+SIGNATURE_VERSION = 2
 #: The signature is cut to this many nodes (a preorder prefix).
 DEFAULT_MAX_NODES = 400
 #: Label of the node standing for the main content.
@@ -101,7 +111,7 @@ class TemplateInput:
 
 def layout_key(labels: Sequence[str], sizes: Sequence[int]) -> int:
     """64-bit digest of a flat tree, the same in every process (``hash`` is salted)."""
-    h = hashlib.blake2b(digest_size=8)
+    h = hashlib.blake2b(digest_size=8, person=b"visdup-layout-%d" % SIGNATURE_VERSION)
     for label, size in zip(labels, sizes, strict=True):
         h.update(label.encode("utf-8", "replace"))
         h.update(struct.pack("<I", size))
@@ -226,6 +236,43 @@ def layout_main(root: Any, main: Any) -> Any:
     return node
 
 
+def spine_depth(region: Any, *, share: float = SPINE_SHARE, cap: int = MAX_STUB_DEPTH) -> int:
+    """Levels from the content region down its text spine: the child holding ``share`` of the
+    region's text, then its child holding as much, until the text spreads over siblings.
+
+    Widening makes the region stable and often makes it the page's whole wrapper (on most
+    sites the article holds enough of the page's text to reach the top): a stub of fixed depth
+    then keeps nothing of the layout. The spine goes back down to the article's own container
+    (an entry's content, a list of entries, a section), the same on every page of a layout
+    whichever node the finder picked, and the stub keeps everything above it.
+    """
+    if region is None:
+        return 0
+    total = _text_length(region)
+    need = share * total
+    depth = 0
+    node, mine = region, total
+    while total and depth < cap:
+        nxt = None
+        left = mine  # text still to be found among the children: none can hold more
+        for child in node:
+            if left < need:
+                break
+            tag = _tag(child)
+            if tag is None or tag in _SKIP:
+                continue
+            length = _text_length(child)
+            if length >= need:
+                nxt = child
+                break
+            left -= length
+        if nxt is None:
+            break
+        node, mine = nxt, length
+        depth += 1
+    return depth
+
+
 def _label(el: Any, tag: str, mode: str) -> str:
     """A node's label in the signature: see :func:`layout_signature`'s ``mode``."""
     if mode == "tag":
@@ -333,7 +380,9 @@ def page_layout_of(root: Any, main: Any) -> Layout:
     Read the page before main content is pruned (:func:`visdup.content.main_content`'s
     ``chosen``): pruning inside a content region that is most of the page takes its skeleton.
     """
-    return layout_signature(root, layout_main(root, main))
+    region = layout_main(root, main)
+    stub = max(DEFAULT_STUB_DEPTH, spine_depth(region))
+    return layout_signature(root, region, stub_depth=stub)
 
 
 def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) -> TemplateInput:
