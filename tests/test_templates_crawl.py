@@ -12,6 +12,8 @@ from visdup.cli import main
 from visdup.demo.server import serve
 from visdup.report.summary import build_report
 from visdup.storage.store import Store
+from visdup.templates.assign import CrawlClusters
+from visdup.templates.signature import make_layout
 
 SITE = FIXTURES / "sites" / "templates"
 
@@ -59,6 +61,11 @@ async def test_crawl_sorts_pages_into_templates_and_streams_records(tmp_path, ca
     assert sizes[-2:] == [5, 5]
     assert any("/events/*.html (5)" in t["url_patterns"] for t in templates)
 
+    # a signature another visdup version stored (its key is not its labels' digest): a crawl
+    # does not use it, and the batch below replaces it
+    with store.engine.begin() as conn:
+        store.put_layout(conn, 12345, cluster_id=1, labels=["body"], sizes=[1], version=99)
+
     # batch re-clustering of the stored pages, and extraction from the store
     assert main(["cluster", "--db", db, "--json"]) == 0
     clusters = json.loads(capsys.readouterr().out)["clusters"]
@@ -66,6 +73,12 @@ async def test_crawl_sorts_pages_into_templates_and_streams_records(tmp_path, ca
     # the crawl's clusters and the batch ones: the same partition, under the same ids
     batch = {m.replace(base, ""): c["id"] for c in clusters for m in c["members"]}
     assert batch == cluster_of
+    # the batch's signatures replaced the stored ones: a crawl starts from its clusters
+    with store.engine.connect() as conn:
+        stored = store.changed_layouts(conn, 0)
+    assert stored and all(make_layout(labels, sizes).key == key for key, labels, sizes in stored)
+    warm = CrawlClusters(store, background=False)
+    assert {warm.clusterer.cluster_of(key) for key, _l, _s in stored} == set(batch.values())
     csv_out = tmp_path / "data.csv"
     assert main(["extract", "--db", db, "--out", str(csv_out)]) == 0
     header = csv_out.read_text().splitlines()[0].split(",")

@@ -46,6 +46,10 @@ def run(args: argparse.Namespace) -> int:
                     "size": c.size,
                     "representative": c.representative,
                     "members": [ids[m] for m in c.members if m in ids],
+                    # its signatures: a later crawl warms its clusters from these
+                    "layouts": {
+                        inputs[m].layout.key: inputs[m].layout for m in c.members if m in inputs
+                    }.values(),
                 }
                 for c in clusters
             ]

@@ -455,11 +455,26 @@ class Store:
 
     # ------------------------------------------------------------------ clusters
     def save_clusters(self, items: list[dict[str, Any]]) -> None:
-        """Replace the stored clusters (a batch re-clustering), and the pages' cluster ids."""
+        """Replace the stored clusters (a batch re-clustering), and the pages' cluster ids.
+
+        An item's ``layouts`` (its signatures, when given) replace the stored ones, so a later
+        crawl starts from the very clusters the batch made.
+        """
         with self.engine.begin() as conn:
             conn.execute(clusters.delete())
             conn.execute(update(pages).values(cluster_id=None))
+            if any("layouts" in item for item in items):
+                conn.execute(layouts.delete())
             for item in items:
+                for layout in item.get("layouts", ()):
+                    self.put_layout(
+                        conn,
+                        layout.key,
+                        cluster_id=item["id"],
+                        labels=layout.labels,
+                        sizes=layout.sizes,
+                        version=1,
+                    )
                 members = item.get("members", [])
                 conn.execute(
                     insert(clusters).values(

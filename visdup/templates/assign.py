@@ -117,14 +117,23 @@ class CrawlClusters:
     def _reload(self, conn: Any) -> None:
         """Read what was stored since ``self.version``: signatures first, then cluster rows."""
         since = self.version
+        foreign = 0
         for key, labels, sizes in self.store.changed_layouts(conn, since):
             if key in self.clusterer.atoms:
                 continue
             layout = make_layout(labels, sizes)
             if layout.key != key:  # written by another signature version: not comparable
+                foreign += 1
                 continue
             cid = self.clusterer.add(layout, count=0)
             self._absorb_here(cid, self.clusterer.absorbed)
+        if foreign:
+            logger.warning(
+                "visdup: %d template signatures in the store were made by another visdup "
+                "version and are not used: pages stored with them keep their template ids "
+                "until they are crawled again (or run `visdup cluster --db` to recluster them)",
+                foreign,
+            )
         for row in self.store.changed_clusters(conn, since):
             self.version = max(self.version, row.version)
             cid = self.live(row.id)
