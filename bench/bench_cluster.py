@@ -8,7 +8,7 @@ layout signatures on every development set.
 Reads ../shared/data (warpcore, AEB) and the Debian manuals (skips what is absent). ``ARI``:
 against warpcore's labels with Scaladoc class/trait/object as one, AEB's sites (host names),
 the test site's three templates, the generated WordPress blogs' posts, day archives and home
-pages (``tests/blogs.py``: Twenty Twenty-One, and Twenty Seventeen as ``blog17``). Sets:
+pages (``bench/blogs.py``: Twenty Twenty-One, and Twenty Seventeen as ``blog17``). Sets:
 warpcore, python, postgres, aeb, swde, fixture, blog, blog17 (all by default). Prints figures
 only.
 """
@@ -231,7 +231,7 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
         books = {p.name: gzip.decompress(p.read_bytes()) for p in sorted(d.glob("*.htm.gz"))}
         return books, {name: "book" for name in books}
     if which in ("blog", "blog17"):  # generated WordPress blogs: posts, day archives, home
-        from tests.blogs import make_blog
+        from bench.blogs import make_blog
 
         blog = make_blog("twentyseventeen" if which == "blog17" else "twentytwentyone", posts=120)
         return {path: html.encode() for path, html in blog.pages.items()}, dict(blog.kinds)

@@ -1,4 +1,4 @@
-"""Deterministic WordPress blogs, a test and development set for template clustering.
+"""Deterministic WordPress blogs, a development set for template clustering (bench_cluster).
 
 A WordPress blog has two page types that matter here, single posts and day archives
 (/2021/03/14/), and the theme's markup around them varies with the content: post length and
