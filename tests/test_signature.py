@@ -161,15 +161,14 @@ def test_layout_main_lands_where_the_step_by_step_rule_does():
 
 def _spine_reference(region: lxml.html.HtmlElement) -> int:
     """The spine one child at a time, every child measured (no early stop)."""
-    total = len(" ".join(region.text_content().split()))
+    def length(el: lxml.html.HtmlElement) -> int:
+        return len(" ".join(el.text_content().split()))
+
     depth, node = 0, region
-    while total and depth < 8:
+    while length(node) and depth < 8:
         kids = [k for k in node if isinstance(k.tag, str) and k.tag not in ("script", "style")]
-        best = next(
-            (k for k in kids if len(" ".join(k.text_content().split())) >= SPINE_SHARE * total),
-            None,
-        )
-        if best is None:
+        best = max(kids, key=length, default=None)  # the largest child, the first of equals
+        if best is None or length(best) < SPINE_SHARE * length(node):
             return depth
         node, depth = best, depth + 1
     return depth

@@ -41,7 +41,7 @@ DEFAULT_DEPTH = 8
 DEFAULT_STUB_DEPTH = 2
 #: The stub follows the region's text spine this far at most (:func:`spine_depth`).
 MAX_STUB_DEPTH = 8
-#: A child on the text spine holds at least this share of the region's text.
+#: A child on the text spine holds at least this share of its parent's text.
 SPINE_SHARE = 0.5
 #: Bumped when the signature of a page changes meaning: keys differ, so signatures stored by
 #: another version are told apart (their labels alone may look the same).
@@ -238,7 +238,8 @@ def layout_main(root: Any, main: Any) -> Any:
 
 def spine_depth(region: Any, *, share: float = SPINE_SHARE, cap: int = MAX_STUB_DEPTH) -> int:
     """Levels from the content region down its text spine: the child holding ``share`` of the
-    region's text, then its child holding as much, until the text spreads over siblings.
+    region's text, then its child holding that share of its own, until the text spreads over
+    siblings.
 
     Widening makes the region stable and often makes it the page's whole wrapper (on most
     sites the article holds enough of the page's text to reach the top): a stub of fixed depth
@@ -248,13 +249,13 @@ def spine_depth(region: Any, *, share: float = SPINE_SHARE, cap: int = MAX_STUB_
     """
     if region is None:
         return 0
-    total = _text_length(region)
-    need = share * total
     depth = 0
-    node, mine = region, total
-    while total and depth < cap:
+    node, mine = region, _text_length(region)
+    while mine and depth < cap:
+        need = share * mine
         nxt = None
         left = mine  # text still to be found among the children: none can hold more
+        length = 0
         for child in node:
             if left < need:
                 break
