@@ -318,8 +318,9 @@ def test_templates_replaced_split_new_and_gone():
 
 
 def test_a_snapshot_follows_a_template_that_merged_while_its_pages_were_queued(tmp_path):
-    """Rows queued under a template that merged into another before they were written, the
-    samples kept under it and its layout at the snapshot's start all go by the new id."""
+    """Rows queued under a template that merged into another before they were written, rows
+    written as it merged, the samples kept under it and its layout at the snapshot's start all
+    go by the new id."""
     from sqlalchemy import select
 
     from visdup.drift.snapshot import Snapshot
@@ -349,7 +350,9 @@ def test_a_snapshot_follows_a_template_that_merged_while_its_pages_were_queued(t
     snap.live = lambda cid: merged.get(cid, cid)
     for i, (page_id, tree) in enumerate(zip(ids, trees, strict=True)):
         snap.add(page_id, f"http://x/{i}.html", cluster=old, fit=1.0, body_hash=None, tree=tree)
-    merged[old] = new  # the template merged into another before the rows were written
+        if i == 1:
+            snap.flush()  # two rows written before the merge (as if just after its update)
+    merged[old] = new  # the template merged into another before the other rows were written
     stats = snap.finish("finished")
     with store.engine.connect() as conn:
         stored = conn.execute(select(snapshot_pages.c.cluster_id)).scalars().all()
@@ -357,3 +360,58 @@ def test_a_snapshot_follows_a_template_that_merged_while_its_pages_were_queued(t
     assert set(stats) == {new}
     # its sample was measured against its layout at the start (known under the old id)
     assert stats[new]["n"] == len(pages) and min(stats[new]["shares"]) > 0.9
+
+
+def test_templates_of_another_signature_version_are_not_compared(tmp_path, caplog):
+    """A store crawled before the layout signature changed: its templates are other clusters
+    under other ids, and comparing them would report every template replaced."""
+    from sqlalchemy import update
+
+    from visdup.drift.alarms import drift
+    from visdup.drift.snapshot import Snapshot
+    from visdup.storage.schema import snapshot_templates
+    from visdup.storage.store import PageRecord, Store
+    from visdup.templates.stm import page_tree
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'versions.sqlite3'}", writer=True)
+    store.migrate()
+    run = store.begin_run("test")
+    html = "<html><body><div><h1>Book {}</h1><p>Price</p><p>{}.99</p></div></body></html>"
+    with store.engine.begin() as conn:
+        ids = [
+            store.insert_page(conn, PageRecord(url=f"http://x/{i}.html"), run) for i in range(12)
+        ]
+    made = {}
+    for name, cluster in (("before", 7), ("after", 9)):  # the same pages, other template ids
+        snap = Snapshot.open(store, name=name, crawl="books", run_id=store.begin_run("test"))
+        made[name] = snap.id
+        for i, page_id in enumerate(ids):
+            tree = page_tree(html.format(i, i))
+            snap.add(
+                page_id, f"http://x/{i}.html", cluster=cluster, fit=1.0, body_hash=None, tree=tree
+            )
+        snap.finish("finished")
+        if name == "before":
+            alarms = drift(store).alarms
+            assert alarms == []
+    # the same two snapshots, both of this version: the ids moved, so the template is replaced
+    assert [a.change for a in drift(store).alarms] == ["replaced"]
+    # the first written before signatures had versions (its aggregates name none)
+    before = made["before"]
+    with store.engine.begin() as conn:
+        for row in conn.execute(
+            snapshot_templates.select().where(snapshot_templates.c.snapshot_id == before)
+        ):
+            stats = json.loads(row.stats)
+            del stats["signature"]
+            conn.execute(
+                update(snapshot_templates)
+                .where(
+                    snapshot_templates.c.snapshot_id == before,
+                    snapshot_templates.c.cluster_id == row.cluster_id,
+                )
+                .values(stats=json.dumps(stats))
+            )
+    caplog.clear()
+    assert drift(store).alarms == []
+    assert "different versions" in caplog.text

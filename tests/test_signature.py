@@ -161,6 +161,7 @@ def test_layout_main_lands_where_the_step_by_step_rule_does():
 
 def _spine_reference(region: lxml.html.HtmlElement) -> int:
     """The spine one child at a time, every child measured (no early stop)."""
+
     def length(el: lxml.html.HtmlElement) -> int:
         return len(" ".join(el.text_content().split()))
 
@@ -179,11 +180,27 @@ def test_the_spine_stops_where_the_text_spreads_out_as_measured_child_by_child()
     regions = 0
     for _ in range(40):
         root = _page("".join(_random_tree(rng, 6) for _ in range(rng.randint(1, 4))))
-        for el in root.find("body").iter():
+        body = root.find("body")
+        assert spine_depth(body) == 0  # no region apart from the page: nothing to stub
+        for el in body.iterdescendants():
             if isinstance(el.tag, str):
                 regions += 1
                 assert spine_depth(el) == _spine_reference(el), root.getroottree().getpath(el)
     assert regions > 500
+
+
+def test_the_spine_measures_a_bounded_number_of_children():
+    # the dominant child comes after many small ones: found within the budget, not beyond it
+    root = _page(
+        "<div id='region'>"
+        + "<span>a</span>" * 20
+        + "<div id='article'><p>"
+        + "words " * 200
+        + "</p><p>more words</p></div></div>"
+    )
+    region = _by_id(root, "region")
+    assert spine_depth(region) == 2  # the article, then its long paragraph
+    assert spine_depth(region, budget=10) == 0
 
 
 def _blog(main: str, *, sidebar: int = 3) -> str:

@@ -133,6 +133,8 @@ class Labelling:
         self.warmed = self.labeller.warm()
         self._clusters: CrawlClusters | None = None
         self._lock = threading.Lock()
+        if snapshot is not None:  # its rows follow templates that merge, from the first page on
+            snapshot.live = self.live
 
     def clusters(self) -> CrawlClusters:
         """The crawl's online template clusters (built on first use, thread-safe)."""
@@ -148,9 +150,12 @@ class Labelling:
                     extract=get["VISDUP_EXTRACT_ITEMS"],
                     processes=self.processes,
                 )
-                if self.snapshot is not None:  # its queued rows follow templates that merge
-                    self.snapshot.live = self._clusters.live
             return self._clusters
+
+    def live(self, cluster_id: int) -> int:
+        """The id a template goes by now (see :meth:`CrawlClusters.live`)."""
+        clusters = self._clusters
+        return cluster_id if clusters is None else clusters.live(cluster_id)
 
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         return self.clusters().assign(url, page)
@@ -162,7 +167,9 @@ class Labelling:
         first: then the stored labels are its outcome, as if that process had answered.
         """
         record = analysis.record(keep_body=self.store_body, body=job.body or b"", **job.fetch())
-        record.cluster_id = job.cluster
+        # the template it was placed in, by the id it goes by now: one that merged into another
+        # since (or was renamed by a smaller signature key) has no row left to count the page
+        record.cluster_id = self.live(job.cluster) if job.cluster is not None else None
         record.title = self.titles.own(job.url, record.title)  # without the site's affixes
         snapshot = self.snapshot
         if retry:

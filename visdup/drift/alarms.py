@@ -76,18 +76,31 @@ def drift(store: Store, *, baseline: str | None = None, current: str | None = No
         base = earlier[-1] if earlier else None
     if base is None:
         return Drift(cur, None, templates=len(load_stats(store, cur.id)))
-    before = [s for s in same if s.id < base.id][-HISTORY:]
-    history = [load_stats(store, s.id) for s in before]
     base_stats = load_stats(store, base.id)
-    history.append(base_stats)
     cur_stats = load_stats(store, cur.id)
+    version = signature_version(cur_stats)
+    if signature_version(base_stats) not in (version, None) and version is not None:
+        # templates are signatures' clusters: another version groups (and names) them
+        # otherwise, and every template would look replaced
+        logger.warning(
+            "visdup: drift in %s against %s: their templates were made by different versions "
+            "of visdup's layout signatures; no alarms between them (%s is the new baseline)",
+            cur.name,
+            base.name,
+            cur.name,
+        )
+        return Drift(cur, base, templates=len(cur_stats))
+    before = [s for s in same if s.id < base.id][-HISTORY:]
+    history = [h for h in (load_stats(store, s.id) for s in before) if _comparable(h, version)]
+    history.append(base_stats)
     alarms = compare(cur_stats, base_stats, history, unchanged(store, base.id, cur.id))
     between = [s for s in same if base.id < s.id < cur.id] if base.id < cur.id else []
     shown: list[tuple[str, dict[int, Alarm]]] = []
     for s in between:
-        found = compare(
-            load_stats(store, s.id), base_stats, history, unchanged(store, base.id, s.id)
-        )
+        stats = load_stats(store, s.id)
+        if not _comparable(stats, version):
+            continue
+        found = compare(stats, base_stats, history, unchanged(store, base.id, s.id))
         shown.append((s.name, {a.template: a for a in found}))
     for alarm in alarms:
         first = next(
@@ -106,6 +119,17 @@ def drift(store: Store, *, baseline: str | None = None, current: str | None = No
         if then.severity == "error":
             alarm.severity = "error"
     return Drift(cur, base, alarms, templates=len(cur_stats))
+
+
+def signature_version(stats: dict[int, dict[str, Any]]) -> int | None:
+    """The layout signature version a snapshot's templates were made with (None: no templates;
+    1: written before versions were recorded)."""
+    versions = [int(s.get("signature") or 1) for s in stats.values()]
+    return max(versions) if versions else None
+
+
+def _comparable(stats: dict[int, dict[str, Any]], version: int | None) -> bool:
+    return signature_version(stats) in (version, None) or version is None
 
 
 def unchanged(store: Store, baseline: int, current: int) -> Same:

@@ -50,6 +50,7 @@ from visdup.storage.schema import (
 from visdup.storage.urls import canonical_url, origin
 from visdup.templates.assign import sample_rank
 from visdup.templates.extract import DEFAULT_MIN_FIT
+from visdup.templates.signature import SIGNATURE_VERSION
 from visdup.templates.stm import PackedTree
 from visdup.templates.template import Template
 
@@ -428,6 +429,35 @@ class Snapshot:
         bisect.insort(sample, entry, key=lambda e: e[:2])
         del sample[self.sample_size :]
 
+    def _follow_merges(self, live: Callable[[int], int]) -> None:
+        """Rows of this snapshot written under a template that merged as they were written
+        (the merge's own update ran before them) take the id it goes by now."""
+        query = (
+            select(snapshot_pages.c.cluster_id)
+            .where(
+                snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.cluster_id.is_not(None)
+            )
+            .distinct()
+        )
+        with _reader(self.store).connect() as conn:
+            stale = {
+                int(cid): live(int(cid))
+                for cid in conn.execute(query).scalars()
+                if live(int(cid)) != int(cid)
+            }
+        if not stale:
+            return
+        with self.store.engine.begin() as conn:
+            for old_id, new_id in sorted(stale.items()):
+                conn.execute(
+                    update(snapshot_pages)
+                    .where(
+                        snapshot_pages.c.snapshot_id == self.id,
+                        snapshot_pages.c.cluster_id == old_id,
+                    )
+                    .values(cluster_id=new_id)
+                )
+
     def _merge_samples(self, live: Callable[[int], int]) -> None:
         """Samples kept under a template that merged into another join that one's."""
         with self._lock:
@@ -514,6 +544,7 @@ class Snapshot:
         patterns: dict[int, Counter[str]] = {}
         live = self.live or (lambda cid: cid)
         self._merge_samples(live)
+        self._follow_merges(live)
         with _reader(self.store).connect() as conn:
             for cid, fit, url in conn.execute(query):
                 cid = live(cid)  # a row written as its template merged elsewhere
@@ -529,7 +560,10 @@ class Snapshot:
                     )
                 )
             }
-        old = load_stats(self.store, self.id)
+        old: dict[int, dict[str, Any]] = {}
+        for old_id, stats in load_stats(self.store, self.id).items():  # earlier runs' parts
+            now_id = live(old_id)  # a template that merged since: its parts join the survivor's
+            old[now_id] = merge_sample(old[now_id], stats) if now_id in old else stats
         parsed: dict[str, Template] = {}
 
         def template(text: str | None) -> Template | None:
@@ -548,10 +582,13 @@ class Snapshot:
         # renamed since (a page whose signature key is smaller joined it) or merged into
         # another keeps its layout of then (the survivor's own when two met)
         starts: dict[int, str] = {}
+        chosen: dict[int, int] = {}
         for old_id, text in self._start_templates.items():
             now_id = live(old_id)
-            if now_id not in starts or old_id == now_id:
-                starts[now_id] = text
+            was = chosen.get(now_id)
+            # the survivor's own layout, else the smallest id's (as the clusters keep it)
+            if was is None or old_id == now_id or (was != now_id and old_id < was):
+                starts[now_id], chosen[now_id] = text, old_id
         out: dict[int, dict[str, Any]] = {}
         for cid, n in counts.items():
             start = template(starts.get(cid))
@@ -569,12 +606,14 @@ class Snapshot:
             moved: dict[int, list[tuple[str, FlatTree]]] = {}
             for _r, u, page, tree in entries:
                 was = before.get(page)
+                if was is not None:
+                    was = live(was)  # a rename or merge since is no move
                 if was is not None and was != cid:
                     moved.setdefault(was, []).append((u, tree.unpack()))
             if moved:
                 stats["moved"] = {}
             for was, trees in sorted(moved.items(), key=lambda kv: -len(kv[1]))[:2]:
-                layout = template(starts.get(live(was)))
+                layout = template(starts.get(was))
                 if layout is not None:
                     got = measure(trees, layout, None, min_fit=self.min_fit)
                     stats["moved"][str(was)] = {
@@ -582,6 +621,7 @@ class Snapshot:
                         "shares": got["shares"],
                         "misses": got["misses"][:1],
                     }
+            stats["signature"] = SIGNATURE_VERSION  # templates of another version: not compared
             out[cid] = fit_limit(stats)
         with self.store.engine.begin() as conn:
             conn.execute(

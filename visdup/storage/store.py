@@ -48,6 +48,11 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
+def _signed(key: int) -> int:
+    """A 64-bit key as the signed integer a BIGINT column holds."""
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
 @dataclass
 class PageRecord:
     """Everything stored about one page; the pipelines fill it in stage by stage."""
@@ -460,21 +465,38 @@ class Store:
         An item's ``layouts`` (its signatures, when given) replace the stored ones, so a later
         crawl starts from the very clusters the batch made.
         """
+        from visdup.templates.signature import layout_key
+
         with self.engine.begin() as conn:
             conn.execute(clusters.delete())
             conn.execute(update(pages).values(cluster_id=None))
             if any("layouts" in item for item in items):
-                conn.execute(layouts.delete())
+                # signatures of another version go; those of pages the batch could not read
+                # again (no stored body) stay, for the crawl to link as before
+                foreign = [
+                    _signed(key)
+                    for key, labels, sizes in self.changed_layouts(conn, -1)
+                    if layout_key(labels, sizes) != key
+                ]
+                for start in range(0, len(foreign), 500):
+                    conn.execute(
+                        layouts.delete().where(layouts.c.key.in_(foreign[start : start + 500]))
+                    )
             for item in items:
                 for layout in item.get("layouts", ()):
-                    self.put_layout(
+                    if not self.put_layout(
                         conn,
                         layout.key,
                         cluster_id=item["id"],
                         labels=layout.labels,
                         sizes=layout.sizes,
                         version=1,
-                    )
+                    ):
+                        conn.execute(
+                            update(layouts)
+                            .where(layouts.c.key == _signed(layout.key))
+                            .values(cluster_id=item["id"])
+                        )
                 members = item.get("members", [])
                 conn.execute(
                     insert(clusters).values(
@@ -580,7 +602,7 @@ class Store:
         version: int,
     ) -> bool:
         """Store a layout signature met for the first time; False if another process has."""
-        signed = key - (1 << 64) if key >= 1 << 63 else key
+        signed = _signed(key)
         try:
             with conn.begin_nested():
                 conn.execute(

@@ -130,8 +130,8 @@ class CrawlClusters:
         if foreign:
             logger.warning(
                 "visdup: %d template signatures in the store were made by another visdup "
-                "version and are not used: pages stored with them keep their template ids "
-                "until they are crawled again (or run `visdup cluster --db` to recluster them)",
+                "version and are not used: the pages stored with them keep their template ids "
+                "until `visdup cluster --db` reclusters the stored pages",
                 foreign,
             )
         for row in self.store.changed_clusters(conn, since):
@@ -348,6 +348,10 @@ class CrawlClusters:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        if self.store.is_postgres:  # merges other processes made since this one last looked
+            with self._lock, self.store.engine.begin() as conn:
+                if self.store.clusters_version(conn) > self.version:
+                    self._reload(conn)
 
     def _record(
         self, template: Template, url: str, tree: FlatTree | PackedTree, text: str | None

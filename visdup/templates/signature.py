@@ -236,7 +236,18 @@ def layout_main(root: Any, main: Any) -> Any:
     return node
 
 
-def spine_depth(region: Any, *, share: float = SPINE_SHARE, cap: int = MAX_STUB_DEPTH) -> int:
+#: Children whose text :func:`spine_depth` measures at most: a page of 200,000 siblings, or
+#: of millions of tiny elements, costs what a normal page does.
+SPINE_BUDGET = DEFAULT_MAX_NODES * 8
+
+
+def spine_depth(
+    region: Any,
+    *,
+    share: float = SPINE_SHARE,
+    cap: int = MAX_STUB_DEPTH,
+    budget: int = SPINE_BUDGET,
+) -> int:
     """Levels from the content region down its text spine: the child holding ``share`` of the
     region's text, then its child holding that share of its own, until the text spreads over
     siblings.
@@ -247,11 +258,11 @@ def spine_depth(region: Any, *, share: float = SPINE_SHARE, cap: int = MAX_STUB_
     (an entry's content, a list of entries, a section), the same on every page of a layout
     whichever node the finder picked, and the stub keeps everything above it.
     """
-    if region is None:
-        return 0
+    if region is None or _tag(region) in ("html", "body"):
+        return 0  # no region apart from the page: the signature keeps its whole skeleton
     depth = 0
     node, mine = region, _text_length(region)
-    while mine and depth < cap:
+    while mine and depth < cap and budget > 0:
         need = share * mine
         nxt = None
         left = mine  # text still to be found among the children: none can hold more
@@ -262,6 +273,9 @@ def spine_depth(region: Any, *, share: float = SPINE_SHARE, cap: int = MAX_STUB_
             tag = _tag(child)
             if tag is None or tag in _SKIP:
                 continue
+            budget -= 1
+            if budget < 0:
+                break  # measured enough: the spine ends here
             length = _text_length(child)
             if length >= need:
                 nxt = child
