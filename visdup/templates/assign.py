@@ -348,10 +348,19 @@ class CrawlClusters:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-        if self.store.is_postgres:  # merges other processes made since this one last looked
-            with self._lock, self.store.engine.begin() as conn:
-                if self.store.clusters_version(conn) > self.version:
-                    self._reload(conn)
+        if not self.store.is_postgres:
+            return  # one writer: every merge saw every page stored before it
+        with self._lock, self.store.engine.begin() as conn:
+            advisory_lock(conn, [CLUSTERS_LOCK])
+            if self.store.clusters_version(conn) > self.version:
+                self._reload(conn)  # merges other processes made since this one last looked
+            # A page this process stored under a template as another process merged it was not
+            # committed yet when that merge moved the template's pages: it follows now.
+            merged: dict[int, list[int]] = {}
+            for old in self._renamed:
+                merged.setdefault(self.live(old), []).append(old)
+            for into, gone in sorted(merged.items()):
+                self.store.merge_clusters(conn, into, sorted(gone))
 
     def _record(
         self, template: Template, url: str, tree: FlatTree | PackedTree, text: str | None
