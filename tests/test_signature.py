@@ -5,6 +5,7 @@ shortcuts land where the rule, applied one step at a time, does; how deep the st
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import lxml.html
 
@@ -145,11 +146,15 @@ def _random_tree(rng: random.Random, depth: int) -> str:
     return f"<{tag} class='{cls}'>{inner}</{tag}>"
 
 
+def _random_pages(seed: int, count: int = 40) -> Iterator[lxml.html.HtmlElement]:
+    rng = random.Random(seed)
+    for _ in range(count):
+        yield _page("".join(_random_tree(rng, 6) for _ in range(rng.randint(1, 4))))
+
+
 def test_layout_main_lands_where_the_step_by_step_rule_does():
-    rng = random.Random(7)
     picks = 0
-    for _ in range(40):
-        root = _page("".join(_random_tree(rng, 6) for _ in range(rng.randint(1, 4))))
+    for root in _random_pages(7):
         body = root.find("body")
         for el in [body, *body.iter()]:
             if not isinstance(el.tag, str):
@@ -176,10 +181,8 @@ def _spine_reference(region: lxml.html.HtmlElement) -> int:
 
 
 def test_the_spine_stops_where_the_text_spreads_out_as_measured_child_by_child():
-    rng = random.Random(11)
     regions = 0
-    for _ in range(40):
-        root = _page("".join(_random_tree(rng, 6) for _ in range(rng.randint(1, 4))))
+    for root in _random_pages(11):
         body = root.find("body")
         assert spine_depth(body) == 0  # no region apart from the page: nothing to stub
         for el in body.iterdescendants():
