@@ -462,8 +462,9 @@ class Store:
     def save_clusters(self, items: list[dict[str, Any]]) -> None:
         """Replace the stored clusters (a batch re-clustering), and the pages' cluster ids.
 
-        An item's ``layouts`` (its signatures, when given) replace the stored ones, so a later
-        crawl starts from the very clusters the batch made.
+        An item's ``layouts`` (its signatures, when given) are stored under its id and the
+        signatures of another version go, so a later crawl starts from the clusters the batch
+        made; signatures of pages the batch could not read again stay.
         """
         from visdup.templates.signature import layout_key
 
