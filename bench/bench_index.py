@@ -281,9 +281,7 @@ def pg_layouts(k: int, sizes: list[int], queries: int) -> None:
                 load_s = bulk_load(engine, index, first, new)
                 # then rows one batch at a time, the indexes in place, as a crawl adds them
                 t0 = time.perf_counter()
-                index.add_many(
-                    ((-1 - first - i, fp) for i, fp in enumerate(extra)), new_keys=True
-                )
+                index.add_many(((-1 - first - i, fp) for i, fp in enumerate(extra)), new_keys=True)
                 insert_us = (time.perf_counter() - t0) / len(extra) * 1e6
                 with engine.begin() as conn:  # gone again: the sizes are the bulk rows'
                     t = index.table

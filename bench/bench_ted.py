@@ -271,8 +271,10 @@ def work_budget(docs: Path, count: int, seed: int) -> None:
         cells.append(distance.dp_cells(a, b))
     cells.sort()
     q = [cells[min(len(cells) - 1, int(p * len(cells)))] for p in (0.5, 0.9, 0.99)]
-    print(f"\nDP cells of {count} random Python-manual pairs: median {q[0]:,}, p90 {q[1]:,}, "
-          f"p99 {q[2]:,}, max {cells[-1]:,}")
+    print(
+        f"\nDP cells of {count} random Python-manual pairs: median {q[0]:,}, p90 {q[1]:,}, "
+        f"p99 {q[2]:,}, max {cells[-1]:,}"
+    )
     over = sum(c > VISDUP_TED_MAX_CELLS for c in cells)
     print(f"  above VISDUP_TED_MAX_CELLS ({VISDUP_TED_MAX_CELLS:,}): {over} of {count}")
     # cells per second of the C kernel, on real pairs (largest ones) and on comb pages
@@ -284,18 +286,22 @@ def work_budget(docs: Path, count: int, seed: int) -> None:
         rates.append(n / seconds)
     comb = "".join
     for h in (100, 200):
-        one = page_term(comb(["<div>x" * h, "<div>" * h, "<p>z</p>" * 3, "</div>x" * h,
-                              "</div>" * h]).encode())
-        two = page_term(comb(["<div>x" * h, "<div>" * h, "<p>z</p>" * 5, "</div>x" * h,
-                              "</div>" * h]).encode())
+        one = page_term(
+            comb(["<div>x" * h, "<div>" * h, "<p>z</p>" * 3, "</div>x" * h, "</div>" * h]).encode()
+        )
+        two = page_term(
+            comb(["<div>x" * h, "<div>" * h, "<p>z</p>" * 5, "</div>x" * h, "</div>" * h]).encode()
+        )
         n = distance.dp_cells(one, two)
         _d, seconds = timed(lambda a=one, b=two: distance.tree_distance(a, b), repeat=1)
         rates.append(n / seconds)
         print(f"  comb h={h}: {one.nodes} nodes, {n:,} cells, {fmt_ms(seconds)} ms")
     rate = statistics.median(rates)
-    print(f"  C kernel: median {rate / 1e6:.0f} million cells per second; "
-          f"VISDUP_TED_MAX_CELLS is {VISDUP_TED_MAX_CELLS / rate * 1000:.0f} ms, "
-          f"VISDUP_TED_PAGE_CELLS {VISDUP_TED_PAGE_CELLS / rate * 1000:.0f} ms")
+    print(
+        f"  C kernel: median {rate / 1e6:.0f} million cells per second; "
+        f"VISDUP_TED_MAX_CELLS is {VISDUP_TED_MAX_CELLS / rate * 1000:.0f} ms, "
+        f"VISDUP_TED_PAGE_CELLS {VISDUP_TED_PAGE_CELLS / rate * 1000:.0f} ms"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
