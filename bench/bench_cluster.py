@@ -37,11 +37,10 @@ from visdup.templates.cluster import (  # noqa: E402
 )
 from visdup.templates.layouts import LayoutClusterer  # noqa: E402
 from visdup.templates.signature import (  # noqa: E402
-    DEFAULT_STUB_DEPTH,
     Layout,
     layout_main,
     layout_signature,
-    spine_depth,
+    stub_depth,
 )
 from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
 
@@ -307,7 +306,7 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     t0 = time.perf_counter()
                     stub_node = None if where is None else region if where == "region" else node
                     if stub == "spine":
-                        stub = max(DEFAULT_STUB_DEPTH, spine_depth(stub_node))
+                        stub = stub_depth(stub_node)
                     sigs[v][key] = layout_signature(
                         root,
                         stub_node,

@@ -396,8 +396,12 @@ def page_layout_of(root: Any, main: Any) -> Layout:
     ``chosen``): pruning inside a content region that is most of the page takes its skeleton.
     """
     region = layout_main(root, main)
-    stub = max(DEFAULT_STUB_DEPTH, spine_depth(region))
-    return layout_signature(root, region, stub_depth=stub)
+    return layout_signature(root, region, stub_depth=stub_depth(region))
+
+
+def stub_depth(region: Any) -> int:
+    """Levels of the content region a signature keeps: down its text spine, two at least."""
+    return max(DEFAULT_STUB_DEPTH, spine_depth(region))
 
 
 def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) -> TemplateInput:
