@@ -16,6 +16,7 @@ from visdup.templates.signature import (
     STRAY_SHARE,
     TEXT_SHARE,
     layout_main,
+    make_layout,
     page_layout,
     spine_depth,
 )
@@ -255,3 +256,15 @@ def test_the_signature_keeps_the_frame_around_an_article_inside_a_page_wrapper()
     assert archive.key != posts[0].key
     assert "form" in posts[0].labels and "form" not in archive.labels
     assert posts[0].nodes > 20
+
+
+def test_a_shipped_signature_leaves_its_path_histogram_behind() -> None:
+    # The histogram's keys are hash() values, salted per process: another process must build
+    # its own, or the bound between its signatures and this one would read 0 and miss links.
+    import pickle
+
+    layout = make_layout(["body", "div", "p"], [3, 2, 1])
+    assert layout.paths
+    copy = pickle.loads(pickle.dumps(layout))
+    assert copy._paths is None
+    assert copy.key == layout.key and copy.paths == layout.paths

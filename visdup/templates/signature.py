@@ -90,6 +90,10 @@ class Layout:
             self._paths = label_paths(self, len(self.labels))
         return self._paths
 
+    def __getstate__(self) -> dict[str, Any]:
+        # The path histogram's keys are hash() values, salted per process: never ship them.
+        return {**self.__dict__, "_paths": None}
+
     def to_dict(self) -> dict[str, Any]:
         return {"labels": list(self.labels), "sizes": list(self.sizes)}
 

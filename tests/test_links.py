@@ -1,0 +1,103 @@
+"""The site spider's links: resolved once per directory, the same as resolved each time."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+from scrapy.http import HtmlResponse, Request
+
+from visdup.spiders.site import LinkResolver, SiteSpider, resolve_link
+
+BASES = [
+    "http://127.0.0.1:8000/index.html",
+    "http://127.0.0.1:8000/",
+    "http://127.0.0.1:8000",
+    "http://127.0.0.1:8000/library/os.html",
+    "http://127.0.0.1:8000/library/os.html?x=1#top",
+    "http://127.0.0.1:8000/library/",
+    "http://127.0.0.1:8000/a/b;p/c.html?q=2",
+    "http://127.0.0.1:8000/a/b/c",
+    "http://127.0.0.1:8000/%C3%A9t%C3%A9/page.html",
+    "http://sub.127.0.0.1.nip.io:8000/x/y.html",
+    "https://127.0.0.1/library/os.html",
+]
+HREFS = [
+    "os.html",
+    "os.html#os.path",
+    "./os.html",
+    "../index.html",
+    "../../../../x.html",
+    "/abs/path.html",
+    "//127.0.0.1:8000/proto.html",
+    "http://127.0.0.1:8000/library/sys.html#f",
+    "http://elsewhere.example/x.html",
+    "?page=2",
+    "?page=2#frag",
+    "#section",
+    "#",
+    "",
+    "  spaced.html  ",
+    "été.html",
+    "a b.html",
+    "image.JPG",
+    "archive.tar.gz",
+    "mailto:someone@example.com",
+    "javascript:void(0)",
+    "http://[::1:bad/x",
+    "sub/dir/",
+    "sub/dir/?b=2&a=1",
+    ";params",
+]
+
+
+def _in_scope(url: str) -> bool:
+    return url.startswith("http://127.0.0.1:8000/")
+
+
+def _direct(base: str, href: str, encoding: str) -> str | None:
+    url = resolve_link(base, href, encoding)
+    return url if url is not None and _in_scope(url) else None
+
+
+def test_remembered_links_resolve_as_fresh_ones_in_any_order() -> None:
+    pairs = list(itertools.product(BASES, HREFS, ("utf-8", "cp1252")))
+    for seed in range(5):
+        random.Random(seed).shuffle(pairs)
+        memory: dict[tuple[str, str, str], str | None] = {}
+        for base, href, encoding in pairs:
+            resolve = LinkResolver.for_page(memory, base, encoding, _in_scope)
+            assert resolve(href) == _direct(base, href, encoding), (base, href, encoding)
+        assert memory  # the second page of a directory reads what the first resolved
+
+
+def test_remembered_links_are_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(LinkResolver, "limit", 10)
+    memory: dict[tuple[str, str, str], str | None] = {}
+    for n in range(100):
+        resolve = LinkResolver.for_page(
+            memory, f"http://127.0.0.1:8000/d{n}/p.html", "utf-8", _in_scope
+        )
+        assert resolve(f"x{n}.html") == f"http://127.0.0.1:8000/d{n}/x{n}.html"
+        assert len(memory) <= 11
+
+
+def test_spider_links_of_a_page() -> None:
+    spider = SiteSpider(url="http://127.0.0.1:8000/index.html")
+    body = "".join(f'<a href="{h}">x</a>' for h in HREFS) + '<area href="map.html">'
+    for base in ("http://127.0.0.1:8000/library/os.html", "http://127.0.0.1:8000/library/sys.html"):
+        response = HtmlResponse(
+            url=base,
+            body=f"<html><body>{body}</body></html>".encode(),
+            encoding="utf-8",
+            request=Request(base),
+        )
+        got = spider._links(response)
+        want: list[str] = []
+        for href in [*HREFS, "map.html"]:
+            url = _direct(base, href, "utf-8")
+            if url is not None and url not in want:
+                want.append(url)
+        assert got == want
+    assert "http://127.0.0.1:8000/library/sys.html" in got  # its own "#section" and ""
+    assert not any(u.endswith((".JPG", ".gz")) for u in got)
