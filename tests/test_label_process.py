@@ -206,3 +206,60 @@ def test_a_page_sent_again_after_a_death_keeps_what_was_stored(tmp_path):
             assert rows.fetchall() == [(first.page_id, 7, 0.9)]
     finally:
         store.close()
+
+
+def test_a_page_whose_template_merges_while_it_is_labelled_follows_the_merge(tmp_path):
+    """Labelled in threads (no label process), another page's placing can merge the page's
+    template after the page read its id and before it was inserted: that merge moves the
+    template's stored pages without this one, so the page must follow on its own."""
+    from visdup.config import resolve
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import Labelling, PageJob
+    from visdup.templates.signature import page_input
+
+    def page(extra: str) -> bytes:
+        items = "".join(f"<li><a href='/p{n}'>Item {n}</a></li>" for n in range(6))
+        return (
+            f"<html><body><header><nav><ul>{items}</ul></nav></header><main><article>"
+            f"<h1>A title</h1><p>{'Words of the article body. ' * 30}</p>{extra}</article>"
+            "</main><footer><p>Footer</p></footer></body></html>"
+        ).encode()
+
+    variants = [page(""), page("<aside><p>A note beside it.</p></aside>")]
+    inputs = [page_input(v, url=f"http://example.test/v{n}.html") for n, v in enumerate(variants)]
+    assert inputs[0].layout.key != inputs[1].layout.key
+    # the first page placed has the larger key: the second renames its template
+    (first_html, first), (_second_html, second) = sorted(
+        zip(variants, inputs, strict=True), key=lambda pair: -pair[1].layout.key
+    )
+    db = f"sqlite:///{tmp_path / 'merge.sqlite3'}"
+    config = resolve({"VISDUP_DATABASE_URL": db})
+    store = Store.from_url(db, writer=True)
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        labelling = Labelling(store, config, run_id=run, snapshot=None, count=lambda *_: None)
+        placed = labelling.assign("http://example.test/a.html", first)
+        labeller = labelling.labeller
+        commit = labeller.commit
+
+        def late_commit(*args: Any, **kwargs: Any) -> Any:
+            # another thread places the second page between the id's reading and the insert
+            moved = labelling.assign("http://example.test/b.html", second)
+            assert moved.cluster != placed.cluster and placed.cluster in moved.merged
+            return commit(*args, **kwargs)
+
+        labeller.commit = late_commit  # type: ignore[method-assign]
+        analysis = analyse(
+            first_html, url="http://example.test/a.html", options=AnalysisOptions(template=True)
+        )
+        job = PageJob(
+            url="http://example.test/a.html", status=200, links=[], cluster=placed.cluster
+        )
+        outcome = labelling.label(job, analysis)
+        assert outcome.page_id is not None
+        rows = {r.id: r.size for r in store.cluster_rows()}
+        [stored] = [r.cluster_id for r in store.rows("cluster_id")]
+        assert stored == labelling.live(placed.cluster) != placed.cluster
+        assert rows.get(stored) == 1 and placed.cluster not in rows
+    finally:
+        store.close()

@@ -665,6 +665,20 @@ class Store:
         ).scalar_one()
         conn.execute(update(clusters).where(clusters.c.id == into).values(size=size))
 
+    def move_page_cluster(self, page_id: int, old: int | None, into: int) -> None:
+        """A page stored under template ``old`` as it merged into ``into``: it follows, and
+        ``into`` counts its pages anew."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(pages)
+                .where(pages.c.id == page_id, pages.c.cluster_id == old)
+                .values(cluster_id=into)
+            )
+            size = conn.execute(
+                select(func.count()).select_from(pages).where(pages.c.cluster_id == into)
+            ).scalar_one()
+            conn.execute(update(clusters).where(clusters.c.id == into).values(size=size))
+
     def cluster_rows(self) -> list[Any]:
         with self._reader.connect() as conn:
             return list(conn.execute(select(clusters).order_by(clusters.c.id)))
