@@ -38,8 +38,10 @@ from visdup.templates.cluster import (  # noqa: E402
 from visdup.templates.layouts import LayoutClusterer  # noqa: E402
 from visdup.templates.signature import (  # noqa: E402
     Layout,
+    body_marks,
     layout_main,
     layout_signature,
+    make_layout,
     stub_depth,
 )
 from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
@@ -251,12 +253,14 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 
 
 #: Signature variants measured: (labels, depth below <body>, stub depth, region): region
-#: "region" is the widened content region (the crawl's), "main" the main-content finder's
-#: own pick, None no stub (the whole skeleton). Labels "a/b": ``a`` outside the content
-#: region, ``b`` inside its stub.
+#: "region" is the widened content region (the crawl's; "unmarked" the same), "main" the
+#: main-content finder's own pick, None no stub (the whole skeleton). Labels "a/b": ``a``
+#: outside the content region, ``b`` inside its stub. The default alone carries the marks of
+#: the page's <body> (``signature.body_marks``), as the crawl's signatures do.
 VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
     ("tag", 8, "spine", "region"),  # the default: down the region's text spine, 2 levels at least
-    ("tag", 8, 2, "region"),  # the default before
+    ("tag", 8, "spine", "unmarked"),  # the same without the marks of <body> (the default before)
+    ("tag", 8, 2, "region"),  # the default before that
     ("class", 8, "spine", "region"),
     ("tag", 8, 1, "region"),
     ("tag", 8, 3, "region"),
@@ -300,14 +304,15 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                 t0 = time.perf_counter()
                 region = layout_main(root, node)
                 widening += time.perf_counter() - t0
+                marks = body_marks(root, "http://site/" + key.lstrip("/"))
                 for v in VARIANTS:
                     labelling, depth, stub, where = v
                     mode, _, inside = labelling.partition("/")
                     t0 = time.perf_counter()
-                    stub_node = None if where is None else region if where == "region" else node
+                    stub_node = None if where is None else node if where == "main" else region
                     if stub == "spine":
                         stub = stub_depth(stub_node)
-                    sigs[v][key] = layout_signature(
+                    made = layout_signature(
                         root,
                         stub_node,
                         depth=depth,
@@ -315,6 +320,9 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                         mode=mode,
                         stub_mode=inside or None,
                     )
+                    if v == DEFAULT_VARIANT:  # the crawl's: with the marks of <body>
+                        made = make_layout(made.labels, made.sizes, marks)
+                    sigs[v][key] = made
                     spent += time.perf_counter() - t0
 
             got = main_content(root, cleaned=True, title=title, chosen=measure)

@@ -268,3 +268,97 @@ def test_a_shipped_signature_leaves_its_path_histogram_behind() -> None:
     copy = pickle.loads(pickle.dumps(layout))
     assert copy._paths is None
     assert copy.key == layout.key and copy.paths == layout.paths
+
+
+def _body(classes: str) -> object:
+    return lxml.html.document_fromstring(f'<html><body class="{classes}"><p>x</p></body></html>')
+
+
+def test_body_marks_name_the_template_not_the_page() -> None:
+    from visdup.templates.signature import body_marks
+
+    post = "post-template-default single single-post postid-73 single-format-standard no-js"
+    assert body_marks(_body(post), "https://b.example/2017/02/05/a-post/") == {
+        "post-template-default",
+        "single",
+        "single-post",
+        "single-format-standard",
+        "no-js",
+    }
+    # names built on the page's own URL path, and names with digits, name the page
+    archive = "archive category category-news category-5 Paged"
+    assert body_marks(_body(archive), "https://b.example/category/news/page/2/") == {
+        "archive",
+        "category",
+        "paged",
+    }
+    shirt = "catalog-product-view product-blue-shirt page-layout-1column"
+    assert body_marks(_body(shirt), "https://s.example/blue-shirt.html") == {"catalog-product-view"}
+    assert body_marks(_body(""), "https://s.example/") == frozenset()
+    assert body_marks(lxml.html.fragment_fromstring("<div>x</div>"), None) == frozenset()
+    assert body_marks(None) == frozenset()
+
+
+def test_marks_agree_on_variants_of_a_template_only() -> None:
+    from visdup.templates.signature import marks_agree
+
+    common = {"wp-embed-responsive", "is-light-theme", "no-js", "has-main-navigation"}
+    post = frozenset(common | {"post-template-default", "single", "single-post", "singular"})
+    video = frozenset(post - {"single-format-standard"} | {"single-format-video"})
+    day = frozenset(common | {"archive", "date", "hfeed"})
+    category = frozenset(common | {"archive", "category", "hfeed"})
+    home = frozenset(common | {"home", "blog", "hfeed"})
+    assert marks_agree(post, video)  # a post's format
+    assert marks_agree(day, category)  # one name swapped: archives both
+    assert marks_agree(
+        frozenset({"books", "product-detail"}), frozenset({"audio", "product-detail"})
+    )
+    assert not marks_agree(post, day)
+    assert not marks_agree(home, day)
+    assert marks_agree(frozenset(), frozenset())
+    assert not marks_agree(frozenset(), post)
+
+
+def test_marks_travel_with_the_stored_labels() -> None:
+    page = page_layout(
+        '<html><body class="single single-post postid-7"><div><p>text</p></div></body></html>',
+        url="https://b.example/a-post/",
+    )
+    assert page.marks == {"single", "single-post"} and page.labels[0] == "body"
+    again = make_layout(page.stored_labels, page.sizes)
+    assert again.key == page.key and again.marks == page.marks and again.labels == page.labels
+    plain = make_layout(page.labels, page.sizes, ())
+    assert plain.key != page.key and plain.stored_labels == list(page.labels)
+
+
+def test_pages_of_one_skeleton_that_name_different_templates_are_apart() -> None:
+    from visdup.templates.layouts import cluster_layouts
+
+    def page(classes: str, words: str) -> str:
+        return (
+            f'<html><body class="{classes}"><header><nav><a href="/">Home</a></nav></header>'
+            f"<main><article><h1>Title</h1><div>{words}</div></article></main>"
+            "<footer><p>Footer</p></footer></body></html>"
+        )
+
+    text = " ".join(WORDS * 20)
+    pages = {
+        "/a/": page("single single-post no-js", text),
+        "/b/": page("single single-post no-js", text + " more"),
+        "/2020/01/": page("archive date hfeed no-js", text),
+        "/2020/02/": page("archive date hfeed no-js", text + " other"),
+    }
+    layouts = [(p, page_layout(h, url="http://x" + p)) for p, h in pages.items()]
+    ids = cluster_layouts(layouts)
+    assert ids["/a/"] == ids["/b/"] and ids["/2020/01/"] == ids["/2020/02/"]
+    assert ids["/a/"] != ids["/2020/01/"]
+    unmarked = [(p, make_layout(layout.labels, layout.sizes, ())) for p, layout in layouts]
+    assert len(set(cluster_layouts(unmarked).values())) == 1  # the skeleton alone: one
+
+
+def test_a_hostile_body_class_keeps_the_signature_small() -> None:
+    from visdup.templates.signature import MAX_MARKS, body_marks
+
+    names = " ".join(f"name-{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}x" for i in range(5000))
+    marks = body_marks(_body(names + " " + "y" * 500), "http://x/" + "/".join(["a"] * 5000))
+    assert len(marks) == MAX_MARKS and all(len(m) <= 64 for m in marks)

@@ -283,7 +283,7 @@ def _main_step(doc: Document, url: str, layouts: list[Layout] | None) -> MainCon
 
     def chosen(node: Any) -> None:
         if layouts is not None:
-            layouts.append(page_layout_of(doc.root, node))
+            layouts.append(page_layout_of(doc.root, node, url))
 
     try:
         return main_content(doc.root, cleaned=True, title=doc.title, chosen=chosen)
@@ -314,7 +314,8 @@ def _layout_step(
         text = found.text if found is not None else None
         if layouts:
             return TemplateInput(layouts[0], tree, text)
-        return TemplateInput(page_layout_of(doc.root, found.node if found else None), tree, text)
+        node = found.node if found else None
+        return TemplateInput(page_layout_of(doc.root, node, url), tree, text)
     except Exception:
         logger.exception("visdup: cannot read the layout of %s", url)
         return None

@@ -489,7 +489,7 @@ class Store:
                         conn,
                         layout.key,
                         cluster_id=item["id"],
-                        labels=layout.labels,
+                        labels=layout.stored_labels,
                         sizes=layout.sizes,
                         version=1,
                     ):

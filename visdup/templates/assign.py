@@ -170,7 +170,7 @@ class CrawlClusters:
                         conn,
                         layout.key,
                         cluster_id=cid,
-                        labels=layout.labels,
+                        labels=layout.stored_labels,
                         sizes=layout.sizes,
                         version=self.version,
                     )

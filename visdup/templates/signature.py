@@ -16,7 +16,10 @@ time in proportion to the body. The signature keeps what a layout is made of:
 
 Labels are tag names: class names carry page state in real sites (``current``, ``active``,
 the page's own slug), which splits one layout into many. The choice is measured in
-``bench/bench_cluster.py`` (README, "Template signatures").
+``bench/bench_cluster.py`` (README, "Template signatures"). One place where a class name
+does mean the template is ``<body>``: content systems name the page's template there
+(:func:`body_marks`), and two pages whose marks disagree (:func:`marks_agree`) are never
+linked, however alike their skeletons.
 
 The signature is a flat preorder tree (``labels``, ``sizes``) that the STM kernel compares in
 microseconds, and ``key``: a 64-bit digest of it, stable across processes, so that pages with
@@ -26,10 +29,12 @@ the very same skeleton meet in a dictionary without any comparison.
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
@@ -45,7 +50,7 @@ MAX_STUB_DEPTH = 8
 SPINE_SHARE = 0.5
 #: Bumped when the signature of a page changes meaning: keys differ, so signatures stored by
 #: another version are told apart (their labels alone may look the same).
-SIGNATURE_VERSION = 2
+SIGNATURE_VERSION = 3
 #: The signature is cut to this many nodes (a preorder prefix).
 DEFAULT_MAX_NODES = 400
 #: Label of the node standing for the main content.
@@ -72,12 +77,14 @@ _SKIP = frozenset(
 
 @dataclass(eq=False)
 class Layout:
-    """A layout signature: flat preorder ``labels``/``sizes`` and its 64-bit ``key``."""
+    """A layout signature: flat preorder ``labels``/``sizes``, the page's ``marks`` (the
+    template names its ``<body>`` carries, :func:`body_marks`) and its 64-bit ``key``."""
 
     labels: tuple[str, ...]
     sizes: tuple[int, ...]
     key: int
     _paths: dict[int, int] | None = field(default=None, repr=False)
+    marks: frozenset[str] = frozenset()
 
     @property
     def nodes(self) -> int:
@@ -94,8 +101,17 @@ class Layout:
         # The path histogram's keys are hash() values, salted per process: never ship them.
         return {**self.__dict__, "_paths": None}
 
+    @property
+    def stored_labels(self) -> list[str]:
+        """The labels as stored: the root's label carries the marks (:func:`make_layout`
+        reads them back), so a store keeps its two columns."""
+        labels = list(self.labels)
+        if labels and self.marks:
+            labels[0] = " ".join([labels[0], *sorted(self.marks)])
+        return labels
+
     def to_dict(self) -> dict[str, Any]:
-        return {"labels": list(self.labels), "sizes": list(self.sizes)}
+        return {"labels": self.stored_labels, "sizes": list(self.sizes)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Layout:
@@ -122,9 +138,87 @@ def layout_key(labels: Sequence[str], sizes: Sequence[int]) -> int:
     return int.from_bytes(h.digest(), "little")
 
 
-def make_layout(labels: Sequence[str], sizes: Sequence[int]) -> Layout:
-    labels, sizes = tuple(labels), tuple(sizes)
-    return Layout(labels, sizes, layout_key(labels, sizes))
+def make_layout(
+    labels: Sequence[str], sizes: Sequence[int], marks: Iterable[str] | None = None
+) -> Layout:
+    """A signature from its labels and sizes; ``marks`` None: read from the root's label, as
+    :attr:`Layout.stored_labels` writes them."""
+    labels, sizes = list(labels), tuple(sizes)
+    if marks is None:
+        found: frozenset[str] = frozenset()
+        if labels and " " in labels[0]:
+            root, *names = labels[0].split(" ")
+            labels[0] = root
+            found = frozenset(n for n in names if n)
+    else:
+        found = frozenset(marks)
+    layout = Layout(tuple(labels), sizes, 0, marks=found)
+    layout.key = layout_key(layout.stored_labels, sizes)
+    return layout
+
+
+#: Two pages' marks agree when they share this much of their union (Jaccard)...
+MARKS_SHARE = 0.75
+#: ... or differ in this many names at most: one name in place of another is a variant of
+#: one template (a shop's section, a post's format), more than that another template.
+MARKS_SWAP = 2
+
+
+def marks_agree(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two pages' marks allow them one template (:func:`body_marks`)."""
+    if a == b:
+        return True
+    return len(a ^ b) <= MARKS_SWAP or len(a & b) >= MARKS_SHARE * len(a | b)
+
+
+#: Marks kept from one page at most (the first in sorted order).
+MAX_MARKS = 32
+_DIGIT = re.compile(r"\d")
+_SEGMENT_END = re.compile(r"\.[a-z0-9]{1,5}$")
+
+
+def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
+    """The template names a page carries on its ``<body>``: its class names, case-folded,
+    without those that name the page itself.
+
+    Content systems write the page's template there (WordPress ``single-post`` against
+    ``archive date``, Magento ``catalog-product-view``, Shopify ``template-collection``,
+    Drupal ``page-node-type-article``), and it is often the only thing that tells two page
+    types apart: a WordPress post and a day archive of one post differ in 4 of ~50 skeleton
+    nodes. Names with a digit (``postid-73``, ``paged-2``) and names built on a segment of
+    the page's own URL path (``category-news`` on ``/category/news/``, ``product-blue-shirt``
+    on ``/blue-shirt.html``) name the page, not its template, and are left out.
+    """
+    if root is None:
+        return frozenset()
+    body = root
+    if _tag(root) == "html":
+        body = next((c for c in root if _tag(c) == "body"), None)
+    if body is None or _tag(body) != "body":
+        return frozenset()
+    names = {n.casefold() for n in (body.get("class") or "").split()}
+    if not names:
+        return frozenset()
+    segments: set[str] = set()
+    if url:
+        try:
+            path = unquote(urlsplit(url).path).casefold()
+        except ValueError:
+            path = ""
+        for part in path.split("/")[:64]:
+            part = _SEGMENT_END.sub("", part)
+            if len(part) >= 2 and not part.isdigit():
+                segments.add(part)
+    kept = []
+    for name in sorted(names):
+        if len(name) > 64 or _DIGIT.search(name):
+            continue
+        if any(name.endswith("-" + s) or name.startswith(s + "-") for s in segments):
+            continue
+        kept.append(name)
+        if len(kept) == MAX_MARKS:
+            break  # a hostile page's thousands of names: the signature stays small
+    return frozenset(kept)
 
 
 def similarity(a: Layout, b: Layout) -> float:
@@ -393,14 +487,17 @@ def layout_signature(
     return make_layout(labels, sizes)
 
 
-def page_layout_of(root: Any, main: Any) -> Layout:
-    """The layout signature of a parsed page whose main content is ``main`` (None: unknown).
+def page_layout_of(root: Any, main: Any, url: str | None = None) -> Layout:
+    """The layout signature of a parsed page whose main content is ``main`` (None: unknown),
+    with the marks of its ``<body>`` (``url``: the page's, see :func:`body_marks`).
 
     Read the page before main content is pruned (:func:`visdup.content.main_content`'s
     ``chosen``): pruning inside a content region that is most of the page takes its skeleton.
     """
     region = layout_main(root, main)
-    return layout_signature(root, region, stub_depth=stub_depth(region))
+    layout = layout_signature(root, region, stub_depth=stub_depth(region))
+    marks = body_marks(root, url)
+    return make_layout(layout.labels, layout.sizes, marks) if marks else layout
 
 
 def stub_depth(region: Any) -> int:
@@ -430,9 +527,9 @@ def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) 
         root,
         cleaned=True,
         title=title,
-        chosen=lambda node: layouts.append(page_layout_of(root, node)),
+        chosen=lambda node: layouts.append(page_layout_of(root, node, url)),
     )
-    layout = layouts[0] if layouts else page_layout_of(root, found.node)
+    layout = layouts[0] if layouts else page_layout_of(root, found.node, url)
     return TemplateInput(layout, dom, found.text)
 
 
