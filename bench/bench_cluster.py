@@ -403,11 +403,16 @@ def cost(sets: list[str], limit: int) -> None:
             # chosen, before main content prunes the page
             made: list[tuple[Layout, float, float]] = []
 
-            def signature(node: Any, root: Any = doc.root, made: Any = made) -> None:
+            def signature(
+                node: Any, root: Any = doc.root, made: Any = made, key: str = key
+            ) -> None:
                 t0 = time.perf_counter()
                 region = layout_main(root, node)
                 t1 = time.perf_counter()
-                made.append((layout_signature(root, region), t1 - t0, time.perf_counter() - t1))
+                sig = layout_signature(root, region, stub_depth=stub_depth(region))
+                marks = body_marks(root, "http://site/" + key.lstrip("/"))
+                sig = make_layout(sig.labels, sig.sizes, marks) if marks else sig
+                made.append((sig, t1 - t0, time.perf_counter() - t1))
 
             found = main_content(doc.root, cleaned=True, title=title, chosen=signature)
             if not made:

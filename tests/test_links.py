@@ -48,6 +48,18 @@ HREFS = [
     "sub/dir/",
     "sub/dir/?b=2&a=1",
     ";params",
+    ";",
+    "\x01?page=2",
+    "\x1b",
+    "//",
+    "http:",
+    "http:?q",
+    "ht\ttp:?q",
+    "/\n/127.0.0.1:8000/x",
+    "other.html #top",
+    "p.html#日本",
+    "\\host\\x",
+    "%2e%2e/x.html",
 ]
 
 
@@ -69,6 +81,33 @@ def test_remembered_links_resolve_as_fresh_ones_in_any_order() -> None:
             resolve = LinkResolver.for_page(memory, base, encoding, _in_scope)
             assert resolve(href) == _direct(base, href, encoding), (base, href, encoding)
         assert memory  # the second page of a directory reads what the first resolved
+
+
+def test_random_links_resolve_as_fresh_ones() -> None:
+    rnd = random.Random(7)
+    folders = [
+        "http://127.0.0.1:8000/d/",
+        "http://127.0.0.1:8000/d;x/",
+        "http://127.0.0.1:8000/",
+        "http://127.0.0.1:8000",
+        "http://127.0.0.1:8000/%7Ed/",
+        "http://127.0.0.1:8000/d/../e/",
+        "http://bücher.example/d/",
+    ]
+    lasts = ["", "p", "p;a=b", "p?x=1", "p#f/g", ";z", "?", "#", "%2Fp", "p%3Fx"]
+    pieces = [*"ab/.;?#=&%~:@ é", "..", "%2e", "//", "http:", "\\", "\x01", "\t", "\n", "\xa0"]
+    checked = 0
+    for _trial in range(6):
+        memory: dict[tuple[str, str, str], str | None] = {}
+        for _ in range(2000):
+            folder = rnd.choice(folders)
+            base = folder + rnd.choice(lasts) if folder.endswith("/") else folder
+            href = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 6)))
+            encoding = rnd.choice(["utf-8", "cp1252"])
+            got = LinkResolver.for_page(memory, base, encoding, lambda _u: True)(href)
+            assert got == resolve_link(base, href, encoding), (base, href, encoding)
+            checked += 1
+    assert checked == 12_000
 
 
 def test_remembered_links_are_bounded(monkeypatch) -> None:

@@ -362,3 +362,14 @@ def test_a_hostile_body_class_keeps_the_signature_small() -> None:
     names = " ".join(f"name-{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}x" for i in range(5000))
     marks = body_marks(_body(names + " " + "y" * 500), "http://x/" + "/".join(["a"] * 5000))
     assert len(marks) == MAX_MARKS and all(len(m) <= 64 for m in marks)
+
+
+def test_body_marks_read_the_same_from_any_form_of_the_url_and_any_decoding() -> None:
+    from visdup.templates.signature import body_marks
+
+    page = _body("archive category category-news запись")
+    # the crawl may hold a start URL as given, `visdup cluster --db` its stored form
+    assert body_marks(page, "http://b.example/a/../category/./news/") == {"archive", "category"}
+    assert body_marks(page, "http://b.example/category/news/") == {"archive", "category"}
+    # a name outside ASCII reads differently when the page is decoded without its charset
+    assert body_marks(_body("archive Ð·Ð°Ð¿Ð¸Ñ\x81Ñ\x8c"), None) == {"archive"}

@@ -15,6 +15,7 @@ listing stops there). ``max_pages`` fetches and hands exactly N pages to visdup
 from __future__ import annotations
 
 import logging
+import re
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
@@ -83,14 +84,53 @@ def start_url_problem(url: str) -> str | None:
     return None
 
 
+#: What URL parsers strip from both ends of an href: C0 controls and the space.
+_URL_PADDING = "".join(map(chr, range(0x21)))
+#: An href with a scheme and a host: the base plays no part in it.
+_ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]")
+#: An href with a scheme (``http:x``, ``mailto:``): kept by the whole base.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+_URL_BREAKS = str.maketrans("", "", "\t\n\r")
+
+
+def _link_ref(href: str) -> str:
+    """An href as it is resolved: its ends stripped and tabs and line breaks dropped (as URL
+    parsers do), its fragment dropped (the canonical form drops it, and a fragment that the
+    page's encoding cannot write does not lose the link)."""
+    return href.strip().strip(_URL_PADDING).translate(_URL_BREAKS).split("#", 1)[0]
+
+
 def resolve_link(base: str, href: str, encoding: str) -> str | None:
     """The canonical absolute URL an ``href`` on a page at ``base`` leads to; None for a link
     not to follow (an unusable URL, or a file by its extension: images, archives, media)."""
+    return _resolve_ref(base, _link_ref(href), encoding)
+
+
+def _resolve_ref(base: str, ref: str, encoding: str) -> str | None:
     try:
-        url = canonical(urljoin(base, safe_url_string(href.strip(), encoding)))
-    except ValueError:
+        url = canonical(urljoin(base, safe_url_string(ref, encoding)))
+    except (ValueError, UnicodeError):
         return None
     return None if url_has_any_extension(url, _IGNORED) else url
+
+
+#: What an href's result depends on: nothing else (a scheme and a host), the page's
+#: directory, or the whole page URL.
+_ALONE, _FOLDER, _BASE = 0, 1, 2
+
+
+def _classify(href: str) -> tuple[str, int]:
+    """An href as resolved (:func:`_link_ref`), and what its result depends on."""
+    ref = _link_ref(href)
+    if _ABSOLUTE.match(ref):
+        return ref, _ALONE
+    if ref[:1] == "/" and ref[1:2] not in ("/", "\\"):
+        return ref, _FOLDER  # a path from the root: the host's (the directory names it)
+    if ref and (ref[0].isalnum() or ref[0] in "._-~%") and not _SCHEME.match(ref):
+        return ref, _FOLDER  # a relative path
+    return ref, _BASE  # empty, a query, ``;params``, ``//host``, a bare scheme...
 
 
 class LinkResolver:
@@ -98,12 +138,13 @@ class LinkResolver:
 
     Resolving costs ~60 µs a link (w3lib's quoting and canonical form), and pages link to the
     same menus: ~325 links a page on the Python manual, 9 ms, half the bare crawl's CPU. A
-    relative link resolves the same from every page of one directory (RFC 3986 merges it with
+    relative path resolves the same from every page of one directory (RFC 3986 merges it with
     the base's path up to its last ``/``; the rest of the base plays no part), so results are
-    kept by (directory, href without its fragment, encoding); a link that is only a query or
-    a fragment depends on the whole base and is kept by it. The crawl's scope is fixed, so
-    links out of it are kept as None. The memory is bounded: past ``limit`` entries it starts
-    again.
+    kept by (directory, href as resolved, encoding); an href with a scheme and a host by
+    itself; any other (empty, only a query or ``;params``, ``//``, a scheme without a host)
+    by the whole base.
+    The crawl's scope is fixed, so links out of it are kept as None. The memory is bounded:
+    past ``limit`` entries it starts again.
     """
 
     limit = 200_000
@@ -115,22 +156,34 @@ class LinkResolver:
         base: str,
         encoding: str,
         in_scope: Callable[[str], bool],
+        refs: dict[str, tuple[str, int]] | None = None,
     ) -> Callable[[str], str | None]:
-        """A resolver for one page's links; links ``in_scope`` rejects resolve to None."""
+        """A resolver for one page's links; links ``in_scope`` rejects resolve to None.
+
+        ``refs``: hrefs as resolved and what their result depends on (:func:`_classify`),
+        kept across pages too: most hrefs repeat on every page.
+        """
         parts = urlsplit(base)
         path = parts.path
         folder = f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1] or '/'}"
         if len(memory) > cls.limit:
             memory.clear()
+        if refs is None:
+            refs = {}
+        elif len(refs) > cls.limit:
+            refs.clear()
 
         def resolve(href: str) -> str | None:
-            href = href.strip().split("#", 1)[0]  # the canonical form drops it anyway
-            key = (base if href[:1] in ("", "?") else folder, href, encoding)
+            try:
+                ref, kind = refs[href]
+            except KeyError:
+                ref, kind = refs[href] = _classify(href)
+            key = (folder if kind == _FOLDER else base if kind == _BASE else "", ref, encoding)
             try:
                 return memory[key]
             except KeyError:
                 pass
-            url = resolve_link(base, href, encoding)
+            url = _resolve_ref(base, ref, encoding)
             if url is not None and not in_scope(url):
                 url = None
             memory[key] = url
@@ -183,6 +236,7 @@ class SiteSpider(scrapy.Spider):
         self._counted: set[str] = set()
         #: Links resolved on earlier pages (:class:`LinkResolver`).
         self._resolved: dict[tuple[str, str, str], str | None] = {}
+        self._refs: dict[str, tuple[str, int]] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -320,7 +374,9 @@ class SiteSpider(scrapy.Spider):
         read from the first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
         """
         base = get_base_url(response)
-        resolve = LinkResolver.for_page(self._resolved, base, response.encoding, self._in_scope)
+        resolve = LinkResolver.for_page(
+            self._resolved, base, response.encoding, self._in_scope, self._refs
+        )
         seen: set[str] = set()
         links: list[str] = []
         read = 0

@@ -667,17 +667,17 @@ class Store:
 
     def move_page_cluster(self, page_id: int, old: int | None, into: int) -> None:
         """A page stored under template ``old`` as it merged into ``into``: it follows, and
-        ``into`` counts its pages anew."""
+        ``into`` counts it (the merge counted ``into``'s pages without it)."""
         with self.engine.begin() as conn:
-            conn.execute(
+            moved = conn.execute(
                 update(pages)
                 .where(pages.c.id == page_id, pages.c.cluster_id == old)
                 .values(cluster_id=into)
             )
-            size = conn.execute(
-                select(func.count()).select_from(pages).where(pages.c.cluster_id == into)
-            ).scalar_one()
-            conn.execute(update(clusters).where(clusters.c.id == into).values(size=size))
+            if moved.rowcount == 1:  # counted where it was (a row the merge deleted)
+                conn.execute(
+                    update(clusters).where(clusters.c.id == into).values(size=clusters.c.size + 1)
+                )
 
     def cluster_rows(self) -> list[Any]:
         with self._reader.connect() as conn:

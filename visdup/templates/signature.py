@@ -38,6 +38,7 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
+from visdup.storage.urls import canonical_url
 from visdup.templates.stm import FlatTree, PackedTree, label_paths, stm, stm_upper_bound
 
 #: Levels below <body> kept in the skeleton.
@@ -185,7 +186,8 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
     ``archive date``, Magento ``catalog-product-view``, Shopify ``template-collection``,
     Drupal ``page-node-type-article``), and it is often the only thing that tells two page
     types apart: a WordPress post and a day archive of one post differ in 4 of ~50 skeleton
-    nodes. Names with a digit (``postid-73``, ``paged-2``) and names built on a segment of
+    nodes. Names with a digit (``postid-73``, ``paged-2``), names outside ASCII (they read
+    differently when a page is decoded without its charset), and names built on a segment of
     the page's own URL path (``category-news`` on ``/category/news/``, ``product-blue-shirt``
     on ``/blue-shirt.html``) name the page, not its template, and are left out.
     """
@@ -201,8 +203,8 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
         return frozenset()
     segments: set[str] = set()
     if url:
-        try:
-            path = unquote(urlsplit(url).path).casefold()
+        try:  # the stored form: a crawl and `visdup cluster --db` read the same path
+            path = unquote(urlsplit(canonical_url(url)).path).casefold()
         except ValueError:
             path = ""
         for part in path.split("/")[:64]:
@@ -211,8 +213,8 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
                 segments.add(part)
     kept = []
     for name in sorted(names):
-        if len(name) > 64 or _DIGIT.search(name):
-            continue
+        if len(name) > 64 or not name.isascii() or _DIGIT.search(name):
+            continue  # ASCII only: a page decoded another way (no charset) has the same marks
         if any(name.endswith("-" + s) or name.startswith(s + "-") for s in segments):
             continue
         kept.append(name)
