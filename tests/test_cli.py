@@ -119,3 +119,52 @@ def test_hundred_thousand_levels_deep(tmp_path):
     result = run("compare", "--terms", f"@{tmp_path / 'deep.term'}", "grp(text)", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["similarity"] == 1.0
+
+
+def test_stored_bodies_are_read_as_the_crawl_read_them(tmp_path):
+    """A charset the response's header gave and the body does not say: `--db` commands read
+    the body as the crawl did (its stored encoding), not as the bytes alone suggest."""
+    import argparse
+
+    from visdup.page.files import as_read, open_source
+    from visdup.page.parse import parse_html
+    from visdup.storage.store import PageRecord, Store, pack_body
+
+    html = (
+        "<html><head><title>Заголовок</title></head><body class='запись archive'>"
+        "<p>Русский текст этой страницы, довольно длинный.</p></body></html>"
+    )
+    body = html.encode("koi8-r")
+
+    def text(data: bytes) -> str:
+        doc = parse_html(data)
+        assert doc.root is not None
+        return doc.root.text_content()
+
+    assert "Русский" not in text(body)  # alone, the bytes read otherwise
+    assert "Русский текст" in text(as_read(body, "koi8-r"))
+    assert as_read(html.encode(), "utf-8") == html.encode()  # read the same way: untouched
+    assert as_read(body, None) == body and as_read(body, "no-such-codec") == body
+
+    db = f"sqlite:///{tmp_path / 'enc.sqlite3'}"
+    store = Store.from_url(db, writer=True)
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        record = PageRecord(
+            url="http://example.test/ru.html",
+            status=200,
+            depth=0,
+            simhash=5,
+            links=[],
+            encoding="koi8-r",
+            body=pack_body(body),
+        )
+        with store.engine.begin() as conn:
+            assert store.insert_page(conn, record, run) is not None
+    finally:
+        store.close()
+    found, source = open_source(argparse.Namespace(paths=[], db=db))
+    assert source is not None
+    source.close()
+    assert [url for url, _ in found] == ["http://example.test/ru.html"]
+    assert "Заголовок" in text(found[0][1]) and "Русский текст" in text(found[0][1])

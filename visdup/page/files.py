@@ -10,6 +10,7 @@ checked before the file is opened (a FIFO or ``/dev/zero`` is refused, not read)
 from __future__ import annotations
 
 import argparse
+import codecs
 import gzip
 import io
 import mimetypes
@@ -21,7 +22,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from visdup.errors import InputError
-from visdup.page.parse import HUGE_DEPTH_LIMIT, Document, parse_html, screen
+from visdup.page.parse import (
+    HUGE_DEPTH_LIMIT,
+    Document,
+    bom_encoding,
+    decode,
+    parse_html,
+    screen,
+)
 from visdup.page.warc import SUFFIXES as WARC_SUFFIXES
 from visdup.page.warc import is_warc, iter_warc
 
@@ -143,6 +151,27 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", metavar="URL", help="use the pages stored in this visdup store")
 
 
+def as_read(body: bytes, encoding: str | None) -> bytes:
+    """A stored body as the crawl read it.
+
+    The crawl decoded it with the response's charset, which a header may have given and the
+    body may not say: read again alone, such a body decodes another way, and its text, title,
+    fields and template marks with it. Then it comes back as UTF-8 behind a byte order mark,
+    which every reader takes first.
+    """
+    if not encoding or bom_encoding(body) is not None:
+        return body
+    try:
+        wanted = codecs.lookup(encoding).name
+        found, _text = decode(body)
+        if codecs.lookup(found).name == wanted:
+            return body
+        text = body.decode(wanted, "replace")
+    except (LookupError, ValueError):
+        return body
+    return codecs.BOM_UTF8 + text.encode("utf-8", "surrogatepass")
+
+
 def open_source(
     args: argparse.Namespace, pages: Iterator[tuple[str, bytes]] | None = None
 ) -> tuple[list[tuple[str, bytes]], Store | None]:
@@ -159,7 +188,7 @@ def open_source(
         if args.db.startswith("sqlite:///") and not Path(args.db[len("sqlite:///") :]).exists():
             raise InputError(f"no store at {args.db}")
         store = Store.from_url(args.db)
-        found = [(url, body) for _id, url, body in store.page_bodies()]
+        found = [(url, as_read(body, encoding)) for _id, url, body, encoding in store.page_bodies()]
         if not found:
             raise InputError(f"{args.db} holds no stored page bodies (VISDUP_STORE_BODY off?)")
         return found, store

@@ -380,16 +380,17 @@ class Store:
         with self._reader.connect() as conn:
             return list(conn.execute(select(*cols).order_by(pages.c.id)))
 
-    def page_bodies(self) -> Iterator[tuple[int, str, bytes]]:
-        """(id, url, body) of every stored page with a usable body, for offline re-processing."""
+    def page_bodies(self) -> Iterator[tuple[int, str, bytes, str | None]]:
+        """(id, url, body, encoding the crawl read it in) of every stored page with a usable
+        body, for offline re-processing."""
         with self._reader.connect() as conn:
             query = (
-                select(pages.c.id, pages.c.url, pages.c.body)
+                select(pages.c.id, pages.c.url, pages.c.body, pages.c.encoding)
                 .where(pages.c.body.is_not(None), pages.c.problem.is_(None))
                 .order_by(pages.c.id)
             )
             for row in conn.execute(query):
-                yield row.id, row.url, unpack_body(row.body) or b""
+                yield row.id, row.url, unpack_body(row.body) or b"", row.encoding
 
     def update_pages(self, values: dict[int, dict[str, Any]]) -> None:
         """Rewrite some columns of some pages in one transaction (a saved re-analysis)."""
