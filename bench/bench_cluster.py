@@ -42,6 +42,7 @@ from visdup.templates.signature import (  # noqa: E402
     layout_main,
     layout_signature,
     make_layout,
+    marked,
     stub_depth,
 )
 from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
@@ -410,8 +411,7 @@ def cost(sets: list[str], limit: int) -> None:
                 region = layout_main(root, node)
                 t1 = time.perf_counter()
                 sig = layout_signature(root, region, stub_depth=stub_depth(region))
-                marks = body_marks(root, "http://site/" + key.lstrip("/"))
-                sig = make_layout(sig.labels, sig.sizes, marks) if marks else sig
+                sig = marked(sig, root, "http://site/" + key.lstrip("/"))
                 made.append((sig, t1 - t0, time.perf_counter() - t1))
 
             found = main_content(doc.root, cleaned=True, title=title, chosen=signature)

@@ -76,11 +76,11 @@ def test_remembered_links_resolve_as_fresh_ones_in_any_order() -> None:
     pairs = list(itertools.product(BASES, HREFS, ("utf-8", "cp1252")))
     for seed in range(5):
         random.Random(seed).shuffle(pairs)
-        memory: dict[tuple[str, str, str], str | None] = {}
+        resolver = LinkResolver(_in_scope)
         for base, href, encoding in pairs:
-            resolve = LinkResolver.for_page(memory, base, encoding, _in_scope)
+            resolve = resolver.for_page(base, encoding)
             assert resolve(href) == _direct(base, href, encoding), (base, href, encoding)
-        assert memory  # the second page of a directory reads what the first resolved
+        assert resolver.memory  # the second page of a directory reads what the first resolved
 
 
 def test_random_links_resolve_as_fresh_ones() -> None:
@@ -98,13 +98,13 @@ def test_random_links_resolve_as_fresh_ones() -> None:
     pieces = [*"ab/.;?#=&%~:@ é", "..", "%2e", "//", "http:", "\\", "\x01", "\t", "\n", "\xa0"]
     checked = 0
     for _trial in range(6):
-        memory: dict[tuple[str, str, str], str | None] = {}
+        resolver = LinkResolver(lambda _u: True)
         for _ in range(2000):
             folder = rnd.choice(folders)
             base = folder + rnd.choice(lasts) if folder.endswith("/") else folder
             href = "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 6)))
             encoding = rnd.choice(["utf-8", "cp1252"])
-            got = LinkResolver.for_page(memory, base, encoding, lambda _u: True)(href)
+            got = resolver.for_page(base, encoding)(href)
             assert got == resolve_link(base, href, encoding), (base, href, encoding)
             checked += 1
     assert checked == 12_000
@@ -112,13 +112,11 @@ def test_random_links_resolve_as_fresh_ones() -> None:
 
 def test_remembered_links_are_bounded(monkeypatch) -> None:
     monkeypatch.setattr(LinkResolver, "limit", 10)
-    memory: dict[tuple[str, str, str], str | None] = {}
+    resolver = LinkResolver(_in_scope)
     for n in range(100):
-        resolve = LinkResolver.for_page(
-            memory, f"http://127.0.0.1:8000/d{n}/p.html", "utf-8", _in_scope
-        )
+        resolve = resolver.for_page(f"http://127.0.0.1:8000/d{n}/p.html", "utf-8")
         assert resolve(f"x{n}.html") == f"http://127.0.0.1:8000/d{n}/x{n}.html"
-        assert len(memory) <= 11
+        assert len(resolver.memory) <= 11
 
 
 def test_spider_links_of_a_page() -> None:

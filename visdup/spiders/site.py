@@ -149,28 +149,23 @@ class LinkResolver:
 
     limit = 200_000
 
-    @classmethod
-    def for_page(
-        cls,
-        memory: dict[tuple[str, str, str], str | None],
-        base: str,
-        encoding: str,
-        in_scope: Callable[[str], bool],
-        refs: dict[str, tuple[str, int]] | None = None,
-    ) -> Callable[[str], str | None]:
-        """A resolver for one page's links; links ``in_scope`` rejects resolve to None.
+    def __init__(self, in_scope: Callable[[str], bool]):
+        #: Links ``in_scope`` rejects resolve to None.
+        self.in_scope = in_scope
+        #: (what the result depends on, href as resolved, encoding) → canonical URL or None.
+        self.memory: dict[tuple[str, str, str], str | None] = {}
+        #: href → (href as resolved, what its result depends on): most repeat on every page.
+        self.refs: dict[str, tuple[str, int]] = {}
 
-        ``refs``: hrefs as resolved and what their result depends on (:func:`_classify`),
-        kept across pages too: most hrefs repeat on every page.
-        """
+    def for_page(self, base: str, encoding: str) -> Callable[[str], str | None]:
+        """A resolver for the links of one page at ``base``."""
         parts = urlsplit(base)
         path = parts.path
         folder = f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1] or '/'}"
-        if len(memory) > cls.limit:
+        memory, refs, in_scope = self.memory, self.refs, self.in_scope
+        if len(memory) > self.limit:
             memory.clear()
-        if refs is None:
-            refs = {}
-        elif len(refs) > cls.limit:
+        if len(refs) > self.limit:
             refs.clear()
 
         def resolve(href: str) -> str | None:
@@ -234,9 +229,8 @@ class SiteSpider(scrapy.Spider):
         #: Pages followed per URL pattern, and the URLs counted (each once).
         self.pattern_pages: Counter[tuple[str, str, int, str]] = Counter()
         self._counted: set[str] = set()
-        #: Links resolved on earlier pages (:class:`LinkResolver`).
-        self._resolved: dict[tuple[str, str, str], str | None] = {}
-        self._refs: dict[str, tuple[str, int]] = {}
+        #: Links resolved on earlier pages.
+        self._resolver = LinkResolver(self._in_scope)
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -374,9 +368,7 @@ class SiteSpider(scrapy.Spider):
         read from the first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
         """
         base = get_base_url(response)
-        resolve = LinkResolver.for_page(
-            self._resolved, base, response.encoding, self._in_scope, self._refs
-        )
+        resolve = self._resolver.for_page(base, response.encoding)
         seen: set[str] = set()
         links: list[str] = []
         read = 0

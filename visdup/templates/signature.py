@@ -497,7 +497,11 @@ def page_layout_of(root: Any, main: Any, url: str | None = None) -> Layout:
     ``chosen``): pruning inside a content region that is most of the page takes its skeleton.
     """
     region = layout_main(root, main)
-    layout = layout_signature(root, region, stub_depth=stub_depth(region))
+    return marked(layout_signature(root, region, stub_depth=stub_depth(region)), root, url)
+
+
+def marked(layout: Layout, root: Any, url: str | None) -> Layout:
+    """``layout`` with the marks of the page's ``<body>`` (:func:`body_marks`)."""
     marks = body_marks(root, url)
     return make_layout(layout.labels, layout.sizes, marks) if marks else layout
 
