@@ -37,12 +37,14 @@ from visdup.templates.cluster import (  # noqa: E402
 )
 from visdup.templates.layouts import LayoutClusterer  # noqa: E402
 from visdup.templates.signature import (  # noqa: E402
+    DEFAULT_STUB_DEPTH,
     Layout,
     body_marks,
     layout_main,
     layout_signature,
     make_layout,
     marked,
+    spine_path,
     stub_depth,
 )
 from visdup.templates.stm import FlatTree, page_tree, stm  # noqa: E402
@@ -255,12 +257,16 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 
 #: Signature variants measured: (labels, depth below <body>, stub depth, region): region
 #: "region" is the widened content region (the crawl's; "unmarked" the same), "main" the
-#: main-content finder's own pick, None no stub (the whole skeleton). Labels "a/b": ``a``
-#: outside the content region, ``b`` inside its stub. The default alone carries the marks of
-#: the page's <body> (``signature.body_marks``), as the crawl's signatures do.
+#: main-content finder's own pick, None no stub (the whole skeleton). Stub "path": only the
+#: end of the region's text spine is a stub, what is beside the spine keeps 2 levels
+#: (``signature.spine_path``); "spine": the whole region is a stub as deep as its spine.
+#: Labels "a/b": ``a`` outside the content region, ``b`` inside its stub. The "path" and
+#: "spine" variants on "region" carry the marks of the page's <body>
+#: (``signature.body_marks``), as the crawl's signatures do.
 VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
-    ("tag", 8, "spine", "region"),  # the default: down the region's text spine, 2 levels at least
-    ("tag", 8, "spine", "unmarked"),  # the same without the marks of <body> (the default before)
+    ("tag", 8, "path", "region"),  # the default: the spine's end a stub, beside it 2 levels
+    ("tag", 8, "path", "unmarked"),  # the same without the marks of <body>
+    ("tag", 8, "spine", "region"),  # the default before: the region down its text spine
     ("tag", 8, 2, "region"),  # the default before that
     ("class", 8, "spine", "region"),
     ("tag", 8, 1, "region"),
@@ -311,7 +317,10 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     mode, _, inside = labelling.partition("/")
                     t0 = time.perf_counter()
                     stub_node = None if where is None else node if where == "main" else region
-                    if stub == "spine":
+                    spine = None
+                    if stub == "path":
+                        spine, stub = spine_path(stub_node), DEFAULT_STUB_DEPTH
+                    elif stub == "spine":
                         stub = stub_depth(stub_node)
                     made = layout_signature(
                         root,
@@ -320,8 +329,9 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                         stub_depth=int(stub or 0),
                         mode=mode,
                         stub_mode=inside or None,
+                        spine=spine,
                     )
-                    if v == DEFAULT_VARIANT:  # the crawl's: with the marks of <body>
+                    if where == "region" and v[2] in ("path", "spine"):  # with the marks
                         made = make_layout(made.labels, made.sizes, marks)
                     sigs[v][key] = made
                     spent += time.perf_counter() - t0
@@ -410,7 +420,7 @@ def cost(sets: list[str], limit: int) -> None:
                 t0 = time.perf_counter()
                 region = layout_main(root, node)
                 t1 = time.perf_counter()
-                sig = layout_signature(root, region, stub_depth=stub_depth(region))
+                sig = layout_signature(root, region, spine=spine_path(region))
                 sig = marked(sig, root, "http://site/" + key.lstrip("/"))
                 made.append((sig, t1 - t0, time.perf_counter() - t1))
 
