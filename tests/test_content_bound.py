@@ -83,7 +83,8 @@ def prints(seed: int, n: int = 60) -> list[ContentPrint]:
             pages.append(edited(rng, rng.choice(pages), pool))
         else:
             pages.append(page(rng, pool))
-    return [content_print(b) for b in pages]
+    # about one page in five a listing: containment does not count for it (compare)
+    return [content_print(b, listing=rng.random() < 0.2) for b in pages]
 
 
 def measure_of(tmp_path: Path) -> Any:
@@ -101,6 +102,7 @@ def measure_of(tmp_path: Path) -> Any:
 def test_the_bound_is_never_below_the_measure(tmp_path: Path) -> None:
     measure = measure_of(tmp_path)
     seen = {"pairs": 0, "disjoint": 0, "paragraphs": 0, "repeats": 0, "mirror": 0}
+    seen["listing"] = seen["listing contained"] = 0
     for seed in range(12):
         cps = [cp for cp in prints(seed) if cp.sentences]
         views = [PrintSummary.of(cp) for cp in cps]
@@ -119,6 +121,12 @@ def test_the_bound_is_never_below_the_measure(tmp_path: Path) -> None:
                     seen["disjoint"] += 1
                     assert bound == 0.0  # no shared long sentence: nothing to measure
                 seen["paragraphs"] += m.paragraphs > m.containment  # the paragraph ceiling
+                if a.listing or b.listing:
+                    seen["listing"] += 1
+                    # a listing inside a larger page: no copy for being contained
+                    if m.kind != "mirror" and m.containment >= 0.8 > m.score:
+                        seen["listing contained"] += 1
+                        assert m.kind is None and score < 0.8
                 if views[i].sentence_repeats and views[j].sentence_repeats:
                     shared = set(views[i].sentence_repeats) & set(views[j].sentence_repeats)
                     seen["repeats"] += bool(shared)  # multiset counts, not set sizes
@@ -140,3 +148,24 @@ def test_the_summary_counts_what_compare_counts() -> None:
     # twice on one page, once on the other: shared once
     c = content_print([("paragraph", 0, long[0]), ("paragraph", 0, long[2])])
     assert content_bound(PrintSummary.of(a), PrintSummary.of(c)) == compare(a, c).containment
+
+
+def test_a_listing_inside_a_larger_one_is_no_copy() -> None:
+    """A section's table of contents lies whole inside the manual's; an article quoted whole
+    by a longer one is a partial copy."""
+    rng = random.Random(5)
+    pool = [s for s in sentence_pool(rng, 40) if len(s) > 40]
+    entries = [("paragraph", 0, s) for s in pool[:12]]
+    section = entries[:4]
+    for listing, kind in ((False, "partial"), (True, None)):
+        small = content_print(section, listing=listing)
+        large = content_print(entries, listing=listing)
+        m = compare(small, large)
+        assert m.containment == 1.0 and m.kind == kind
+        score = 1.0 if kind else m.score
+        assert m.measure == score
+        assert content_bound(PrintSummary.of(small), PrintSummary.of(large)) == score
+    # the flag travels with a stored print; old prints read as articles
+    flagged = content_print(section, listing=True)
+    assert ContentPrint.from_json(flagged.to_json()).listing
+    assert '"listing"' not in content_print(section).to_json()

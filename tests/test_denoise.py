@@ -463,3 +463,32 @@ def test_titles_of_the_python_manual() -> None:
     learning = max(SiteTitles.MIN_PAGES, SiteTitles.AFFIX_SHARE * len(got))
     assert len(suffixed) <= learning, "only pages seen before the affix was learnt"
     assert Counter(got.values()).most_common(1)[0][1] < 0.1 * len(got)
+
+
+def _footer_page(heading: str, links: list[str], footer_class: str = "footer") -> str:
+    items = "".join(f"<li><a href='/{i}.html'>{t}</a></li>" for i, t in enumerate(links))
+    return (
+        f"<html><head><title>{heading}</title></head><body><div class='document'>"
+        f"<div role='main'><h1>{heading}</h1><ul>{items}</ul></div></div>"
+        f"<div class='{footer_class}'><p>Copyright 2001-2026, the Foundation. This page is "
+        "licensed under the Foundation's license, version two.</p><p>The Foundation is a "
+        "non-profit corporation and welcomes donations from every reader.</p><p>Last updated "
+        "on October 7, 2026; found a bug in this page? Tell us about it.</p></div></body></html>"
+    )
+
+
+def test_a_page_whose_prose_is_its_footer_has_no_article() -> None:
+    faq = extract(_footer_page("FAQ", ["General questions", "Programming questions"]))
+    index = extract(_footer_page("Index", ["Symbols", "A", "B", "C"]))
+    for found in (faq, index):
+        # the footer is the same on every page of the site: no article, not a copy of another
+        assert found.text == "" and found.blocks == []
+        assert "Copyright" in found.page_text  # compared as a thin page, by all its text
+    # a widget container is no footer: page builders wrap whole articles in one
+    article = " ".join(f"This is sentence number {i} of a real article." for i in range(30))
+    built = extract(
+        "<html><body><div class='elementor-widget-container'>"
+        f"<h1>A post</h1><p>{article}</p></div>"
+        "<div class='footer'><p>Copyright 2026, the Foundation.</p></div></body></html>"
+    )
+    assert "sentence number 29" in built.text

@@ -240,7 +240,8 @@ class ContentPrint:
     """A page's storable content fingerprint: exact layers plus a SimHash for the index.
 
     ``thin`` is the :func:`visible_key` of the whole page (0: not computed): pages too thin
-    for the layers are compared by it.
+    for the layers are compared by it. ``listing``: the content is a list of teasers or links
+    to other pages (:attr:`visdup.content.main.MainContent.listing`).
     """
 
     document: int
@@ -249,6 +250,7 @@ class ContentPrint:
     paragraphs: tuple[int, ...]
     sentences: tuple[int, ...]
     thin: int = 0
+    listing: bool = False
 
     @property
     def empty(self) -> bool:
@@ -271,6 +273,7 @@ class ContentPrint:
                 "paragraphs": [f"{x:016x}" for x in self.paragraphs],
                 "sentences": [f"{x:016x}" for x in self.sentences],
                 **({"thin": f"{self.thin:016x}"} if self.thin else {}),
+                **({"listing": True} if self.listing else {}),
             },
             separators=(",", ":"),
         )
@@ -287,6 +290,7 @@ class ContentPrint:
             paragraphs=tuple(int(x, 16) for x in data["paragraphs"]),
             sentences=tuple(int(x, 16) for x in data["sentences"]),
             thin=int(data.get("thin", "0"), 16),
+            listing=bool(data.get("listing", False)),
         )
 
 
@@ -296,6 +300,7 @@ def content_print(
     visible: str | None = None,
     url: str | None = None,
     thin_below: int | None = None,
+    listing: bool = False,
 ) -> ContentPrint:
     """Fingerprint main-content blocks (`MainContent.blocks`).
 
@@ -320,6 +325,7 @@ def content_print(
             if visible and (thin_below is None or len(sentences) < thin_below)
             else 0
         ),
+        listing=listing,
     )
 
 
@@ -340,6 +346,9 @@ class ContentMatch:
     sentences: float
     containment: float
     simhash_distance: int
+    #: The content channel's score: 1 for a mirror, else the larger of ``score`` and
+    #: ``containment``, or ``score`` alone when either page is a listing.
+    measure: float = 0.0
 
 
 def _common(a: Sequence[int], b: Sequence[int]) -> int:
@@ -375,22 +384,29 @@ def compare(
     is exact, the sentence layer survives a changed sentence. "mirror" needs identical
     document fingerprints; "partial" a score at or above the threshold, or the smaller page
     (of at least MIN_CONTAINED_SENTENCES long sentences) contained in the larger at that
-    share. Pages without long sentences match nothing.
+    share. Pages without long sentences match nothing. Containment does not count when
+    either page is a listing: a section's table of contents lies whole inside the manual's,
+    a category's teasers inside the home page's, and neither copies the other.
     """
     distance = hamming(a.simhash, b.simhash)
     if a.empty or b.empty:
         return ContentMatch(0.0, None, 0.0, 0.0, 0.0, 0.0, distance)
     if a.document == b.document:
-        return ContentMatch(1.0, "mirror", 1.0, 1.0, 1.0, 1.0, distance)
+        return ContentMatch(1.0, "mirror", 1.0, 1.0, 1.0, 1.0, distance, 1.0)
     sections = _dice(a.sections, b.sections)
     paragraphs = _dice(a.paragraphs, b.paragraphs)
     shared = _common(a.sentences, b.sentences)
     sentences = _dice(a.sentences, b.sentences, shared)
     containment = _containment(a.sentences, b.sentences, shared)
     score = max(paragraphs, sentences)
+    listing = a.listing or b.listing
     contained = (
-        containment >= threshold
+        not listing
+        and containment >= threshold
         and min(len(a.sentences), len(b.sentences)) >= MIN_CONTAINED_SENTENCES
     )
     kind = "partial" if score >= threshold or contained else None
-    return ContentMatch(score, kind, sections, paragraphs, sentences, containment, distance)
+    measure = score if listing else max(score, containment)
+    return ContentMatch(
+        score, kind, sections, paragraphs, sentences, containment, distance, measure
+    )

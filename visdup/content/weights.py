@@ -130,6 +130,32 @@ def factor(key: Key) -> float:
     return value
 
 
+#: Names of the furniture that never holds a page's article, unlike a widget or a sidebar
+#: (page builders wrap whole articles in ``elementor-widget-container``: 4 of AEB's pages).
+FOOTER_TAGS = frozenset({"footer", "nav", "menu"})
+FOOTER_WORDS = frozenset(
+    {
+        "footer", "contentinfo", "copyright", "nav", "navbar", "navigation", "menu",
+        "breadcrumb", "breadcrumbs", "cookie", "cookies", "consent", "gdpr",
+    }
+)  # fmt: skip
+
+
+def furniture(key: Key) -> bool:
+    """Whether the author named this node a footer, a menu or a cookie banner, and nothing
+    that holds an article: what no page's article is, even when it has the most prose."""
+    tag = key[0]
+    if tag in ("html", "body") or tag in CONTENT_TAGS or key[4] == "articleBody":
+        return False
+    words: set[str] = set()
+    for attr in key[1:]:
+        if attr:
+            words.update(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", attr).lower()) if w)
+    if not words.isdisjoint(CONTENT_WORDS):
+        return False
+    return tag in FOOTER_TAGS or not words.isdisjoint(FOOTER_WORDS)
+
+
 def is_teaser(block: Block) -> bool:
     """A paragraph that announces another page: a linked heading, or an excerpt cut short."""
     if block.kind == "heading":

@@ -298,7 +298,11 @@ def _content_step(
     """The main content's layered fingerprint (seed 002)."""
     try:
         printed = content_print(
-            found.blocks, visible=found.page_text, url=url, thin_below=thin_below
+            found.blocks,
+            visible=found.page_text,
+            url=url,
+            thin_below=thin_below,
+            listing=found.listing,
         )
         return found.title, printed
     except Exception:

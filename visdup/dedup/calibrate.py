@@ -261,8 +261,7 @@ def content_score(a: Any, b: Any) -> float:
     """The content channel's score: 1 for mirrors, else the larger of overlap and containment."""
     from visdup.content.textprint import compare
 
-    m = compare(a, b, threshold=0.0)
-    return 1.0 if m.kind == "mirror" else max(m.score, m.containment)
+    return compare(a, b, threshold=0.0).measure
 
 
 MEASURES: dict[str, Callable[[Any, Any], float]] = {

@@ -828,6 +828,7 @@ class PrintSummary:
     paragraphs: frozenset[int]
     paragraph_repeats: dict[int, int] | None
     paragraph_count: int
+    listing: bool = False
 
     @classmethod
     def of(cls, cp: ContentPrint) -> PrintSummary:
@@ -841,11 +842,12 @@ class PrintSummary:
             paragraphs,
             paragraph_repeats,
             len(cp.paragraphs),
+            cp.listing,
         )
 
 
 def content_bound(a: PrintSummary, b: PrintSummary) -> float:
-    """The content measure of two prints (``max(score, containment)`` of
+    """The content measure of two prints (``ContentMatch.measure`` of
     :func:`visdup.content.textprint.compare`, 1 for a mirror) from their summaries: an upper
     bound on it that is in fact equal to it, in set intersections alone.
 
@@ -870,6 +872,9 @@ def content_bound(a: PrintSummary, b: PrintSummary) -> float:
       containment, the measure is the containment; else c is counted and paragraph Dice
       computed as ``compare`` does.
 
+    - When either print is a listing, containment does not count (``compare``): the bound
+      starts from sentence Dice 2s/(na + nb) instead, by the same float division.
+
     So the value returned is max(paragraph Dice, sentence Dice, containment), the measure
     itself, and s = 0 (no long sentence shared, the commonest candidate) gives 0 after one
     ``isdisjoint``. The channel relies on it being an upper bound to skip candidates below
@@ -885,7 +890,7 @@ def content_bound(a: PrintSummary, b: PrintSummary) -> float:
     s = _shared(a.sentences, a.sentence_repeats, b.sentences, b.sentence_repeats)
     if not s:
         return 0.0
-    bound = s / min(na, nb)
+    bound = 2 * s / (na + nb) if a.listing or b.listing else s / min(na, nb)
     pa, pb = a.paragraph_count, b.paragraph_count
     if pa and pb and 2 * min(s, pa, pb) / (pa + pb) > bound:
         c = _shared(a.paragraphs, a.paragraph_repeats, b.paragraphs, b.paragraph_repeats)
@@ -963,8 +968,7 @@ def build_labeller(
             m = compare(a, b, threshold=content_theta)  # the setting, not the module default
             if m.kind == "mirror":
                 return 1.0, "mirror"
-            score = max(m.score, m.containment)
-            return score, ("partial" if m.kind and score >= content_theta else None)
+            return m.measure, ("partial" if m.kind and m.measure >= content_theta else None)
 
         def load_prints(ids: list[int]) -> dict[int, ContentPrint]:
             return {
