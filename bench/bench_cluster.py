@@ -239,6 +239,18 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 
         blog = make_blog("twentyseventeen" if which == "blog17" else "twentytwentyone", posts=120)
         return {path: html.encode() for path, html in blog.pages.items()}, dict(blog.kinds)
+    if which == "demo":  # the demo site's nine layouts (visdup/demo/site/EXPECTED.json)
+        import json
+
+        site = ROOT / "visdup" / "demo" / "site"
+        kinds = {}
+        for kind, urls in json.loads((site / "EXPECTED.json").read_text())["templates"].items():
+            for url in urls:
+                path = url.lstrip("/")
+                path = path + "index.html" if not path or path.endswith("/") else path
+                if (site / path).is_file():
+                    kinds[path] = kind
+        return {path: (site / path).read_bytes() for path in kinds}, kinds
     if which == "fixture":  # the test site of three templates (tests/fixtures/sites/templates)
         import json
 
@@ -256,10 +268,11 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 
 
 #: Signature variants measured: (labels, depth below <body>, stub depth, region): region
-#: "region" is the widened content region (the crawl's; "unmarked" the same), "main" the
-#: main-content finder's own pick, None no stub (the whole skeleton). Stub "path": only the
-#: end of the region's text spine is a stub, what is beside the spine keeps 2 levels
-#: (``signature.spine_path``); "spine": the whole region is a stub as deep as its spine.
+#: "region" is the widened content region (the crawl's; "unmarked" the same),
+#: "main" the main-content finder's own pick, None no stub (the whole skeleton). Stub
+#: "path": only the end of the region's text spine is a stub, what is beside the spine keeps
+#: 2 levels (``signature.spine_path``); "spine": the whole region is a stub as deep as its
+#: spine.
 #: Labels "a/b": ``a`` outside the content region, ``b`` inside its stub. The "path" and
 #: "spine" variants on "region" carry the marks of the page's <body>
 #: (``signature.body_marks``), as the crawl's signatures do.

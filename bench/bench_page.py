@@ -61,7 +61,7 @@ def main() -> None:
             t2 = time.perf_counter()
             content = main_content(doc.root, cleaned=True, title=doc.title)
             t3 = time.perf_counter()
-            cp = content_print(content.blocks)
+            cp = content_print(content.blocks, listing=content.listing)
             t4 = time.perf_counter()
             timing["clean"] += t1 - t0
             timing["dom_tree"] += t2 - t1

@@ -125,3 +125,28 @@ def test_calibrate_command_rejects_bad_input(tmp_path, capsys):
     bad.write_text("a,b,same\nnope.html,nope2.html,1\n")
     assert main(["calibrate", "--pairs", str(bad)]) == 2
     assert "visdup: error:" in capsys.readouterr().err
+
+
+def _listing(numbers: range) -> bytes:
+    teasers = "".join(
+        f"<article><h2><a href='/post-{i}.html'>Post number {i} of the blog</a></h2>"
+        f"<p>Post number {i} begins with a long first sentence about riding in the rain. "
+        f"It goes on with a second sentence about mudguards and chains number {i} …</p>"
+        "</article>"
+        for i in numbers
+    )
+    return f"<html><body><main>{teasers}</main></body></html>".encode()
+
+
+def test_calibration_scores_a_listing_as_the_crawl_does() -> None:
+    """A listing whose teasers all lie inside a larger listing: the crawl does not count
+    containment for listings, so calibration must not either."""
+    from visdup.content.textprint import compare
+    from visdup.dedup.calibrate import content_score, page_features
+
+    small = page_features(_listing(range(4)), "content")
+    large = page_features(_listing(range(12)), "content")
+    assert small.listing and large.listing
+    m = compare(small, large)
+    assert m.containment == 1.0
+    assert content_score(small, large) == m.measure == m.score < 0.8

@@ -484,11 +484,30 @@ def test_a_page_whose_prose_is_its_footer_has_no_article() -> None:
         # the footer is the same on every page of the site: no article, not a copy of another
         assert found.text == "" and found.blocks == []
         assert "Copyright" in found.page_text  # compared as a thin page, by all its text
-    # a widget container is no footer: page builders wrap whole articles in one
+    # inside the footer, however deep the prose sits, and whatever the inner element is named
+    copyright = " ".join(f"Copyright notice sentence number {i} of the site." for i in range(9))
+    for footer in (
+        f"<div class='footer'><div class='inner'><p>{copyright}</p><p>{copyright}</p></div></div>",
+        f"<footer><p>{copyright}</p></footer>",
+        f"<div role='contentinfo'><section><p>{copyright}</p></section></div>",
+    ):
+        found = extract(f"<html><body><ul><li><a href='/a'>A</a></li></ul>{footer}</body></html>")
+        assert found.text == "", footer
+    # widgets, menus, cookies and <nav> wrappers are no footer: page builders wrap whole
+    # articles in a widget container, restaurants publish menus, blogs cookie recipes
     article = " ".join(f"This is sentence number {i} of a real article." for i in range(30))
-    built = extract(
-        "<html><body><div class='elementor-widget-container'>"
-        f"<h1>A post</h1><p>{article}</p></div>"
-        "<div class='footer'><p>Copyright 2026, the Foundation.</p></div></body></html>"
-    )
-    assert "sentence number 29" in built.text
+    for wrapper in (
+        "<div class='elementor-widget-container'>",
+        "<div class='cookie-recipe'>",
+        "<div class='menu'>",
+        "<nav>",
+    ):
+        closing = "</nav>" if wrapper == "<nav>" else "</div>"
+        built = extract(
+            f"<html><body>{wrapper}<h1>A post</h1><p>{article}</p>{closing}"
+            "<div class='footer'><p>Copyright 2026, the Foundation.</p></div></body></html>"
+        )
+        assert "sentence number 29" in built.text, wrapper
+    # an article's own footer is part of the article
+    entry = extract(f"<html><body><div class='entry-footer'><p>{article}</p></div></body></html>")
+    assert "sentence number 29" in entry.text

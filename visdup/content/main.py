@@ -16,7 +16,7 @@ from typing import Any
 from visdup.content.blocks import HEADINGS, Block, join_blocks, walk
 from visdup.content.titles import page_title
 from visdup.content.visibility import remove_element, remove_invisible
-from visdup.content.weights import Weights, choose, furniture, weigh
+from visdup.content.weights import Weights, choose, in_footer, weigh
 from visdup.page.parse import parse_html
 
 #: Elements dropped from inside the main content: captions describe pictures, not the story.
@@ -103,10 +103,10 @@ def main_content(
     node = walked.element(best)
     if chosen is not None:
         chosen(node)
-    if not listing and furniture(walked.keys[best]):
-        # The most prose sits in a footer or a menu (a documentation index whose links are
+    if not listing and in_footer(walked, best):
+        # The most prose sits in the page's footer (a documentation index whose links are
         # too few for an index: its copyright lines win): the page has no article. Its
-        # content would be the site's furniture, the same on every such page.
+        # content would be the site's footer, the same on every such page.
         return MainContent(title, body, "", [], page_text)
     span = walked.spans.get(best)
     if _prune(best, w, mass) or span is None or not span[2]:

@@ -130,30 +130,40 @@ def factor(key: Key) -> float:
     return value
 
 
-#: Names of the furniture that never holds a page's article, unlike a widget or a sidebar
-#: (page builders wrap whole articles in ``elementor-widget-container``: 4 of AEB's pages).
-FOOTER_TAGS = frozenset({"footer", "nav", "menu"})
-FOOTER_WORDS = frozenset(
-    {
-        "footer", "contentinfo", "copyright", "nav", "navbar", "navigation", "menu",
-        "breadcrumb", "breadcrumbs", "cookie", "cookies", "consent", "gdpr",
-    }
-)  # fmt: skip
+#: Names of the one piece of furniture that never holds a page's article: its footer. Not a
+#: menu (a restaurant's), a cookie (a recipe's), a <nav> (whole pages are wrapped in one), a
+#: widget (page builders wrap whole articles in ``elementor-widget-container``: 4 of AEB's
+#: pages) or a sidebar.
+FOOTER_TAGS = frozenset({"footer"})
+FOOTER_WORDS = frozenset({"footer", "contentinfo", "copyright"})
 
 
-def furniture(key: Key) -> bool:
-    """Whether the author named this node a footer, a menu or a cookie banner, and nothing
-    that holds an article: what no page's article is, even when it has the most prose."""
-    tag = key[0]
-    if tag in ("html", "body") or tag in CONTENT_TAGS or key[4] == "articleBody":
-        return False
+def _words(key: Key) -> set[str]:
     words: set[str] = set()
     for attr in key[1:]:
         if attr:
             words.update(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", attr).lower()) if w)
-    if not words.isdisjoint(CONTENT_WORDS):
-        return False
-    return tag in FOOTER_TAGS or not words.isdisjoint(FOOTER_WORDS)
+    return words
+
+
+def in_footer(walk: Walk, index: int) -> bool:
+    """Whether element ``index`` of a walk sits in the page's footer: it or an ancestor is
+    named a footer (``<footer>``, ``class="footer"``, ``role="contentinfo"``) before any is
+    named for content (``<article>``, ``<main>``, ``entry-footer``, ``articleBody``)."""
+    keys, parents = walk.keys, walk.parents
+    i = index
+    while i >= 0:
+        key = keys[i]
+        tag = key[0]
+        if tag in ("html", "body"):
+            return False
+        words = _words(key)
+        if tag in CONTENT_TAGS or key[4] == "articleBody" or not words.isdisjoint(CONTENT_WORDS):
+            return False
+        if tag in FOOTER_TAGS or not words.isdisjoint(FOOTER_WORDS):
+            return True
+        i = parents[i]
+    return False
 
 
 def is_teaser(block: Block) -> bool:

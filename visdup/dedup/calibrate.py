@@ -279,7 +279,8 @@ def page_features(body: bytes, channel: str, url: str | None = None) -> Any:
     from visdup.content import extract
     from visdup.content.textprint import content_print
 
-    return content_print(extract(body).blocks)
+    found = extract(body)
+    return content_print(found.blocks, listing=found.listing)  # as the crawl prints it
 
 
 def score_pairs(pairs: Sequence[Pair], channel: str, load: Callable[[str], Any]) -> list[float]:

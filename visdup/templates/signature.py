@@ -6,10 +6,11 @@ time in proportion to the body. The signature keeps what a layout is made of:
 
 - the element skeleton outside the main content (header, navigation, sidebars, footer);
 - the content region (the main content, widened the same way on every page:
-  :func:`layout_main`) reduced to a stub: its own levels down to where its text spreads out
-  (:func:`spine_depth`; at least ``stub_depth``), so the frame around an article (its
-  header, comments, the links to the next post, a list's pagination) stays in the signature
-  while the article's own flow of paragraphs does not;
+  :func:`layout_main`) followed down its text spine (:func:`spine_path`) to where its text
+  spreads out; only that end is a stub, and what stands beside the spine keeps two levels, so
+  the frame around an article (its header, comments, the links to the next post, a list's
+  pagination, a sidebar inside the page's wrapper) stays in the signature while the
+  article's own flow of paragraphs does not: a stub keeps each kind of child once;
 - runs of equal siblings collapsed to one (the visual term's horizontal compression, without
   the count): a table of 3 rows and one of 30 rows, a menu of 5 or 7 entries, look alike;
 - depth below ``<body>`` capped, and the whole cut to ``max_nodes`` nodes.
@@ -441,7 +442,8 @@ def layout_signature(
     least); elements on the spine keep the page's depth, and those beside it inside the region
     (a sidebar, a header, comments) keep ``off_spine`` levels. In those stubs a child equal to
     any earlier one is left out, not only one equal to the child before it: a post's
-    paragraphs, figures and lists, however many and however interleaved, read the same.
+    paragraphs, figures and lists read as the kinds they are, in the order each first
+    appears, however many of each there are.
 
     ``mode`` says what labels a node: ``tag``, ``id`` (tag#id for ids without digits) or
     ``class`` (tag.classes); measured, tags alone win. The page is only read. Elements below
