@@ -99,6 +99,15 @@ _FACTORS: dict[Key, float] = {}
 _FACTORS_MAX = 50_000
 
 
+def _words(key: Key) -> set[str]:
+    """The words of a node's class, id, role and itemprop, lower case (camelCase split)."""
+    words: set[str] = set()
+    for attr in key[1:]:
+        if attr:
+            words.update(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", attr).lower()) if w)
+    return words
+
+
 def factor(key: Key) -> float:
     """The m of seed 001: what the page's author called this node, from its attribute key.
 
@@ -111,10 +120,7 @@ def factor(key: Key) -> float:
     value = _FACTORS.get(key)
     if value is not None:
         return value
-    words: set[str] = set()
-    for attr in key[1:]:
-        if attr:
-            words.update(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", attr).lower()) if w)
+    words = _words(key)
     value = 1.0
     if tag in NOISE_TAGS:
         value *= NOISE_TAG_FACTOR
@@ -136,14 +142,6 @@ def factor(key: Key) -> float:
 #: pages) or a sidebar.
 FOOTER_TAGS = frozenset({"footer"})
 FOOTER_WORDS = frozenset({"footer", "contentinfo", "copyright"})
-
-
-def _words(key: Key) -> set[str]:
-    words: set[str] = set()
-    for attr in key[1:]:
-        if attr:
-            words.update(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", attr).lower()) if w)
-    return words
 
 
 def in_footer(walk: Walk, index: int) -> bool:
