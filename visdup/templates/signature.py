@@ -46,7 +46,7 @@ from visdup.templates.stm import FlatTree, PackedTree, label_paths, stm, stm_upp
 DEFAULT_DEPTH = 8
 #: Levels of the content region kept in its stub at least (0: one node).
 DEFAULT_STUB_DEPTH = 2
-#: The stub follows the region's text spine this far at most (:func:`spine_depth`).
+#: The text spine goes this far below the region at most (:func:`spine_path`).
 MAX_STUB_DEPTH = 8
 #: Levels kept of an element inside the content region but off its text spine (a sidebar, a
 #: header, a comment thread beside the article), itself included.
@@ -562,7 +562,8 @@ def marked(layout: Layout, root: Any, url: str | None) -> Layout:
 
 
 def stub_depth(region: Any) -> int:
-    """Levels of the content region a signature keeps: down its text spine, two at least."""
+    """Levels of a whole-region stub down its text spine, two at least: the signature before
+    only the spine's end was a stub, kept for ``bench/bench_cluster.py``'s comparison."""
     return max(DEFAULT_STUB_DEPTH, spine_depth(region))
 
 
