@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import FIXTURES
 from visdup.page.files import iter_pages
 from visdup.storage.store import Store
-from visdup.templates.assign import CrawlClusters
+from visdup.templates.assign import CrawlClusters, sample_rank
 from visdup.templates.signature import page_input
 
 SITE = FIXTURES / "sites" / "templates"
@@ -81,6 +81,28 @@ def test_templates_are_built_off_the_page_path_and_rebuilt_when_doubled(tmp_path
     rows = {row.id: row for row in store.cluster_rows()}
     assert rows[cid].template and json.loads(rows[cid].template)["pages"] == 4
     store.close()
+
+
+def test_a_full_sample_is_rebuilt_once_as_the_crawl_ends_the_same_in_any_order(tmp_path):
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    smallest = sorted(events, key=sample_rank)[:2]
+    stored = []
+    for seed in range(3):
+        order = events[:]
+        random.Random(seed).shuffle(order)
+        store = Store.from_url(f"sqlite:///{tmp_path / f'f{seed}.sqlite3'}")
+        clusters = CrawlClusters(store, template_min_pages=2, template_max_pages=2, extract=False)
+        for name in order:
+            cid = clusters.assign(name, trees[name]).cluster
+        # built at 2 pages (the sample full); at 4 the rebuild waits for the end
+        assert clusters.built_at[cid] == 4 and {clusters.live(c) for c in clusters._final} == {cid}
+        clusters.finish()
+        template = json.loads({row.id: row for row in store.cluster_rows()}[cid].template)
+        assert template["representative"] in smallest
+        stored.append(template)
+        store.close()
+    assert stored[0] == stored[1] == stored[2]
 
 
 def test_the_template_sample_does_not_depend_on_page_order(tmp_path):

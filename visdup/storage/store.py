@@ -15,7 +15,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, CursorResult, Engine, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    CursorResult,
+    Engine,
+    bindparam,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from visdup.errors import StoreError, VisdupError
@@ -101,6 +112,18 @@ def _new_id(result: CursorResult[Any]) -> int:
     key = result.inserted_primary_key
     assert key is not None
     return int(key[0])
+
+
+# Statements of every stored page, built once: building one per page costs more than the
+# database's own work on it.
+_PAGE_BY_URL = select(pages.c.id).where(pages.c.url == bindparam("page_url"))
+_INSERT_PAGE = insert(pages)
+_GROW_CLUSTER = (
+    update(clusters).where(clusters.c.id == bindparam("cluster")).values(size=clusters.c.size + 1)
+)
+
+_INSERT_LINKS_PG = postgresql.insert(links).on_conflict_do_nothing()
+_INSERT_LINKS_SQLITE = sqlite.insert(links).on_conflict_do_nothing()
 
 
 class Store:
@@ -228,21 +251,17 @@ class Store:
         row = record.row()
         row["run_id"] = run_id
         row["fetched_at"] = now()
-        existing = conn.execute(select(pages.c.id).where(pages.c.url == row["url"])).scalar()
+        existing = conn.execute(_PAGE_BY_URL, {"page_url": row["url"]}).scalar()
         if existing is not None:
             return None
         try:
             with conn.begin_nested():
-                page_id = _new_id(conn.execute(insert(pages).values(**row)))
+                page_id = _new_id(conn.execute(_INSERT_PAGE, row))
         except IntegrityError:
             return None  # another process stored this URL a moment ago
         self._add_links(conn, page_id, record, run_id, links_followed)
         if record.cluster_id is not None:
-            conn.execute(
-                update(clusters)
-                .where(clusters.c.id == record.cluster_id)
-                .values(size=clusters.c.size + 1)
-            )
+            conn.execute(_GROW_CLUSTER, {"cluster": record.cluster_id})
         return page_id
 
     def _add_links(
@@ -261,14 +280,7 @@ class Store:
             {"url": u, "found_on": page_id, "depth": depth, "run_id": run_id, "followed": followed}
             for u in urls
         ]
-        if self.is_postgres:
-            from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-            conn.execute(pg_insert(links).on_conflict_do_nothing(), rows)
-        else:
-            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-            conn.execute(sqlite_insert(links).on_conflict_do_nothing(), rows)
+        conn.execute(_INSERT_LINKS_PG if self.is_postgres else _INSERT_LINKS_SQLITE, rows)
 
     def add_error(self, run_id: int | None, url: str | None, stage: str, message: str) -> None:
         with self.engine.begin() as conn:

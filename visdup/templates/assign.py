@@ -15,10 +15,13 @@ Templates stay off the page's path. Each cluster keeps a sample of its pages' tr
 order. A template is built once the cluster holds ``template_min_pages`` pages and rebuilt only
 when the cluster has doubled since, from one worker thread (its STM work in the crawl's
 analysis worker processes when this runs in the crawl's process and it has them; in the
-label process, in that thread). When records are asked for
+label process, in that thread). Once the sample was full at a build, a later rebuild would only
+swap some of its pages: it waits for the crawl's end and is made once, from the sample the
+whole crawl leaves, the same in any order. When records are asked for
 (``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built at once instead, so that
 the records of the pages before it flow with the page that completed it; from then on each new
-page of the cluster yields its record. :meth:`CrawlClusters.finish` waits for queued builds.
+page of the cluster yields its record. :meth:`CrawlClusters.finish` waits for queued builds
+and makes the rebuilds left for the end.
 
 A page's ``fit`` is the similarity of its signature to the signature its cluster's template
 was built on (its *core*), kept with the cluster, so a later crawl measures against the same.
@@ -111,6 +114,8 @@ class CrawlClusters:
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(1, "visdup-templates") if background else None
         self._pending: list[Future[None]] = []
+        #: Clusters whose template is rebuilt as the crawl ends (:meth:`finish`).
+        self._final: set[int] = set()
         with store.engine.connect() as conn:
             self._reload(conn)
 
@@ -270,7 +275,12 @@ class CrawlClusters:
                     return []
                 earlier = [self._record(template, u, t, texts[u]) for u, t in trees if u != url]
                 return [*earlier, self._record(template, url, tree, text)]
-            if self._pool is not None:
+            if self._pool is not None and built >= self.template_max_pages:
+                # The sample was already full at the last build (queued or done): a rebuild now
+                # would only swap some of its pages. Rebuild once, as the crawl ends, from the
+                # sample the whole crawl leaves (the same pages in any order).
+                self._final.add(cid)
+            elif self._pool is not None:
                 self._pending.append(self._pool.submit(self._build_later, cid, trees, medoid))
             else:
                 template = self._build(cid, trees, medoid) or template
@@ -341,11 +351,18 @@ class CrawlClusters:
         )
 
     def finish(self) -> None:
-        """Wait for the queued template builds (call before the store closes)."""
+        """Wait for the queued template builds and rebuild the templates whose full sample
+        changed since (call before the store closes)."""
         pending, self._pending = self._pending, []
         for job in pending:
             job.result()
+        final, self._final = sorted({self.live(cid) for cid in self._final}), set()
         if self._pool is not None:
+            for cid in final:
+                sample = self.samples.get(cid)
+                if sample:
+                    trees = [(u, t) for _r, u, t, _x, _k in sample]
+                    self._build_later(cid, trees, self._medoid(cid, sample))
             self._pool.shutdown(wait=True)
             self._pool = None
         if not self.store.is_postgres:
