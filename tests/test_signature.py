@@ -326,6 +326,10 @@ def test_marks_agree_on_variants_of_a_template_only() -> None:
     assert not marks_agree(home, day)
     assert marks_agree(frozenset(), frozenset())
     assert not marks_agree(frozenset(), post)
+    # a page's one name swapped for another, nothing kept: two page types of a small site
+    assert not marks_agree(frozenset({"article-page"}), frozenset({"product-page"}))
+    assert not marks_agree(frozenset(), frozenset({"listing-page"}))
+    assert not marks_agree(frozenset({"a", "b"}), frozenset({"c"}))
 
 
 def test_marks_travel_with_the_stored_labels() -> None:
@@ -470,3 +474,29 @@ def test_pages_of_a_blog_theme_give_one_template_per_page_type(seed: int) -> Non
     # no template holds two page types (a whole-region stub down the spine: ARI 0.67-0.92)
     assert purity(truth, got) == 1.0
     assert adjusted_rand_index(truth, got) >= 0.95
+
+
+def test_the_demo_sites_layouts_are_its_templates() -> None:
+    """Each layout of the demo site names itself on <body> with one class (or none), and its
+    header, menu and footer are most of its small pages: one name in place of another, with
+    no name kept, is another template (the earlier rule joined five layouts: ARI 0.18)."""
+    import json
+
+    from visdup.demo import SITE_ROOT
+
+    expected = json.loads((SITE_ROOT / "EXPECTED.json").read_text())["templates"]
+    clusterer = LayoutClusterer()
+    keys, kinds = {}, {}
+    for kind, urls in expected.items():
+        for url in urls:
+            path = url.lstrip("/")
+            path = path + "index.html" if not path or path.endswith("/") else path
+            html = (SITE_ROOT / path).read_text(encoding="utf-8")
+            layout = page_layout(html, url="http://demo.example" + url)
+            clusterer.add(layout)
+            keys[url], kinds[url] = layout.key, kind
+    urls = sorted(keys)
+    truth = [kinds[u] for u in urls]
+    got = [clusterer.cluster_of(keys[u]) for u in urls]
+    assert purity(truth, got) == 1.0
+    assert adjusted_rand_index(truth, got) >= 0.9

@@ -53,9 +53,11 @@ MAX_STUB_DEPTH = 8
 OFF_SPINE_DEPTH = 2
 #: A child on the text spine holds at least this share of its parent's text.
 SPINE_SHARE = 0.5
-#: Bumped when the signature of a page changes meaning: keys differ, so signatures stored by
-#: another version are told apart (their labels alone may look the same).
-SIGNATURE_VERSION = 4
+#: Bumped when the signature of a page changes meaning, or which signatures may share a
+#: template: keys differ, so signatures stored by another version are told apart (their labels
+#: alone may look the same) and their pages are reclustered, not left in a partition this
+#: version would not make.
+SIGNATURE_VERSION = 5
 #: The signature is cut to this many nodes (a preorder prefix).
 DEFAULT_MAX_NODES = 400
 #: Label of the node standing for the main content.
@@ -164,8 +166,10 @@ def make_layout(
 
 #: Two pages' marks agree when they share this much of their union (Jaccard)...
 MARKS_SHARE = 0.75
-#: ... or differ in this many names at most: one name in place of another is a variant of
-#: one template (a shop's section, a post's format), more than that another template.
+#: ... or differ in this many names at most beside a name both keep: one name in place of
+#: another is a variant of one template (a shop's section, a post's format), more than that
+#: another template. Marks that share no name at all (``article-page`` and ``product-page``, a
+#: marked page and an unmarked one) name two templates: the page's whole name changed.
 MARKS_SWAP = 2
 
 
@@ -173,7 +177,8 @@ def marks_agree(a: frozenset[str], b: frozenset[str]) -> bool:
     """Whether two pages' marks allow them one template (:func:`body_marks`)."""
     if a == b:
         return True
-    return len(a ^ b) <= MARKS_SWAP or len(a & b) >= MARKS_SHARE * len(a | b)
+    shared = len(a & b)
+    return (shared > 0 and len(a ^ b) <= MARKS_SWAP) or shared >= MARKS_SHARE * len(a | b)
 
 
 #: Marks kept from one page at most (the first in sorted order).
