@@ -3,6 +3,7 @@ layout signatures on every development set.
 
     .venv/bin/python bench/bench_cluster.py [--thresholds 0.1,0.2,0.3]
     .venv/bin/python bench/bench_cluster.py --layouts [--sets warpcore,python,aeb,blog,...]
+    .venv/bin/python bench/bench_cluster.py --layouts --sets path/to/a/site  (any directory)
     .venv/bin/python bench/bench_cluster.py --cost [--sets python] [--limit 200]
 
 Reads ../shared/data (warpcore, AEB) and the Debian manuals (skips what is absent). ``ARI``:
@@ -263,7 +264,8 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
         return {path: (site / path).read_bytes() for path in kinds}, kinds
     from bench._data import debian_docs, html_files
 
-    base = debian_docs(which)
+    # Any directory of pages (a site built or mirrored on this machine): no labels.
+    base = Path(which) if Path(which).is_dir() else debian_docs(which)
     return {str(p.relative_to(base)): p.read_bytes() for p in html_files(base)}, None
 
 
@@ -294,6 +296,7 @@ VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
     ("tag", 8, None, None),
 ]
 DEFAULT_VARIANT = VARIANTS[0]
+TOWARD = True
 
 
 def layouts(sets: list[str], thresholds: list[float]) -> None:
@@ -301,7 +304,10 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
     from visdup.page.parse import parse_html
 
     print("layout signatures: single-link clusters of distinct signatures (atoms)")
-    print(f"{'set':9} {'variant':16} {'thr':>4} {'atoms':>5} {'clus':>5} {'top4':>6} {'ARI':>6}")
+    print(
+        f"{'set':9} {'variant':16} {'thr':>4} {'atoms':>5} {'clus':>5} {'top1':>6} {'top4':>6}"
+        f" {'ARI':>6}"
+    )
     for which in sets:
         try:
             pages, labels = layout_pages(which)
@@ -332,7 +338,8 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     stub_node = None if where is None else node if where == "main" else region
                     spine = None
                     if stub == "path":
-                        spine, stub = spine_path(stub_node), DEFAULT_STUB_DEPTH
+                        toward = node if where == "region" and TOWARD else None
+                        spine, stub = spine_path(stub_node, toward=toward), DEFAULT_STUB_DEPTH
                     elif stub == "spine":
                         stub = stub_depth(stub_node)
                     made = layout_signature(
@@ -366,7 +373,7 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     aric = f"{score:6.3f}"
                 print(
                     f"{which:9} {v!s:16} {thr:4.2f} {len(clusterer.atoms):5d} {len(sizes):5d}"
-                    f" {sum(sizes[:4]) / len(pred):6.3f} {aric}"
+                    f" {sizes[0] / len(pred):6.3f} {sum(sizes[:4]) / len(pred):6.3f} {aric}"
                 )
         print(
             f"{which}: content region (layout_main) {widening / len(pages) * 1e3:.2f} ms"

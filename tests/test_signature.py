@@ -442,6 +442,33 @@ def test_only_the_end_of_the_spine_is_a_stub_and_what_is_beside_it_keeps_two_lev
     )
 
 
+def test_the_spine_goes_to_the_article_the_finder_picked_past_a_heavier_menu():
+    """A short page beside a menu of the whole manual (Furo, Read the Docs): the menu holds
+    more of the page's text than the article, and a spine by text alone went into the menu on
+    such pages and into the article on the others (Furo: 110 and 77 pages of one layout)."""
+    links = "".join(f"<li><a href='/p{i}'>chapter of the manual {i}</a></li>" for i in range(40))
+    root = _page(
+        "<div id='page'><aside id='menu'><div><ul>" + links + "</ul></div></aside>"
+        "<div id='main'><div id='container'><article id='article'><h1>Short</h1>"
+        + "<p>"
+        + "a short page of the manual " * 30
+        + "</p></article></div></div></div>"
+    )
+    article = _by_id(root, "article")
+    region = layout_main(root, article)
+    assert region is _by_id(root, "page")
+    assert [el.get("id") for el in spine_path(region)][:2] == ["page", "menu"]
+    spine = spine_path(region, toward=article)
+    assert [el.get("id") for el in spine[:4]] == ["page", "main", "container", "article"]
+    assert [el.tag for el in spine[4:]] == ["p"]  # below the pick, by text as before
+    # a pick outside the region, or an item of a list, leads the spine no further
+    assert spine_path(_by_id(root, "main"), toward=_by_id(root, "menu")) == spine_path(
+        _by_id(root, "main")
+    )
+    item = root.xpath("//li")[3]
+    assert spine_path(region, toward=item)[-1].tag == "ul"
+
+
 def _outline(layout: Layout) -> list[tuple[str, int]]:
     """(label, depth) of each node of a signature, in preorder."""
     out: list[tuple[str, int]] = []
