@@ -125,3 +125,27 @@ def test_the_template_sample_does_not_depend_on_page_order(tmp_path):
 @pytest.mark.postgres
 def test_two_processes_share_clusters_on_postgresql(pg_url):
     _check(_assign_all(pg_url, sorted(_trees()), split=True))
+
+
+@pytest.mark.postgres
+def test_templates_stored_at_the_end_read_the_other_processes_first(pg_url):
+    """A process stores its last templates after another process has placed pages: the
+    version it writes follows theirs, and it still reads what they stored."""
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    people = sorted(n for n in trees if n.startswith("people/") and n != "people/index.html")
+    store_a, store_b = Store.from_url(pg_url), Store.from_url(pg_url)
+    a = CrawlClusters(store_a, template_min_pages=2, template_max_pages=2, extract=False)
+    b = CrawlClusters(store_b, template_min_pages=2, template_max_pages=2, extract=False)
+    for name in events:
+        a.assign(name, trees[name])
+    assert a._final  # its template is rebuilt as it ends
+    new = next(n for n in people if trees[n].layout.key not in a.clusterer.atoms)
+    b.assign(new, trees[new])  # another process: one more version in the store
+    a.finish()
+    assert trees[new].layout.key in a.clusterer.atoms
+    with store_a.engine.connect() as conn:
+        assert a.version == store_a.clusters_version(conn)
+    b.finish()
+    store_a.close()
+    store_b.close()

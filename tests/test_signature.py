@@ -26,6 +26,7 @@ from visdup.templates.signature import (
     layout_signature,
     make_layout,
     page_layout,
+    page_layout_of,
     spine_depth,
     spine_path,
 )
@@ -467,6 +468,20 @@ def test_the_spine_goes_to_the_article_the_finder_picked_past_a_heavier_menu():
     )
     item = root.xpath("//li")[3]
     assert spine_path(region, toward=item)[-1].tag == "ul"
+    # a list that is the region itself: any of its items leads where the list does
+    items = "".join(
+        f"<li id='i{i}' class='it'><div class='card'><h2>t{i}</h2><p>"
+        + f"entry {i} text " * 10
+        + "</p></div></li>"
+        for i in range(6)
+    )
+    listing = _page(f"<ul id='list'>{items}</ul><footer>f</footer>")
+    keys = set()
+    for pick in ("i1", "i4", "list"):
+        node = _by_id(listing, pick)
+        assert layout_main(listing, node) is _by_id(listing, "list")
+        keys.add(page_layout_of(listing, node).key)
+    assert len(keys) == 1
 
 
 def _outline(layout: Layout) -> list[tuple[str, int]]:

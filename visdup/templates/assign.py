@@ -275,7 +275,11 @@ class CrawlClusters:
                     return []
                 earlier = [self._record(template, u, t, texts[u]) for u, t in trees if u != url]
                 return [*earlier, self._record(template, url, tree, text)]
-            if self._pool is not None and built >= self.template_max_pages:
+            if (
+                self._pool is not None
+                and built >= self.template_max_pages
+                and len(sample) >= self.template_max_pages
+            ):
                 # The sample was already full at the last build (queued or done): a rebuild now
                 # would only swap some of its pages. Rebuild once, as the crawl ends, from the
                 # sample the whole crawl leaves (the same pages in any order).
@@ -334,6 +338,12 @@ class CrawlClusters:
         if template is None:
             return
         with self._lock, self.store.engine.begin() as conn:
+            if self.store.is_postgres:
+                # the version this writes must follow every other process's: read theirs first
+                # (a merge there may also have moved this cluster into another)
+                advisory_lock(conn, [CLUSTERS_LOCK])
+                if self.store.clusters_version(conn) > self.version:
+                    self._reload(conn)
             live = self.live(cid)
             if live != cid and live in self.templates:
                 return  # merged meanwhile into a cluster that has its own template
@@ -353,16 +363,25 @@ class CrawlClusters:
     def finish(self) -> None:
         """Wait for the queued template builds and rebuild the templates whose full sample
         changed since (call before the store closes)."""
-        pending, self._pending = self._pending, []
+        with self._lock:
+            pending, self._pending = self._pending, []
+            final, self._final = set(self._final), set()
         for job in pending:
             job.result()
-        final, self._final = sorted({self.live(cid) for cid in self._final}), set()
         if self._pool is not None:
-            for cid in final:
-                sample = self.samples.get(cid)
-                if sample:
-                    trees = [(u, t) for _r, u, t, _x, _k in sample]
-                    self._build_later(cid, trees, self._medoid(cid, sample))
+            with self._lock:
+                final = {self.live(cid) for cid in final}  # merged since: the one they joined
+            for cid in sorted(final):
+                with self._lock:
+                    cid = self.live(cid)
+                    sample = list(self.samples.get(cid, ()))
+                    medoid = self._medoid(cid, sample) if sample else None
+                if not sample:
+                    continue
+                try:
+                    self._build_later(cid, [(u, t) for _r, u, t, _x, _k in sample], medoid)
+                except Exception:  # one template left as it was; the others and the merges go on
+                    logger.exception("visdup: cannot store the template of cluster %d", cid)
             self._pool.shutdown(wait=True)
             self._pool = None
         if not self.store.is_postgres:

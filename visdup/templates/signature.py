@@ -358,10 +358,9 @@ def _toward(region: Any, main: Any, cap: int) -> list[Any]:
     parent = main.getparent()
     if (
         parent is not None
-        and parent is not region
         and sum(1 for k in parent if isinstance(k.tag, str) and _same_kind(k, main)) >= LIST_ITEMS
     ):
-        main = parent
+        main = parent  # the region itself, when it is the list: no step toward it
     chain = []
     node = main
     while node is not None and node is not region:
