@@ -95,6 +95,8 @@ def split_sentences(text: str) -> list[str]:
 
 def long_sentences(paragraph: str, keep: int = LONG_SENTENCES) -> list[str]:
     """The `keep` longest normalised sentences of a paragraph, in their original order."""
+    if len(paragraph) < MIN_SENTENCE_CHARS and paragraph.isascii():
+        return []  # normalising ASCII never lengthens it: no sentence here is long enough
     normed = [normalise(s) for s in split_sentences(paragraph)]
     indexed = [(i, s) for i, s in enumerate(normed) if len(s) >= MIN_SENTENCE_CHARS]
     if len(indexed) <= keep:  # most paragraphs: all of them, already in order

@@ -236,7 +236,8 @@ def weigh(walk: Walk) -> Weights:
     teasers = [0.0] * n
     count = [0] * n
     linked = [0.0] * n
-    m_of = [factor(key) for key in walk.keys]
+    cached = _FACTORS.get  # most keys were met on earlier pages: no call for those
+    m_of = [cached(key) or factor(key) for key in walk.keys]
     w = Weights(walk, net, good, chars, links, teasers, count, linked, m_of)
     for block in walk.blocks:
         value = block_value(block)
