@@ -272,14 +272,16 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 #: Signature variants measured: (labels, depth below <body>, stub depth, region): region
 #: "region" is the widened content region (the crawl's; "unmarked" the same),
 #: "main" the main-content finder's own pick, None no stub (the whole skeleton). Stub
-#: "path": only the end of the region's text spine is a stub, what is beside the spine keeps
-#: 2 levels (``signature.spine_path``); "spine": the whole region is a stub as deep as its
-#: spine.
-#: Labels "a/b": ``a`` outside the content region, ``b`` inside its stub. The "path" and
-#: "spine" variants on "region" carry the marks of the page's <body>
+#: "path": only the end of the region's spine is a stub, what is beside the spine keeps
+#: 2 levels (``signature.spine_path``, down to the finder's pick first); "text path": the same
+#: spine by text alone; "spine": the whole region is a stub as deep as its spine.
+#: Labels "a/b": ``a`` outside the content region, ``b`` inside its stub. The "path", "text
+#: path" and "spine" variants on "region" carry the marks of the page's <body>
 #: (``signature.body_marks``), as the crawl's signatures do.
 VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
     ("tag", 8, "path", "region"),  # the default: the spine's end a stub, beside it 2 levels
+    ("tag", 8, "text path", "region"),  # the same, the spine by text alone (the finder's pick
+    # not followed first)
     ("tag", 8, "path", "unmarked"),  # the same without the marks of <body>
     ("tag", 8, "spine", "region"),  # the default before: the region down its text spine
     ("tag", 8, 2, "region"),  # the default before that
@@ -296,7 +298,6 @@ VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
     ("tag", 8, None, None),
 ]
 DEFAULT_VARIANT = VARIANTS[0]
-TOWARD = True
 
 
 def layouts(sets: list[str], thresholds: list[float]) -> None:
@@ -337,8 +338,8 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     t0 = time.perf_counter()
                     stub_node = None if where is None else node if where == "main" else region
                     spine = None
-                    if stub == "path":
-                        toward = node if where == "region" and TOWARD else None
+                    if stub in ("path", "text path"):
+                        toward = node if stub == "path" and where != "main" else None
                         spine, stub = spine_path(stub_node, toward=toward), DEFAULT_STUB_DEPTH
                     elif stub == "spine":
                         stub = stub_depth(stub_node)
@@ -351,7 +352,7 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                         stub_mode=inside or None,
                         spine=spine,
                     )
-                    if where == "region" and v[2] in ("path", "spine"):  # with the marks
+                    if where == "region" and v[2] in ("path", "text path", "spine"):  # marks
                         made = make_layout(made.labels, made.sizes, marks)
                     sigs[v][key] = made
                     spent += time.perf_counter() - t0
