@@ -279,6 +279,11 @@ def _same_kind(a: Any, b: Any) -> bool:
     return a.tag == b.tag and (a.get("class") or "") == (b.get("class") or "")
 
 
+def _in_list(node: Any, parent: Any) -> bool:
+    """Whether ``node`` is one item of a list under ``parent``: LIST_ITEMS of its kind."""
+    return sum(1 for k in parent if isinstance(k.tag, str) and _same_kind(k, node)) >= LIST_ITEMS
+
+
 def layout_main(root: Any, main: Any) -> Any:
     """The content region of a page for its signature: the main content, made stable.
 
@@ -322,7 +327,7 @@ def layout_main(root: Any, main: Any) -> Any:
         parent = node.getparent()
         if parent is None or parent is body:
             break
-        if sum(1 for k in parent if isinstance(k.tag, str) and _same_kind(k, node)) < LIST_ITEMS:
+        if not _in_list(node, parent):
             break
         node, mine = parent, -1
     if mine < 0:
@@ -356,10 +361,7 @@ def _toward(region: Any, main: Any, cap: int) -> list[Any]:
     if main is None or main is region:
         return []
     parent = main.getparent()
-    if (
-        parent is not None
-        and sum(1 for k in parent if isinstance(k.tag, str) and _same_kind(k, main)) >= LIST_ITEMS
-    ):
+    if parent is not None and _in_list(main, parent):
         main = parent  # the region itself, when it is the list: no step toward it
     chain = []
     node = main
