@@ -270,18 +270,20 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 
 
 #: Signature variants measured: (labels, depth below <body>, stub depth, region): region
-#: "region" is the widened content region (the crawl's; "unmarked" the same),
+#: "region" is the widened content region (the crawl's; "unmarked" and "no outline" the same),
 #: "main" the main-content finder's own pick, None no stub (the whole skeleton). Stub
 #: "path": only the end of the region's spine is a stub, what is beside the spine keeps
 #: 2 levels (``signature.spine_path``, down to the finder's pick first); "text path": the same
 #: spine by text alone; "spine": the whole region is a stub as deep as its spine.
 #: Labels "a/b": ``a`` outside the content region, ``b`` inside its stub. The "path", "text
 #: path" and "spine" variants on "region" carry the marks of the page's <body>
-#: (``signature.body_marks``), as the crawl's signatures do.
+#: (``signature.body_marks``), as the crawl's signatures do; "no outline" drops the frame's
+#: heading outline (``Layout.outline``), which every "path" variant otherwise keeps.
 VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
     ("tag", 8, "path", "region"),  # the default: the spine's end a stub, beside it 2 levels
     ("tag", 8, "text path", "region"),  # the same, the spine by text alone (the finder's pick
     # not followed first)
+    ("tag", 8, "path", "no outline"),  # the same without the frame's heading outline
     ("tag", 8, "path", "unmarked"),  # the same without the marks of <body>
     ("tag", 8, "spine", "region"),  # the default before: the region down its text spine
     ("tag", 8, 2, "region"),  # the default before that
@@ -352,8 +354,10 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                         stub_mode=inside or None,
                         spine=spine,
                     )
-                    if where == "region" and v[2] in ("path", "text path", "spine"):  # marks
+                    if where == "no outline":
                         made = make_layout(made.labels, made.sizes, marks)
+                    elif where == "region" and v[2] in ("path", "text path", "spine"):  # marks
+                        made = make_layout(made.labels, made.sizes, marks, made.outline)
                     sigs[v][key] = made
                     spent += time.perf_counter() - t0
 

@@ -542,3 +542,136 @@ def test_the_demo_sites_layouts_are_its_templates() -> None:
     got = [clusterer.cluster_of(keys[u]) for u in urls]
     assert purity(truth, got) == 1.0
     assert adjusted_rand_index(truth, got) >= 0.9
+
+
+def _doc_page(header: str, sections: str) -> str:
+    """A documentation page: a site bar, a content column whose header is ``header`` and
+    whose member lists are ``sections``, a footer."""
+    return (
+        "<html><body><div id='bar'><span><a href='/'>Docs</a></span><input></div>"
+        f"<div id='content'><div class='header'>{header}</div>"
+        f"<div class='members'>{sections}</div></div>"
+        "<div id='footer'><p>Generated</p></div></body></html>"
+    )
+
+
+def _members(rng: random.Random, titles: list[str]) -> str:
+    return "".join(
+        f"<div class='group'><h3>{title}</h3><ol>"
+        + "".join(f"<li><a href='#m{i}'>member {i}</a> {_text(rng, 30)}</li>" for i in range(6))
+        + "</ol></div>"
+        for title in titles
+    )
+
+
+def test_the_frames_heading_outline_keeps_apart_pages_of_one_skeleton() -> None:
+    """An API reference's entity page heads its content with a name, a sub-heading and a
+    signature line (h1, h3, h4); a package page with a name and a signature line (h1, h4),
+    and both list members under h3. Their skeletons differ in one node: only the order in
+    which the frame's heading levels first appear tells them apart (warpcore: ARI 0.78 to
+    0.985)."""
+    from visdup.templates.layouts import cluster_layouts
+    from visdup.templates.signature import outlines_agree, similarity
+
+    rng = random.Random(5)
+    groups = ["Type Members", "Value Members", "Instance Constructors"]
+    entities = {
+        f"/e{i}.html": _doc_page(
+            f"<h1>Entity{i}</h1><h3>Companion object Entity{i}</h3>"
+            f"<h4><span>class Entity{i} extends AnyRef</span></h4><p>{_text(rng, 40)}</p>",
+            _members(rng, groups[: 2 + i % 2]),
+        )
+        for i in range(4)
+    }
+    packages = {
+        f"/p{i}/index.html": _doc_page(
+            f"<h1>pkg{i}</h1><h4><span>package pkg{i}</span></h4><p>{_text(rng, 40)}</p>",
+            _members(rng, groups[: 1 + i % 2]),
+        )
+        for i in range(4)
+    }
+    layouts = {p: page_layout(h, url="http://api.example" + p) for p, h in entities.items()}
+    layouts.update({p: page_layout(h, url="http://api.example" + p) for p, h in packages.items()})
+    entity, package = layouts["/e0.html"], layouts["/p1/index.html"]
+    assert entity.outline == (1, 3, 4) and package.outline == (1, 4, 3)
+    assert similarity(entity, package) >= 0.75  # the skeletons alone would join them
+    assert not outlines_agree(entity.outline, package.outline)
+    ids = cluster_layouts(layouts.items())
+    assert len({ids[p] for p in entities}) == 1 and len({ids[p] for p in packages}) == 1
+    assert ids["/e0.html"] != ids["/p0/index.html"]
+    plain = [(p, make_layout(x.labels, x.sizes, x.marks)) for p, x in layouts.items()]
+    assert len(set(cluster_layouts(plain).values())) == 1  # without the outline: one
+
+
+def test_outlines_agree_when_shared_levels_keep_their_order() -> None:
+    from visdup.templates.signature import outlines_agree
+
+    assert outlines_agree((1, 3, 4), (1, 3, 4))
+    assert outlines_agree((1, 2, 3), (1, 3))  # an optional level says nothing
+    assert outlines_agree((1,), ())
+    assert outlines_agree((), ())
+    assert not outlines_agree((1, 3, 4), (1, 4, 3))
+    assert not outlines_agree((2, 1), (1, 2, 3))
+
+
+def test_an_articles_own_headings_and_a_sidebars_leave_the_outline_alone() -> None:
+    """Headings inside the article follow its text (h3 before h2 on one post, after it on the
+    next), and a sidebar's come and go with optional blocks: neither is the frame."""
+    rng = random.Random(8)
+    outlines = set()
+    for body, side in (("h2 p h3 p", "h3 h4"), ("h3 p h2 p", "h4 h3"), ("p p", "h4")):
+        inner = "".join(f"<{t}>{_text(rng, 60 if t == 'p' else 3)}</{t}>" for t in body.split())
+        aside = "".join(
+            f"<div><{t}>{_text(rng, 2)}</{t}><ul><li>x</li></ul></div>" for t in side.split()
+        )
+        html = (
+            "<html><body><div id='page'><header><nav><a href='/'>Home</a></nav></header>"
+            "<div id='wrap'><main><article><header><h1>Title</h1></header>"
+            f"<div class='entry'>{inner}</div></article></main></div>"
+            f"</div><div id='side'>{aside}</div></body></html>"
+        )
+        outlines.add(page_layout(html, url="http://blog.example/a/").outline)
+    assert outlines == {(1,)}
+
+
+def test_the_outline_travels_with_the_stored_labels() -> None:
+    page = page_layout(
+        "<html><body class='single'><div id='c'><div class='head'><h1>T</h1><h3>S</h3></div>"
+        f"<div class='text'><p>{'words of the page ' * 40}</p></div></div></body></html>",
+        url="https://b.example/a/",
+    )
+    assert page.outline == (1, 3) and page.marks == {"single"}
+    again = make_layout(page.stored_labels, page.sizes)
+    assert again.key == page.key and again.outline == page.outline and again.marks == page.marks
+    assert again.labels == page.labels
+    bare = make_layout(page.labels, page.sizes, (), page.outline)
+    assert bare.stored_labels[0] == "body ^13"
+    assert make_layout(bare.stored_labels, bare.sizes).outline == (1, 3)
+    # another outline is another signature, the same labels notwithstanding
+    assert make_layout(page.labels, page.sizes, page.marks).key != page.key
+
+
+def test_the_documentation_sites_templates_are_its_page_types() -> None:
+    """warpcore (412 real pages: Hugo, reveal.js, Scaladoc), with Scaladoc's class, trait and
+    object pages as one template, as its generator renders them."""
+    import csv
+
+    from tests.conftest import shared_data
+    from visdup.templates.layouts import cluster_layouts
+
+    root = shared_data("warpcore")
+    with (root / "labels.csv").open(newline="") as fh:
+        labels = {row["path"]: row["template"] for row in csv.DictReader(fh)}
+    entity = {"scaladoc-class", "scaladoc-trait", "scaladoc-object"}
+    truth = {p: "scaladoc-entity" if t in entity else t for p, t in labels.items()}
+    layouts = [
+        (p, page_layout((root / "site" / p).read_bytes(), url="http://warpcore.example/" + p))
+        for p in sorted(labels)
+    ]
+    ids = cluster_layouts(layouts)
+    paths = sorted(ids)
+    got = [ids[p] for p in paths]
+    assert adjusted_rand_index([truth[p] for p in paths], got) >= 0.95
+    shuffled = layouts[:]
+    random.Random(1).shuffle(shuffled)
+    assert cluster_layouts(shuffled) == ids  # the same partition and ids in any order

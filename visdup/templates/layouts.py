@@ -4,9 +4,9 @@ Pages with the very same signature (its 64-bit ``key``) are one *atom*; a page w
 already known is placed by one dictionary lookup, with no comparison. A new atom is compared
 with every known atom that its label-path bound leaves within reach (found through
 :class:`visdup.templates.cluster._PathIndex`, a superset of them) and whose ``<body>`` marks
-agree with its own (:func:`visdup.templates.signature.marks_agree`), and STM on the two small
-signatures decides. Atoms whose signatures are at least ``threshold`` similar are linked;
-a cluster is a connected group of atoms (union-find), so
+and frame outline agree with its own (:func:`visdup.templates.signature.may_link`), and STM
+on the two small signatures decides. Atoms whose signatures are at least ``threshold`` similar
+are linked; a cluster is a connected group of atoms (union-find), so
 
 - the partition does not depend on the order pages arrive in: every link between two atoms
   is found when the later of them arrives, whichever it is;
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from visdup import config
 from visdup.templates.cluster import Cluster, _PathIndex
-from visdup.templates.signature import Layout, marks_agree, similarity, similarity_bound
+from visdup.templates.signature import Layout, may_link, similarity, similarity_bound
 
 #: Signature similarity (2·STM/(n1+n2)) at which two atoms are linked (VISDUP_CLUSTER_THRESHOLD).
 DEFAULT_LAYOUT_THRESHOLD = config.VISDUP_CLUSTER_THRESHOLD
@@ -106,8 +106,8 @@ class LayoutClusterer:
         before: set[int] = set()  # ids of the clusters this atom joins, as they were
         reachable = []
         for other_key in others:
-            if not marks_agree(layout.marks, self.atoms[other_key].marks):
-                continue  # the pages name different templates on their <body>
+            if not may_link(layout, self.atoms[other_key]):
+                continue  # other names on <body>, or the frame's headings in another order
             self.stats.bounds += 1
             bound = similarity_bound(layout, self.atoms[other_key])
             if bound >= self.threshold:

@@ -20,7 +20,10 @@ the page's own slug), which splits one layout into many. The choice is measured 
 ``bench/bench_cluster.py`` (README, "Template signatures"). One place where a class name
 does mean the template is ``<body>``: content systems name the page's template there
 (:func:`body_marks`), and two pages whose marks disagree (:func:`marks_agree`) are never
-linked, however alike their skeletons.
+linked, however alike their skeletons. Nor are two pages whose frame around the content (the
+region's spine and what stands beside it) meets its heading levels in another order
+(:attr:`Layout.outline`, :func:`outlines_agree`): a title, a sub-heading and a signature line
+against a title and a signature line with its sub-headings below.
 
 The signature is a flat preorder tree (``labels``, ``sizes``) that the STM kernel compares in
 microseconds, and ``key``: a 64-bit digest of it, stable across processes, so that pages with
@@ -57,7 +60,7 @@ SPINE_SHARE = 0.5
 #: template: keys differ, so signatures stored by another version are told apart (their labels
 #: alone may look the same) and their pages are reclustered, not left in a partition this
 #: version would not make.
-SIGNATURE_VERSION = 6
+SIGNATURE_VERSION = 7
 #: The signature is cut to this many nodes (a preorder prefix).
 DEFAULT_MAX_NODES = 400
 #: Label of the node standing for the main content.
@@ -92,6 +95,9 @@ class Layout:
     key: int
     _paths: dict[int, int] | None = field(default=None, repr=False)
     marks: frozenset[str] = frozenset()
+    #: Heading levels in the order they first appear in the content region's frame
+    #: (:func:`layout_signature`): ``(1, 3, 4)`` for a title, a sub-heading, a signature line.
+    outline: tuple[int, ...] = ()
 
     @property
     def nodes(self) -> int:
@@ -110,11 +116,12 @@ class Layout:
 
     @property
     def stored_labels(self) -> list[str]:
-        """The labels as stored: the root's label carries the marks (:func:`make_layout`
-        reads them back), so a store keeps its two columns."""
+        """The labels as stored: the root's label carries the marks and the outline
+        (:func:`make_layout` reads them back), so a store keeps its two columns."""
         labels = list(self.labels)
-        if labels and self.marks:
-            labels[0] = " ".join([labels[0], *sorted(self.marks)])
+        if labels and (self.marks or self.outline):
+            extra = [OUTLINE_MARK + "".join(map(str, self.outline))] if self.outline else []
+            labels[0] = " ".join([labels[0], *sorted(self.marks), *extra])
         return labels
 
     def to_dict(self) -> dict[str, Any]:
@@ -145,21 +152,36 @@ def layout_key(labels: Sequence[str], sizes: Sequence[int]) -> int:
     return int.from_bytes(h.digest(), "little")
 
 
+#: Starts the outline's token in a stored root label: ``^134``. Marks never hold a digit
+#: (:func:`body_marks`), so the token cannot be read as one.
+OUTLINE_MARK = "^"
+
+
 def make_layout(
-    labels: Sequence[str], sizes: Sequence[int], marks: Iterable[str] | None = None
+    labels: Sequence[str],
+    sizes: Sequence[int],
+    marks: Iterable[str] | None = None,
+    outline: Sequence[int] = (),
 ) -> Layout:
-    """A signature from its labels and sizes; ``marks`` None: read from the root's label, as
-    :attr:`Layout.stored_labels` writes them."""
+    """A signature from its labels and sizes; ``marks`` None: the marks and the outline are
+    read from the root's label, as :attr:`Layout.stored_labels` writes them."""
     labels, sizes = list(labels), tuple(sizes)
+    levels = tuple(outline)
     if marks is None:
         found: frozenset[str] = frozenset()
         if labels and " " in labels[0]:
             root, *names = labels[0].split(" ")
             labels[0] = root
-            found = frozenset(n for n in names if n)
+            kept = set()
+            for name in names:
+                if name.startswith(OUTLINE_MARK) and name[1:].isdigit():
+                    levels = tuple(int(c) for c in name[1:])
+                elif name:
+                    kept.add(name)
+            found = frozenset(kept)
     else:
         found = frozenset(marks)
-    layout = Layout(tuple(labels), sizes, 0, marks=found)
+    layout = Layout(tuple(labels), sizes, 0, marks=found, outline=levels)
     layout.key = layout_key(layout.stored_labels, sizes)
     return layout
 
@@ -179,6 +201,29 @@ def marks_agree(a: frozenset[str], b: frozenset[str]) -> bool:
         return True
     shared = len(a & b)
     return (shared > 0 and len(a ^ b) <= MARKS_SWAP) or shared >= MARKS_SHARE * len(a | b)
+
+
+def outlines_agree(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Whether two pages' frame outlines allow them one template: the heading levels both
+    use first appear in the same order.
+
+    A level one page has and the other lacks says nothing (an optional sub-heading, a
+    comment thread's title); the same levels met in another order is another frame. Scaladoc
+    heads an entity page with its name, a sub-heading and a signature line (h1, h3, h4) and a
+    package page with its name and signature line (h1, h4), then lists members under h3: the
+    skeletons differ in one node of ~40, the order of their headings does not lie.
+    """
+    if a == b or not a or not b:
+        return True
+    shared = set(a) & set(b)
+    return [x for x in a if x in shared] == [x for x in b if x in shared]
+
+
+def may_link(a: Layout, b: Layout) -> bool:
+    """Whether two signatures may share a template at all, before any measure: their
+    ``<body>`` marks (:func:`marks_agree`) and their frame outlines (:func:`outlines_agree`)
+    agree."""
+    return marks_agree(a.marks, b.marks) and outlines_agree(a.outline, b.outline)
 
 
 #: Marks kept from one page at most (the first in sorted order).
@@ -496,9 +541,11 @@ def layout_signature(
                 break
     # Post-order over an explicit stack. A frame: [element, label, depth left, stub depth
     # left or -1 outside the main content, iterator over children, collected children,
-    # inside the region (on its spine or below)].
-    # A collected child is (structural hash, labels, sizes) of its compressed subtree.
-    result: list[tuple[int, list[str], list[int]]] = []
+    # inside the region (on its spine or below), in the region's frame (on the spine or
+    # beside it, not in the spine's end)].
+    # A collected child is (structural hash, labels, sizes, in the frame) of its compressed
+    # subtree.
+    result: list[tuple[int, list[str], list[int], list[bool]]] = []
     if main is start or main is root:
         main = None  # no content apart from the page: a stub would hide the whole layout
     on_spine: dict[int, int] = {}
@@ -506,11 +553,13 @@ def layout_signature(
     if main is not None and spine and spine[0] is main:
         on_spine = {id(el): i for i, el in enumerate(spine)}
         end_stub = max(1, stub_depth - (len(spine) - 1))
-    stack: list[list[Any]] = [[start, _tag(start) or "body", depth, -1, iter(start), [], False]]
+    stack: list[list[Any]] = [
+        [start, _tag(start) or "body", depth, -1, iter(start), [], False, False]
+    ]
     budget = max_nodes * 8  # elements visited at most: hostile pages cannot make this slow
     while stack:
         frame = stack[-1]
-        _el, label, left, stub, children, got, inside = frame
+        _el, label, left, stub, children, got, inside, framed = frame
         child = None
         if left > 0 and stub != 0 and budget > 0:
             for candidate in children:
@@ -535,15 +584,27 @@ def layout_signature(
                         iter(child),
                         [],
                         True,
+                        not at_end,
                     ]
                 )
             elif inside and stub < 0:  # inside the region, beside its spine
-                stack.append([child, tag, left - 1, max(1, off_spine) - 1, iter(child), [], True])
+                stack.append(
+                    [child, tag, left - 1, max(1, off_spine) - 1, iter(child), [], True, True]
+                )
             elif stub < 0 and main is not None and child is main:
-                stack.append([child, MAIN, left - 1, stub_depth, iter(child), [], True])
+                stack.append([child, MAIN, left - 1, stub_depth, iter(child), [], True, False])
             else:
                 stack.append(
-                    [child, tag, left - 1, stub - 1 if stub > 0 else stub, iter(child), [], inside]
+                    [
+                        child,
+                        tag,
+                        left - 1,
+                        stub - 1 if stub > 0 else stub,
+                        iter(child),
+                        [],
+                        inside,
+                        framed,
+                    ]
                 )
             continue
         stack.pop()
@@ -554,10 +615,11 @@ def layout_signature(
         # children in order, and an extra kind sorted to the front shifted the rest.)
         labels = [label]
         sizes = [1]
+        frames = [framed]
         parts = [label]
         last = None
         seen: set[int] | None = set() if on_spine and stub >= 0 else None
-        for h, sub_labels, sub_sizes in got:
+        for h, sub_labels, sub_sizes, sub_frames in got:
             if h == last:
                 continue
             if seen is not None:
@@ -567,18 +629,39 @@ def layout_signature(
             last = h
             labels.extend(sub_labels)
             sizes.extend(sub_sizes)
+            frames.extend(sub_frames)
             parts.append(h)
         sizes[0] = len(labels)
-        node = (hash(tuple(parts)), labels, sizes)
+        node = (hash(tuple(parts)), labels, sizes, frames)
         if stack:
             stack[-1][5].append(node)
         else:
             result.append(node)
-    _, labels, sizes = result[0]
+    _, labels, sizes, frames = result[0]
     if len(labels) > max_nodes:
-        labels = labels[:max_nodes]
+        labels, frames = labels[:max_nodes], frames[:max_nodes]
         sizes = [min(s, max_nodes - i) for i, s in enumerate(sizes[:max_nodes])]
-    return make_layout(labels, sizes)
+    return make_layout(labels, sizes, (), _outline(labels, frames))
+
+
+_HEADINGS = {f"h{level}": level for level in range(1, 7)}
+
+
+def _outline(labels: Sequence[str], frames: Sequence[bool]) -> tuple[int, ...]:
+    """Heading levels in the order they first appear among the nodes of the region's frame.
+
+    Only the frame counts: an article's own headings (in the spine's end) follow its text,
+    h3 before h2 on one post and after it on the next, and headings outside the region
+    (a sidebar's) come and go with optional blocks (a Sphinx page's local contents: its
+    sidebar's h3 before or after the h4s).
+    """
+    seen: list[int] = []
+    for label, framed in zip(labels, frames, strict=True):
+        if framed:
+            level = _HEADINGS.get(label.partition(".")[0].partition("#")[0])
+            if level is not None and level not in seen:
+                seen.append(level)
+    return tuple(seen)
 
 
 def page_layout_of(root: Any, main: Any, url: str | None = None) -> Layout:
@@ -595,7 +678,7 @@ def page_layout_of(root: Any, main: Any, url: str | None = None) -> Layout:
 def marked(layout: Layout, root: Any, url: str | None) -> Layout:
     """``layout`` with the marks of the page's ``<body>`` (:func:`body_marks`)."""
     marks = body_marks(root, url)
-    return make_layout(layout.labels, layout.sizes, marks) if marks else layout
+    return make_layout(layout.labels, layout.sizes, marks, layout.outline) if marks else layout
 
 
 def stub_depth(region: Any) -> int:
