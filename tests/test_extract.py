@@ -260,3 +260,25 @@ def test_a_listing_never_mixes_two_records():
         assert not values & posts, record
     heading = [r for r in dataset.records if any("Archive of month" in str(v) for v in r.values())]
     assert len(heading) == 8, "the page's own heading stays a field"
+
+
+def test_the_pages_main_heading_is_its_title() -> None:
+    """A book's name in an unlabelled ``<h2>`` inside ``div.module`` came out as ``module``;
+    the highest heading is the title, a lower one keeps its own name, a label still wins."""
+    trees = [
+        page_tree(
+            (
+                "<html><body><div class='top'><a>Shop</a></div><div class='module details'>"
+                f"<h2>Book number {n} <span class='subtitle'>(edition {n % 3})</span></h2>"
+                f"<h3 class='byline'>Writer {n}</h3><table><tr><th>Title:</th><td>Series {n}"
+                "</td></tr></table></div></body></html>"
+            ).encode()
+        )
+        for n in range(6)
+    ]
+    template = build_template(trees, cluster=5)
+    record = extract_record(template, "u", trees[2])
+    assert record["title"] == "Book number 2"
+    assert record["subtitle"] == "(edition 2)" and record["byline"] == "Writer 2"
+    assert record["title_2"] == "Series 2"  # "Title:" names its own value
+    assert "module" not in template.field_names

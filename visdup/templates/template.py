@@ -11,8 +11,10 @@ page with the third row of another when a row is missing. The second pass decide
 - fields: text leaves that are not fixed (their text varies) and are present often enough.
 
 Fields are named after what a reader would call them: a label just before the value
-("Author:", ``<th>Price</th>``, ``<strong>ISBN-13</strong>``), else the nearest class or id,
-else the node's position path. Names are unique within a template and depend only on it.
+("Author:", ``<th>Price</th>``, ``<strong>ISBN-13</strong>``), else the nearest class or id
+on the way up (the page's main heading, the highest one, is its ``title`` when nothing up to
+the heading names it), else the node's position path. Names are unique within a template
+and depend only on it.
 """
 
 from __future__ import annotations
@@ -356,6 +358,35 @@ def _in_repeated_run(tree: FlatTree, node: int, parents: list[int] | None = None
     return False
 
 
+_HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
+
+
+def _title_field(
+    tree: FlatTree, field_nodes: list[int], parents: list[int]
+) -> tuple[int, int] | None:
+    """(field, heading element) of the page's main heading: the text of the highest heading
+    element (then the first), itself or through up to two inline elements (``<h1><a>``,
+    ``<h2><span>``).
+
+    A book's name in an unnamed ``<h2>`` came out as ``module``, the class of the section
+    around it: a reader calls it the title. A label, or a class or id on the way up to the
+    heading (``h1.headline``), still names it (:func:`_field_names`).
+    """
+    best: tuple[int, int, int] | None = None
+    for f in field_nodes:
+        node = parents[f]
+        for _ in range(3):
+            if node < 0:
+                break
+            level = _HEADING_LEVELS.get(tree.labels[node].split(".", 1)[0])
+            if level is not None:
+                if best is None or (level, f) < best[:2]:
+                    best = (level, f, node)
+                break
+            node = parents[node]
+    return (best[1], best[2]) if best is not None else None
+
+
 def _field_names(
     tree: FlatTree,
     fixed: list[bool],
@@ -394,6 +425,7 @@ def _field_names(
             node = p
         return "_".join(reversed(parts))
 
+    title = _title_field(tree, field_nodes, parents)
     names: list[str] = []
     for f in field_nodes:
         name = None
@@ -416,6 +448,9 @@ def _field_names(
             for _ in range(3):
                 if node < 0:
                     break
+                if title is not None and f == title[0] and node == parents[title[1]]:
+                    name = "title"  # nothing on the way up to the heading named it
+                    break
                 hint = tree.hints[node]
                 if "#" in hint or "." in hint:
                     ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
@@ -427,6 +462,8 @@ def _field_names(
                     if name:
                         break
                 node = parents[node]
+        if not name and title is not None and f == title[0]:
+            name = "title"  # the heading deeper than the names looked at
         if not name:
             name = slug(position(f)) or "field"
         names.append(name)
