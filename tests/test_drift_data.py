@@ -86,7 +86,7 @@ def test_a_layout_change_alarms_once_with_where_and_since(tmp_path, books, capsy
     assert "div.product-actions" in alarm["where"]["path"]
     assert "Retail Price" in alarm["where"]["before"]
     assert "Retail Price" not in alarm["where"]["after"]
-    assert {f["name"] for f in alarm["fields"]} >= {"retail_price", "our_price"}
+    assert {f["name"] for f in alarm["fields"]} >= {"retail_price", "online_price"}
 
     # seen from a2, the change at b1 is still there at b2, and began at b1
     capsys.readouterr()

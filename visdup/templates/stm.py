@@ -461,12 +461,76 @@ def dom_tree(
     if walked is None:
         walked = _dom_walk(root, classes=classes, text=text, max_nodes=max_nodes)
     labels, texts, hints, parent, truncated = walked
+    if text:
+        labels, texts, hints, parent = _split_inline_labels(labels, texts, hints, parent, max_nodes)
     # Subtree sizes from parent links: children always follow their parent in preorder.
     n = len(labels)
     sizes = [1] * n
     for i in range(n - 1, 0, -1):
         sizes[parent[i]] += sizes[i]
     return FlatTree(labels, sizes, texts, hints, truncated=truncated)
+
+
+#: A text that opens with its own caption: "ISBN-13: 978-0316125581", "Publisher: Little,
+#: Brown". The caption starts with a letter, holds at most four words and no colon; the value
+#: follows after the colon and at least one space (so "10:30", "http://x" stay whole).
+_INLINE_LABEL = re.compile(r"([^\W\d_][^:\uff1a]{0,39}?)\s*([:\uff1a])\s+(\S.*)", re.S)
+#: Longer texts are prose, whatever they open with.
+_INLINE_MAX = 200
+
+
+def inline_label(text: str) -> tuple[str, str] | None:
+    """``(caption with its colon, value)`` of a text that opens with its caption, else None."""
+    if len(text) > _INLINE_MAX:
+        return None
+    m = _INLINE_LABEL.fullmatch(text)
+    if m is None or len(m.group(1).split()) > 4:
+        return None
+    return m.group(1) + m.group(2), m.group(3)
+
+
+def _split_inline_labels(
+    labels: list[str],
+    texts: list[str | None],
+    hints: list[str],
+    parent: list[int],
+    max_nodes: int,
+) -> tuple[list[str], list[str | None], list[str], list[int]]:
+    """Each text that opens with its own caption becomes two text leaves, the caption and
+    the value, as if the page had written ``<b>ISBN-13:</b> 978...``.
+
+    Shops and references often put a row's label and value in one text: the whole text then
+    differs on every page, so nothing marked it as a label, no field was named after it, and
+    rows that shift (a book without an ISBN-10) were matched by position. Split, the caption
+    reads the same wherever its row is, takes part in matching and names the value.
+    """
+    if not any(t and (":" in t or "\uff1a" in t) for t in texts):
+        return labels, texts, hints, parent
+    out_labels: list[str] = []
+    out_texts: list[str | None] = []
+    out_hints: list[str] = []
+    out_parent: list[int] = []
+    moved = [0] * len(labels)  # old index -> new index
+    room = max_nodes - len(labels)
+    for i, t in enumerate(texts):
+        up = parent[i]
+        up = moved[up] if up >= 0 else -1
+        split = None
+        if t is not None and room > 0 and (":" in t or "\uff1a" in t):
+            split = inline_label(t)
+        if split is not None:
+            room -= 1
+            out_labels.append(TEXT)
+            out_texts.append(split[0])
+            out_hints.append("")
+            out_parent.append(up)
+            t = split[1]
+        moved[i] = len(out_labels)
+        out_labels.append(labels[i])
+        out_texts.append(t)
+        out_hints.append(hints[i])
+        out_parent.append(up)
+    return out_labels, out_texts, out_hints, out_parent
 
 
 def _dom_walk(

@@ -231,13 +231,13 @@ def build_template(
     # A field is a value: the page fits without it.
     for i in field_nodes:
         required[i] = False
-    labelled: set[int] = set()
+    labelled: dict[int, str] = {}
     parents = base.parents()
     names = _field_names(base, fixed, field_nodes, labelled, parents)
     fields = [
         Field(name, i)
         for name, i in zip(names, field_nodes, strict=True)
-        if i in labelled or not _in_repeated_run(base, i, parents)
+        if _one_record(base, fixed, i, labelled.get(i), parents)
     ]
     logger.debug(
         "Template over %d pages: %d nodes, %d required, %d fields",
@@ -302,6 +302,10 @@ def _fixed_texts(
     return fixed, mappings
 
 
+def _caption(text: str) -> str:
+    return text.rstrip().rstrip(":\uff1a").strip()
+
+
 def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
     """The caption of a sibling element or text, if ``node`` is preceded by one."""
     texts = tree.texts
@@ -327,9 +331,38 @@ def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
 LIST_ITEMS = 3
 
 
-def _in_repeated_run(tree: FlatTree, node: int, parents: list[int] | None = None) -> bool:
-    """Whether ``node`` lies in one item of a list: an ancestor with at least two siblings of
-    the very same shape (labels of the whole subtree).
+def _one_record(
+    tree: FlatTree, fixed: list[bool], node: int, caption: str | None, parents: list[int]
+) -> bool:
+    """Whether a value at ``node`` belongs to the page's own record.
+
+    Outside a list, it does. In one item of a list (:func:`_lists_of`: posts of an archive,
+    books of a carousel, the rows of a details table) it does only when a label names it and
+    no other item of any list around it carries the same label: "ISBN-13" once in a table of
+    rows says which row is the ISBN, "Club Price:" on every book of a carousel says which row
+    but not which book, and such a column would mix values of two records.
+    """
+    lists = _lists_of(tree, node, parents)
+    if not lists:
+        return True
+    if caption is None:
+        return False
+    texts = tree.texts
+    for container in lists:
+        same = 0
+        for k in range(container, container + tree.sizes[container]):
+            t = texts[k]
+            if t is not None and fixed[k] and _caption(t) == caption:
+                same += 1
+                if same > 1:
+                    return False
+    return True
+
+
+def _lists_of(tree: FlatTree, node: int, parents: list[int] | None = None) -> list[int]:
+    """The lists ``node`` lies in one item of, innermost first: each the parent of an
+    ancestor with at least two siblings of the very same shape (labels of the whole subtree);
+    empty outside any list.
 
     A value there belongs to one of several records on the page (a post in an archive, a
     product in a category): which item a page's value comes from shifts from page to page, so
@@ -342,6 +375,7 @@ def _in_repeated_run(tree: FlatTree, node: int, parents: list[int] | None = None
     def shape(i: int) -> tuple[str, ...]:
         return tuple(tree.labels[i : i + sizes[i]])
 
+    found: list[int] = []
     while node > 0:
         parent = parents[node]
         if parent < 0:
@@ -353,9 +387,9 @@ def _in_repeated_run(tree: FlatTree, node: int, parents: list[int] | None = None
             if sizes[k] == sizes[node] and tree.labels[k] == tree.labels[node] and shape(k) == mine
         )
         if same >= LIST_ITEMS:
-            return True
+            found.append(parent)
         node = parent
-    return False
+    return found
 
 
 _HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
@@ -391,11 +425,11 @@ def _field_names(
     tree: FlatTree,
     fixed: list[bool],
     field_nodes: list[int],
-    labelled: set[int] | None = None,
+    labelled: dict[int, str] | None = None,
     parents: list[int] | None = None,
 ) -> list[str]:
     """Names of the fields at ``field_nodes``; those named from a label text go in
-    ``labelled``."""
+    ``labelled``, with the label's caption."""
     if parents is None:
         parents = tree.parents()
     kids_cache: dict[int, list[int]] = {}
@@ -438,7 +472,7 @@ def _field_names(
                 if label:
                     name = slug(label)
                     if name and labelled is not None:
-                        labelled.add(f)
+                        labelled[f] = _caption(label)
                 break
             node = parents[node]
             if node <= 0:
