@@ -263,3 +263,67 @@ def test_a_page_whose_template_merges_while_it_is_labelled_follows_the_merge(tmp
         assert rows.get(stored) == 1 and placed.cluster not in rows
     finally:
         store.close()
+
+
+def test_a_page_follows_a_merge_that_lands_while_it_moves(tmp_path):
+    """The page's template merges twice: after the page read its id and before its insert,
+    then again after it saw the first merge and before it moved. The second merge's update
+    ran before the move, so a move to the id seen first left the page under a dead template
+    (a blog crawl: 1 run in 13)."""
+    from visdup.config import resolve
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import Labelling, PageJob
+    from visdup.templates.signature import page_input
+
+    def page(extra: str) -> bytes:
+        items = "".join(f"<li><a href='/p{n}'>Item {n}</a></li>" for n in range(6))
+        return (
+            f"<html><body><header><nav><ul>{items}</ul></nav></header><main><article>"
+            f"<h1>A title</h1><p>{'Words of the article body. ' * 30}</p>{extra}</article>"
+            "</main><footer><p>Footer</p></footer></body></html>"
+        ).encode()
+
+    extras = ["", "<aside><p>A note beside it.</p></aside>", "<figure><img src='/i.png'></figure>"]
+    variants = [page(e) for e in extras]
+    inputs = [page_input(v, url=f"http://example.test/v{n}.html") for n, v in enumerate(variants)]
+    assert len({i.layout.key for i in inputs}) == 3
+    # placed largest key first: each later page renames the template
+    (first_html, first), (_, second), (_, third) = sorted(
+        zip(variants, inputs, strict=True), key=lambda pair: -pair[1].layout.key
+    )
+    db = f"sqlite:///{tmp_path / 'merge.sqlite3'}"
+    config = resolve({"VISDUP_DATABASE_URL": db})
+    store = Store.from_url(db, writer=True)
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        labelling = Labelling(store, config, run_id=run, snapshot=None, count=lambda *_: None)
+        placed = labelling.assign("http://example.test/a.html", first)
+        labeller = labelling.labeller
+        commit, move = labeller.commit, store.move_page_cluster
+
+        def late_commit(*args: Any, **kwargs: Any) -> Any:
+            moved = labelling.assign("http://example.test/b.html", second)
+            assert placed.cluster in moved.merged
+            return commit(*args, **kwargs)
+
+        def late_move(*args: Any, **kwargs: Any) -> Any:
+            moved = labelling.assign("http://example.test/c.html", third)
+            assert moved.merged  # the template the page was about to move to is gone
+            return move(*args, **kwargs)
+
+        labeller.commit = late_commit  # type: ignore[method-assign]
+        store.move_page_cluster = late_move  # type: ignore[method-assign]
+        analysis = analyse(
+            first_html, url="http://example.test/a.html", options=AnalysisOptions(template=True)
+        )
+        job = PageJob(
+            url="http://example.test/a.html", status=200, links=[], cluster=placed.cluster
+        )
+        outcome = labelling.label(job, analysis)
+        assert outcome.page_id is not None
+        rows = {r.id: r.size for r in store.cluster_rows()}
+        [stored] = [r.cluster_id for r in store.rows("cluster_id")]
+        assert stored == labelling.live(placed.cluster) in rows
+        assert rows[stored] == 1
+    finally:
+        store.close()

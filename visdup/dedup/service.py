@@ -216,15 +216,18 @@ class Labelling:
                 "content", record.content_simhash, analysis.content
             )
         page_id = labeller.commit(record, prepared, self.run_id)
-        if page_id is not None and job.cluster is not None:
-            # Labelled in threads (no label process), another page's placing may have merged
-            # or renamed the template after this page read its id and before it was inserted:
-            # that merge moved the template's stored pages without this one. A merge after
-            # the insert moves it, so one look now settles it.
-            live = self.live(job.cluster)
-            if live != record.cluster_id:
-                self.store.move_page_cluster(page_id, record.cluster_id, live)
-                record.cluster_id = live
+        # Labelled in threads (no label process), another page's placing may have merged or
+        # renamed the template after this page read its id and before it was inserted: that
+        # merge moved the template's stored pages without this one. A merge after the insert
+        # moves it, so one look now settles it; the move reads the id to go to under the
+        # clusters' lock (one more merge may land before it takes the lock).
+        if (
+            page_id is not None
+            and job.cluster is not None
+            and record.cluster_id is not None
+            and self.live(job.cluster) != record.cluster_id
+        ):
+            record.cluster_id = self.store.move_page_cluster(page_id, record.cluster_id, self.live)
         if snapshot is not None:  # None: another process stored the URL a moment ago
             held = page_id if page_id is not None else snapshot.page_id(job.url)
             record_page(snapshot, job, record, analysis, held, self.run_id, refetched=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ from visdup.index.base import to_signed, to_unsigned
 from visdup.storage import schema
 from visdup.storage.body import pack_body, unpack_body
 from visdup.storage.engine import READ_ONLY, database_path, describe, make_engine
-from visdup.storage.locks import WriterLock
+from visdup.storage.locks import CLUSTERS_LOCK, WriterLock, advisory_lock
 from visdup.storage.schema import (
     clusters,
     errors,
@@ -678,10 +678,21 @@ class Store:
         ).scalar_one()
         conn.execute(update(clusters).where(clusters.c.id == into).values(size=size))
 
-    def move_page_cluster(self, page_id: int, old: int | None, into: int) -> None:
-        """A page stored under template ``old`` as it merged into ``into``: it follows, and
-        ``into`` counts it (the merge counted ``into``'s pages without it)."""
+    def move_page_cluster(self, page_id: int, old: int, live: Callable[[int], int]) -> int:
+        """A page stored under template ``old`` as it merged into another: it follows to the
+        id ``live(old)`` gives, which then counts it (the merge counted its pages without this
+        one); the id it is stored under now.
+
+        ``live`` is read inside the move's transaction, under the clusters' lock: a merge that
+        took the lock first has renamed the template by then, and one that takes it later moves
+        this page itself. An id read before the transaction could be dead by the time it
+        was written (a blog crawl's page stored under a template merged a moment before).
+        """
         with self.engine.begin() as conn:
+            advisory_lock(conn, [CLUSTERS_LOCK])
+            into = live(old)
+            if into == old:
+                return old
             moved = conn.execute(
                 update(pages)
                 .where(pages.c.id == page_id, pages.c.cluster_id == old)
@@ -691,6 +702,7 @@ class Store:
                 conn.execute(
                     update(clusters).where(clusters.c.id == into).values(size=clusters.c.size + 1)
                 )
+        return into
 
     def cluster_rows(self) -> list[Any]:
         with self._reader.connect() as conn:
