@@ -475,8 +475,16 @@ def dom_tree(
 #: Brown". The caption starts with a letter, holds at most four words and no colon; the value
 #: follows after the colon and at least one space (so "10:30", "http://x" stay whole).
 _INLINE_LABEL = re.compile(r"([^\W\d_][^:\uff1a]{0,39}?)\s*([:\uff1a])\s+(\S.*)", re.S)
-#: Longer texts are prose, whatever they open with.
+#: Longer texts, and values longer than this or holding a sentence's end, are prose whatever
+#: they open with ("Start slightly cold: after ten minutes you will be warm. A thin...").
 _INLINE_MAX = 200
+_VALUE_MAX = 80
+_SENTENCE_END = re.compile(r"[.!?]\s+\S")
+#: Elements whose text is a name, not a row: a heading's or a link's colon is a title's
+#: ("Bike lights decoded: lumens, beams and batteries"), never a caption's.
+_NAMES = frozenset(
+    {"a", "h1", "h2", "h3", "h4", "h5", "h6", "button", "option", "label", "legend", "summary"}
+)
 
 
 def inline_label(text: str) -> tuple[str, str] | None:
@@ -486,7 +494,10 @@ def inline_label(text: str) -> tuple[str, str] | None:
     m = _INLINE_LABEL.fullmatch(text)
     if m is None or len(m.group(1).split()) > 4:
         return None
-    return m.group(1) + m.group(2), m.group(3)
+    value = m.group(3)
+    if len(value) > _VALUE_MAX or _SENTENCE_END.search(value):
+        return None
+    return m.group(1) + m.group(2), value
 
 
 def _split_inline_labels(
@@ -514,10 +525,15 @@ def _split_inline_labels(
     room = max_nodes - len(labels)
     for i, t in enumerate(texts):
         up = parent[i]
-        up = moved[up] if up >= 0 else -1
         split = None
-        if t is not None and room > 0 and (":" in t or "\uff1a" in t):
+        if (
+            t is not None
+            and room > 0
+            and (":" in t or "\uff1a" in t)
+            and not _named(labels, parent, up)
+        ):
             split = inline_label(t)
+        up = moved[up] if up >= 0 else -1
         if split is not None:
             room -= 1
             out_labels.append(TEXT)
@@ -531,6 +547,17 @@ def _split_inline_labels(
         out_hints.append(hints[i])
         out_parent.append(up)
     return out_labels, out_texts, out_hints, out_parent
+
+
+def _named(labels: Sequence[str], parent: Sequence[int], node: int) -> bool:
+    """Whether element ``node``, or the element around it, is one whose text is a name."""
+    for _ in range(2):
+        if node < 0:
+            return False
+        if labels[node].partition(".")[0] in _NAMES:
+            return True
+        node = parent[node]
+    return False
 
 
 def _dom_walk(
