@@ -17,7 +17,10 @@ when the cluster has doubled since, from one worker thread (its STM work in the 
 analysis worker processes when this runs in the crawl's process and it has them; in the
 label process, in that thread). Once the sample was full at a build, a later rebuild would only
 swap some of its pages: it waits for the crawl's end and is made once, from the sample the
-whole crawl leaves, the same in any order. When records are asked for
+whole crawl leaves, the same in any order. So does the last rebuild of any template whose
+sample or starting page changed since it was built (a cluster of 19 pages was last built at
+16, from whichever 16 came first): every template a crawl ends with is built from the sample
+the whole crawl leaves. When records are asked for
 (``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built at once instead, so that
 the records of the pages before it flow with the page that completed it; from then on each new
 page of the cluster yields its record. :meth:`CrawlClusters.finish` waits for queued builds
@@ -116,6 +119,8 @@ class CrawlClusters:
         self._pending: list[Future[None]] = []
         #: Clusters whose template is rebuilt as the crawl ends (:meth:`finish`).
         self._final: set[int] = set()
+        #: Cluster id → (sample URLs, starting page) its template was last built from.
+        self._built_from: dict[int, tuple[tuple[str, ...], int | None]] = {}
         with store.engine.connect() as conn:
             self._reload(conn)
 
@@ -266,6 +271,7 @@ class CrawlClusters:
             trees = [(u, t) for _r, u, t, _x, _k in sample]
             texts = {u: x for _r, u, _t, x, _k in sample}
             medoid = self._medoid(cid, sample)
+            self._built_from[cid] = (tuple(u for u, _t in trees), medoid)
             if template is None and (self.extract or self._pool is None):
                 template = self._build(cid, trees, medoid)
                 if template is None:
@@ -293,6 +299,15 @@ class CrawlClusters:
         if template is not None and self.extract:
             return [self._record(template, url, tree, text)]
         return []
+
+    def _changed_since_built(self, cid: int) -> bool:
+        """Whether cluster ``cid``'s sample, or the page its template starts from, is not
+        what its template was last built from (pages came since, or a merge brought its own)."""
+        sample = self.samples.get(cid)
+        if not sample or len(sample) < self.template_min_pages:
+            return False
+        now = (tuple(u for _r, u, _t, _x, _k in sample), self._medoid(cid, sample))
+        return self._built_from.get(cid) != now
 
     def _medoid(self, cid: int, sample: list[Sample]) -> int | None:
         """The sample page to generalise from: the first one with its cluster's most common
@@ -371,6 +386,7 @@ class CrawlClusters:
         if self._pool is not None:
             with self._lock:
                 final = {self.live(cid) for cid in final}  # merged since: the one they joined
+                final |= {cid for cid in self.templates if self._changed_since_built(cid)}
             for cid in sorted(final):
                 with self._lock:
                     cid = self.live(cid)
@@ -378,6 +394,7 @@ class CrawlClusters:
                     medoid = self._medoid(cid, sample) if sample else None
                 if not sample:
                     continue
+                self._built_from[cid] = (tuple(u for _r, u, _t, _x, _k in sample), medoid)
                 try:
                     self._build_later(cid, [(u, t) for _r, u, t, _x, _k in sample], medoid)
                 except Exception:  # one template left as it was; the others and the merges go on
