@@ -327,3 +327,45 @@ def test_a_page_follows_a_merge_that_lands_while_it_moves(tmp_path):
         assert rows[stored] == 1
     finally:
         store.close()
+
+
+def test_a_renamed_template_keeps_counting_the_pages_it_had(tmp_path):
+    """A page whose signature key is smaller than any in its template renames the template:
+    the new id had no row yet when the merge counted its pages, and the row then written
+    started from 0 (the demo's 15 article pages: size 5)."""
+    from visdup.config import resolve
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import Labelling, PageJob
+    from visdup.templates.signature import page_input
+
+    def page(extra: str, words: str) -> bytes:
+        items = "".join(f"<li><a href='/p{n}'>Item {n}</a></li>" for n in range(6))
+        return (
+            f"<html><body><header><nav><ul>{items}</ul></nav></header><main><article>"
+            f"<h1>A title</h1><p>{words * 30}</p>{extra}</article>"
+            "</main><footer><p>Footer</p></footer></body></html>"
+        ).encode()
+
+    extras = ["", "<aside><p>A note beside it.</p></aside>", "<figure><img src='/i.png'></figure>"]
+    bodies = [page(e, f"Words of article {n}. ") for n, e in enumerate(extras)]
+    inputs = [page_input(b, url=f"http://example.test/{n}.html") for n, b in enumerate(bodies)]
+    order = sorted(range(3), key=lambda n: -inputs[n].layout.key)  # each renames the last
+    db = f"sqlite:///{tmp_path / 'sizes.sqlite3'}"
+    config = resolve({"VISDUP_DATABASE_URL": db})
+    store = Store.from_url(db, writer=True)
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        labelling = Labelling(store, config, run_id=run, snapshot=None, count=lambda *_: None)
+        ids = set()
+        for n in order:
+            url = f"http://example.test/{n}.html"
+            placed = labelling.assign(url, inputs[n])
+            ids.add(placed.cluster)
+            analysis = analyse(bodies[n], url=url, options=AnalysisOptions(template=True))
+            job = PageJob(url=url, status=200, links=[], cluster=placed.cluster)
+            assert labelling.label(job, analysis).page_id is not None
+        assert len(ids) == 3  # renamed twice
+        [row] = store.cluster_rows()
+        assert row.id == labelling.live(placed.cluster) and row.size == 3
+    finally:
+        store.close()

@@ -676,7 +676,9 @@ class Store:
         size = conn.execute(
             select(func.count()).select_from(pages).where(pages.c.cluster_id == into)
         ).scalar_one()
-        conn.execute(update(clusters).where(clusters.c.id == into).values(size=size))
+        done = conn.execute(update(clusters).where(clusters.c.id == into).values(size=size))
+        if done.rowcount == 0:  # a renamed template: its new id has no row yet
+            conn.execute(insert(clusters).values(id=into, size=size, updated_at=now()))
 
     def move_page_cluster(self, page_id: int, old: int, live: Callable[[int], int]) -> int:
         """A page stored under template ``old`` as it merged into another: it follows to the
