@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from visdup import config
 from visdup.engine import Engine, LocalEngine
@@ -26,6 +26,7 @@ from visdup.templates.signature import TemplateInput, page_input
 from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping, unpacked
 from visdup.templates.template import (
     RESERVED_NAMES,
+    Anchor,
     Template,
     build_template,
     clean_value,
@@ -70,10 +71,58 @@ def match_template(
     required = [i for i, r in enumerate(template.required) if r]
     share = (sum(1 for i in required if i in image) / len(required)) if required else 1.0
     values: dict[str, str | None] = {}
+    parents: list[int] | None = None
     for item in template.fields:
         j = image.get(item.node)
+        anchor = item.anchor
+        if anchor is not None:
+            caption = template.tree.texts[anchor.label]
+            mapped = image.get(anchor.label)
+            if j is None or mapped is None or tree.texts[mapped] != caption:
+                # the row STM chose carries another label, or none: read the page's own
+                if parents is None:
+                    parents = tree.parents()
+                found = _anchored(tree, caption, anchor, parents)
+                if found is not False:
+                    j = found
         values[_column(item.name)] = clean_value(tree.texts[j]) if j is not None else None
     return Fit(share, values, min_fit)
+
+
+def _anchored(
+    tree: FlatTree, caption: str | None, anchor: Anchor, parents: list[int]
+) -> int | Literal[False] | None:
+    """The value the page's own ``caption`` labels, the way the template's does
+    (:class:`visdup.templates.template.Anchor`): its node, None when the page has no such
+    label (the row is absent), False when it has several."""
+    found: int | None = None
+    for i, text in enumerate(tree.texts):
+        if text is None or text != caption:
+            continue
+        k = i
+        for _ in range(anchor.up):
+            k = parents[k]
+            if k < 0:
+                break
+        if k <= 0:
+            continue
+        siblings = tree.children(parents[k])
+        at = siblings.index(k)
+        if at + 1 >= len(siblings):
+            continue
+        k = siblings[at + 1]
+        for position in anchor.path:
+            kids = tree.children(k)
+            if position >= len(kids):
+                k = -1
+                break
+            k = kids[position]
+        if k < 0 or tree.texts[k] is None:
+            continue
+        if found is not None:
+            return False  # the label stands more than once: which is meant is not known
+        found = k
+    return found
 
 
 #: Characters of a page's main text kept in its record.

@@ -72,13 +72,48 @@ def clean_value(text: str | None) -> str | None:
     return _LEADING_SEPARATOR.sub("", text).strip()
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """Where a labelled field's value stands from its label: the label's text node in the
+    template (``label``), up ``up`` levels to the label's element, then its next sibling and
+    down ``path`` (child positions) to the value.
+
+    STM aligns rows by how many nodes they share, and a row with another label shares all but
+    its label's text: a book without an ISBN-10 row had its ISBN-13 read where the template's
+    ISBN-10 row stood. A page's value is read from its own label when the template's label
+    did not map onto the same text (:func:`visdup.templates.extract.match_template`).
+    """
+
+    label: int
+    up: int
+    path: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "up": self.up, "path": list(self.path)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Anchor:
+        return cls(int(data["label"]), int(data["up"]), tuple(int(i) for i in data["path"]))
+
+
 @dataclass
 class Field:
     name: str
     node: int
+    anchor: Anchor | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "node": self.node}
+        out: dict[str, Any] = {"name": self.name, "node": self.node}
+        if self.anchor is not None:
+            out["anchor"] = self.anchor.to_dict()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Field:
+        anchor = data.get("anchor")
+        return cls(
+            data["name"], int(data["node"]), Anchor.from_dict(anchor) if anchor else None
+        )
 
 
 @dataclass
@@ -139,7 +174,7 @@ class Template:
             tree=tree,
             required=required,
             fixed=fixed,
-            fields=[Field(f["name"], int(f["node"])) for f in data["fields"]],
+            fields=[Field.from_dict(f) for f in data["fields"]],
             pages=int(data["pages"]),
             cluster=data.get("cluster"),
             representative=data.get("representative"),
@@ -231,13 +266,13 @@ def build_template(
     # A field is a value: the page fits without it.
     for i in field_nodes:
         required[i] = False
-    labelled: dict[int, str] = {}
+    labelled: dict[int, tuple[str, Anchor]] = {}
     parents = base.parents()
     names = _field_names(base, fixed, field_nodes, labelled, parents)
     fields = [
-        Field(name, i)
+        Field(name, i, labelled[i][1] if i in labelled else None)
         for name, i in zip(names, field_nodes, strict=True)
-        if _one_record(base, fixed, i, labelled.get(i), parents)
+        if _one_record(base, fixed, i, labelled[i][0] if i in labelled else None, parents)
     ]
     logger.debug(
         "Template over %d pages: %d nodes, %d required, %d fields",
@@ -300,6 +335,25 @@ def _fixed_texts(
         return [t is not None and same[i] > differ[i] for i, t in enumerate(texts)], mappings
     fixed = [t is not None and same[i] > 0 and differ[i] == 0 for i, t in enumerate(texts)]
     return fixed, mappings
+
+
+def _anchor(tree: FlatTree, prev: int, node: int, value: int, parents: list[int]) -> Anchor:
+    """The way from label ``prev`` (a text, or an element around one text) to ``value``
+    inside ``node``, its next sibling."""
+    label, up = prev, 0
+    if tree.texts[prev] is None:  # the element's one text: the caption (_label_of)
+        label = next(k for k in range(prev, prev + tree.sizes[prev]) if tree.texts[k] is not None)
+        k = label
+        while k != prev:
+            k = parents[k]
+            up += 1
+    path: list[int] = []
+    k = value
+    while k != node:
+        p = parents[k]
+        path.append(tree.children(p).index(k))
+        k = p
+    return Anchor(label, up, tuple(reversed(path)))
 
 
 def _caption(text: str) -> str:
@@ -425,11 +479,11 @@ def _field_names(
     tree: FlatTree,
     fixed: list[bool],
     field_nodes: list[int],
-    labelled: dict[int, str] | None = None,
+    labelled: dict[int, tuple[str, Anchor]] | None = None,
     parents: list[int] | None = None,
 ) -> list[str]:
     """Names of the fields at ``field_nodes``; those named from a label text go in
-    ``labelled``, with the label's caption."""
+    ``labelled``, with the label's caption and where the value stands from it."""
     if parents is None:
         parents = tree.parents()
     kids_cache: dict[int, list[int]] = {}
@@ -472,7 +526,7 @@ def _field_names(
                 if label:
                     name = slug(label)
                     if name and labelled is not None:
-                        labelled[f] = _caption(label)
+                        labelled[f] = (_caption(label), _anchor(tree, prev, node, f, parents))
                 break
             node = parents[node]
             if node <= 0:
@@ -493,6 +547,8 @@ def _field_names(
                     # ``post-4182``): they name one page's value, not the field.
                     words = [w for w in (ident, *classes) if w and not _has_digit(w)]
                     name = slug(words[0]) if words else ""
+                    if name and title is not None and f == title[0] and "title" in name:
+                        name = "title"  # entry-title, product_title, btAsinTitle: the title
                     if name:
                         break
                 node = parents[node]
