@@ -6,6 +6,9 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from scrapy import signals
@@ -208,39 +211,63 @@ def test_a_page_sent_again_after_a_death_keeps_what_was_stored(tmp_path):
         store.close()
 
 
+#: What tells three variants of one article layout apart (each a signature of its own).
+_EXTRAS = ("", "<aside><p>A note beside it.</p></aside>", "<figure><img src='/i.png'></figure>")
+
+
+def _article(extra: str, words: str = "Words of the article body. ") -> bytes:
+    items = "".join(f"<li><a href='/p{n}'>Item {n}</a></li>" for n in range(6))
+    return (
+        f"<html><body><header><nav><ul>{items}</ul></nav></header><main><article>"
+        f"<h1>A title</h1><p>{words * 30}</p>{extra}</article>"
+        "</main><footer><p>Footer</p></footer></body></html>"
+    ).encode()
+
+
+def _renaming(bodies: list[bytes]) -> list[tuple[bytes, Any]]:
+    """The pages with their template inputs, largest signature key first: placed in this
+    order, each renames the template the ones before it made."""
+    from visdup.templates.signature import page_input
+
+    inputs = [page_input(b, url=f"http://example.test/v{n}.html") for n, b in enumerate(bodies)]
+    assert len({i.layout.key for i in inputs}) == len(inputs)
+    return sorted(zip(bodies, inputs, strict=True), key=lambda pair: -pair[1].layout.key)
+
+
+@contextmanager
+def _threaded_labelling(tmp_path: Path) -> Iterator[tuple[Store, Any]]:
+    """A store and the labelling a crawl without a label process runs in its threads."""
+    from visdup.config import resolve
+    from visdup.dedup.service import Labelling
+
+    db = f"sqlite:///{tmp_path / 'merge.sqlite3'}"
+    store = Store.from_url(db, writer=True)
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        config = resolve({"VISDUP_DATABASE_URL": db})
+        yield store, Labelling(store, config, run_id=run, snapshot=None, count=lambda *_: None)
+    finally:
+        store.close()
+
+
+def _label(labelling: Any, url: str, body: bytes, cluster: int) -> Any:
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import PageJob
+
+    analysis = analyse(body, url=url, options=AnalysisOptions(template=True))
+    outcome = labelling.label(PageJob(url=url, status=200, links=[], cluster=cluster), analysis)
+    assert outcome.page_id is not None
+    return outcome
+
+
 def test_a_page_whose_template_merges_while_it_is_labelled_follows_the_merge(tmp_path):
     """Labelled in threads (no label process), another page's placing can merge the page's
     template after the page read its id and before it was inserted: that merge moves the
     template's stored pages without this one, so the page must follow on its own."""
-    from visdup.config import resolve
-    from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import Labelling, PageJob
-    from visdup.templates.signature import page_input
-
-    def page(extra: str) -> bytes:
-        items = "".join(f"<li><a href='/p{n}'>Item {n}</a></li>" for n in range(6))
-        return (
-            f"<html><body><header><nav><ul>{items}</ul></nav></header><main><article>"
-            f"<h1>A title</h1><p>{'Words of the article body. ' * 30}</p>{extra}</article>"
-            "</main><footer><p>Footer</p></footer></body></html>"
-        ).encode()
-
-    variants = [page(""), page("<aside><p>A note beside it.</p></aside>")]
-    inputs = [page_input(v, url=f"http://example.test/v{n}.html") for n, v in enumerate(variants)]
-    assert inputs[0].layout.key != inputs[1].layout.key
-    # the first page placed has the larger key: the second renames its template
-    (first_html, first), (_second_html, second) = sorted(
-        zip(variants, inputs, strict=True), key=lambda pair: -pair[1].layout.key
-    )
-    db = f"sqlite:///{tmp_path / 'merge.sqlite3'}"
-    config = resolve({"VISDUP_DATABASE_URL": db})
-    store = Store.from_url(db, writer=True)
-    try:
-        run = store.begin_run("site", crawl="example.test")
-        labelling = Labelling(store, config, run_id=run, snapshot=None, count=lambda *_: None)
+    (first_html, first), (_, second) = _renaming([_article(e) for e in _EXTRAS[:2]])
+    with _threaded_labelling(tmp_path) as (store, labelling):
         placed = labelling.assign("http://example.test/a.html", first)
-        labeller = labelling.labeller
-        commit = labeller.commit
+        commit = labelling.labeller.commit
 
         def late_commit(*args: Any, **kwargs: Any) -> Any:
             # another thread places the second page between the id's reading and the insert
@@ -248,58 +275,23 @@ def test_a_page_whose_template_merges_while_it_is_labelled_follows_the_merge(tmp
             assert moved.cluster != placed.cluster and placed.cluster in moved.merged
             return commit(*args, **kwargs)
 
-        labeller.commit = late_commit  # type: ignore[method-assign]
-        analysis = analyse(
-            first_html, url="http://example.test/a.html", options=AnalysisOptions(template=True)
-        )
-        job = PageJob(
-            url="http://example.test/a.html", status=200, links=[], cluster=placed.cluster
-        )
-        outcome = labelling.label(job, analysis)
-        assert outcome.page_id is not None
+        labelling.labeller.commit = late_commit
+        _label(labelling, "http://example.test/a.html", first_html, placed.cluster)
         rows = {r.id: r.size for r in store.cluster_rows()}
         [stored] = [r.cluster_id for r in store.rows("cluster_id")]
         assert stored == labelling.live(placed.cluster) != placed.cluster
         assert rows.get(stored) == 1 and placed.cluster not in rows
-    finally:
-        store.close()
 
 
 def test_a_page_follows_a_merge_that_lands_while_it_moves(tmp_path):
     """The page's template merges twice: after the page read its id and before its insert,
     then again after it saw the first merge and before it moved. The second merge's update
     ran before the move, so a move to the id seen first left the page under a dead template
-    (a blog crawl: 1 run in 13)."""
-    from visdup.config import resolve
-    from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import Labelling, PageJob
-    from visdup.templates.signature import page_input
-
-    def page(extra: str) -> bytes:
-        items = "".join(f"<li><a href='/p{n}'>Item {n}</a></li>" for n in range(6))
-        return (
-            f"<html><body><header><nav><ul>{items}</ul></nav></header><main><article>"
-            f"<h1>A title</h1><p>{'Words of the article body. ' * 30}</p>{extra}</article>"
-            "</main><footer><p>Footer</p></footer></body></html>"
-        ).encode()
-
-    extras = ["", "<aside><p>A note beside it.</p></aside>", "<figure><img src='/i.png'></figure>"]
-    variants = [page(e) for e in extras]
-    inputs = [page_input(v, url=f"http://example.test/v{n}.html") for n, v in enumerate(variants)]
-    assert len({i.layout.key for i in inputs}) == 3
-    # placed largest key first: each later page renames the template
-    (first_html, first), (_, second), (_, third) = sorted(
-        zip(variants, inputs, strict=True), key=lambda pair: -pair[1].layout.key
-    )
-    db = f"sqlite:///{tmp_path / 'merge.sqlite3'}"
-    config = resolve({"VISDUP_DATABASE_URL": db})
-    store = Store.from_url(db, writer=True)
-    try:
-        run = store.begin_run("site", crawl="example.test")
-        labelling = Labelling(store, config, run_id=run, snapshot=None, count=lambda *_: None)
+    (a blog crawl: 3 runs in 40)."""
+    (first_html, first), (_, second), (_, third) = _renaming([_article(e) for e in _EXTRAS])
+    with _threaded_labelling(tmp_path) as (store, labelling):
         placed = labelling.assign("http://example.test/a.html", first)
-        labeller = labelling.labeller
-        commit, move = labeller.commit, store.move_page_cluster
+        commit, move = labelling.labeller.commit, store.move_page_cluster
 
         def late_commit(*args: Any, **kwargs: Any) -> Any:
             moved = labelling.assign("http://example.test/b.html", second)
@@ -311,61 +303,27 @@ def test_a_page_follows_a_merge_that_lands_while_it_moves(tmp_path):
             assert moved.merged  # the template the page was about to move to is gone
             return move(*args, **kwargs)
 
-        labeller.commit = late_commit  # type: ignore[method-assign]
+        labelling.labeller.commit = late_commit
         store.move_page_cluster = late_move  # type: ignore[method-assign]
-        analysis = analyse(
-            first_html, url="http://example.test/a.html", options=AnalysisOptions(template=True)
-        )
-        job = PageJob(
-            url="http://example.test/a.html", status=200, links=[], cluster=placed.cluster
-        )
-        outcome = labelling.label(job, analysis)
-        assert outcome.page_id is not None
+        _label(labelling, "http://example.test/a.html", first_html, placed.cluster)
         rows = {r.id: r.size for r in store.cluster_rows()}
         [stored] = [r.cluster_id for r in store.rows("cluster_id")]
         assert stored == labelling.live(placed.cluster) in rows
         assert rows[stored] == 1
-    finally:
-        store.close()
 
 
 def test_a_renamed_template_keeps_counting_the_pages_it_had(tmp_path):
     """A page whose signature key is smaller than any in its template renames the template:
     the new id had no row yet when the merge counted its pages, and the row then written
     started from 0 (the demo's 15 article pages: size 5)."""
-    from visdup.config import resolve
-    from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import Labelling, PageJob
-    from visdup.templates.signature import page_input
-
-    def page(extra: str, words: str) -> bytes:
-        items = "".join(f"<li><a href='/p{n}'>Item {n}</a></li>" for n in range(6))
-        return (
-            f"<html><body><header><nav><ul>{items}</ul></nav></header><main><article>"
-            f"<h1>A title</h1><p>{words * 30}</p>{extra}</article>"
-            "</main><footer><p>Footer</p></footer></body></html>"
-        ).encode()
-
-    extras = ["", "<aside><p>A note beside it.</p></aside>", "<figure><img src='/i.png'></figure>"]
-    bodies = [page(e, f"Words of article {n}. ") for n, e in enumerate(extras)]
-    inputs = [page_input(b, url=f"http://example.test/{n}.html") for n, b in enumerate(bodies)]
-    order = sorted(range(3), key=lambda n: -inputs[n].layout.key)  # each renames the last
-    db = f"sqlite:///{tmp_path / 'sizes.sqlite3'}"
-    config = resolve({"VISDUP_DATABASE_URL": db})
-    store = Store.from_url(db, writer=True)
-    try:
-        run = store.begin_run("site", crawl="example.test")
-        labelling = Labelling(store, config, run_id=run, snapshot=None, count=lambda *_: None)
+    bodies = [_article(e, f"Words of article {n}. ") for n, e in enumerate(_EXTRAS)]
+    with _threaded_labelling(tmp_path) as (store, labelling):
         ids = set()
-        for n in order:
+        for n, (body, found) in enumerate(_renaming(bodies)):
             url = f"http://example.test/{n}.html"
-            placed = labelling.assign(url, inputs[n])
+            placed = labelling.assign(url, found)
             ids.add(placed.cluster)
-            analysis = analyse(bodies[n], url=url, options=AnalysisOptions(template=True))
-            job = PageJob(url=url, status=200, links=[], cluster=placed.cluster)
-            assert labelling.label(job, analysis).page_id is not None
+            _label(labelling, url, body, placed.cluster)
         assert len(ids) == 3  # renamed twice
         [row] = store.cluster_rows()
         assert row.id == labelling.live(placed.cluster) and row.size == 3
-    finally:
-        store.close()
