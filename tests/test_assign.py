@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -84,62 +86,54 @@ def test_templates_are_built_off_the_page_path_and_rebuilt_when_doubled(tmp_path
     store.close()
 
 
+def _in_orders(tmp_path, names: list[str], seeds: int, **options: Any) -> Iterator[Any]:
+    """Per seed, ``names`` placed in a shuffled order on a store of their own: yields the
+    store, its clusters (not finished yet) and the last page's cluster id."""
+    trees = _trees()
+    for seed in range(seeds):
+        order = names[:]
+        random.Random(seed).shuffle(order)
+        store = Store.from_url(f"sqlite:///{tmp_path / f'o{seed}.sqlite3'}")
+        clusters = CrawlClusters(store, extract=False, **options)
+        for name in order:
+            cid = clusters.assign(name, trees[name]).cluster
+        try:
+            yield store, clusters, cid
+        finally:
+            store.close()
+
+
 def test_every_template_a_crawl_ends_with_is_the_same_in_any_order(tmp_path):
     """A cluster whose sample never filled was last built when it doubled, from whichever
     pages had come by then (the demo's 19 product pages: from the first 16): its fields
     changed from one crawl of the same site to the next."""
-    trees = _trees()
-    names = sorted(trees)
     stored = []
-    for seed in range(4):
-        order = names[:]
-        random.Random(seed).shuffle(order)
-        store = Store.from_url(f"sqlite:///{tmp_path / f'o{seed}.sqlite3'}")
-        clusters = CrawlClusters(store, template_min_pages=2, extract=False)
-        for name in order:
-            clusters.assign(name, trees[name])
+    for store, clusters, _cid in _in_orders(tmp_path, sorted(_trees()), 4, template_min_pages=2):
         clusters.finish()
         stored.append({row.id: row.template for row in store.cluster_rows() if row.template})
-        store.close()
     assert stored[0] and all(s == stored[0] for s in stored)
 
 
 def test_a_full_sample_is_rebuilt_once_as_the_crawl_ends_the_same_in_any_order(tmp_path):
-    trees = _trees()
-    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    events = sorted(n for n in _trees() if n.startswith("events/") and n != "events/index.html")
     smallest = sorted(events, key=sample_rank)[:2]
     stored = []
-    for seed in range(3):
-        order = events[:]
-        random.Random(seed).shuffle(order)
-        store = Store.from_url(f"sqlite:///{tmp_path / f'f{seed}.sqlite3'}")
-        clusters = CrawlClusters(store, template_min_pages=2, template_max_pages=2, extract=False)
-        for name in order:
-            cid = clusters.assign(name, trees[name]).cluster
+    sized = {"template_min_pages": 2, "template_max_pages": 2}
+    for store, clusters, cid in _in_orders(tmp_path, events, 3, **sized):
         # built at 2 pages (the sample full); at 4 the rebuild waits for the end
         assert clusters.built_at[cid] == 4 and {clusters.live(c) for c in clusters._final} == {cid}
         clusters.finish()
         template = json.loads({row.id: row for row in store.cluster_rows()}[cid].template)
         assert template["representative"] in smallest
         stored.append(template)
-        store.close()
     assert stored[0] == stored[1] == stored[2]
 
 
 def test_the_template_sample_does_not_depend_on_page_order(tmp_path):
-    trees = _trees()
-    names = sorted(trees)
     samples = []
-    for seed in range(3):
-        order = names[:]
-        random.Random(seed).shuffle(order)
-        store = Store.from_url(f"sqlite:///{tmp_path / f's{seed}.sqlite3'}")
-        clusters = CrawlClusters(store, template_max_pages=3, extract=False)
-        for name in order:
-            clusters.assign(name, trees[name])
+    for _store, clusters, _cid in _in_orders(tmp_path, sorted(_trees()), 3, template_max_pages=3):
         clusters.finish()
         samples.append(sorted(sorted(u for _r, u, *_rest in s) for s in clusters.samples.values()))
-        store.close()
     assert samples[0] == samples[1] == samples[2]
 
 
