@@ -104,25 +104,33 @@ class LayoutClusterer:
         self.counts[key] = count
         self._parent[key] = key
         before: set[int] = set()  # ids of the clusters this atom joins, as they were
-        reachable = []
+        by_root: dict[int, list[int]] = {}
         for other_key in others:
-            if not may_link(layout, self.atoms[other_key]):
-                continue  # other names on <body>, or the frame's headings in another order
-            self.stats.bounds += 1
-            bound = similarity_bound(layout, self.atoms[other_key])
-            if bound >= self.threshold:
-                reachable.append((-bound, other_key))
-        # Most similar first: the first link usually joins the cluster that holds the rest of
-        # the candidates, which then need no exact measure.
-        reachable.sort()
-        for _bound, other_key in reachable:
-            if self._find(other_key) == self._find(key):
-                continue  # already linked through another atom: the partition is the same
-            other = self.atoms[other_key]
-            self.stats.exact += 1
-            if similarity(layout, other) >= self.threshold:
-                before.add(self.cluster_of(other_key))
-                self._union(key, other_key)
+            if may_link(layout, self.atoms[other_key]):  # else: other names on <body>, or
+                by_root.setdefault(self._find(other_key), []).append(other_key)  # headings
+        # One link to a cluster decides the partition: the rest of its atoms need neither a
+        # bound nor a measure. Its most common atom first (most pages of a layout look like
+        # it), then the rest by their bound, most similar first.
+        for root in sorted(by_root):
+            members = by_root[root]
+            counts = self.counts
+            core = min(members, key=lambda k: (-counts[k], k))
+            if self._link(layout, core, before):
+                continue
+            reachable = []
+            for other_key in members:
+                if other_key == core:
+                    continue
+                self.stats.bounds += 1
+                bound = similarity_bound(layout, self.atoms[other_key])
+                if bound >= self.threshold:
+                    reachable.append((-bound, other_key))
+            reachable.sort()
+            for _bound, other_key in reachable:
+                if self._find(other_key) == self._find(key):
+                    break  # linked: the partition is the same whatever else links
+                if self._link(layout, other_key, before, bounded=True):
+                    break
         slot = len(self._slot)
         self._slot.append(key)
         self._index.add(slot, 0, layout.paths)
@@ -130,6 +138,23 @@ class LayoutClusterer:
         self.absorbed = sorted(before - {final})
         self.joined = bool(before)
         return final
+
+    def _link(
+        self, layout: Layout, other_key: int, before: set[int], *, bounded: bool = False
+    ) -> bool:
+        """Link ``layout``'s atom to ``other_key`` when their signatures are similar enough
+        (``bounded``: the label-path bound was checked already); whether they were."""
+        other = self.atoms[other_key]
+        if not bounded:
+            self.stats.bounds += 1
+            if similarity_bound(layout, other) < self.threshold:
+                return False
+        self.stats.exact += 1
+        if similarity(layout, other) < self.threshold:
+            return False
+        before.add(self.cluster_of(other_key))
+        self._union(layout.key, other_key)
+        return True
 
     def core(self, cluster: int) -> Layout | None:
         """The cluster's most common signature (ties: the smallest key): what it looks like."""
