@@ -189,3 +189,16 @@ def test_shape_simhash_ignores_marks_and_repeats():
     assert "s:grp(row,text,row)" in shape_features(Term.parse("grp(row,row,text,row)"))
     assert shape_simhash(list_page(5)) != shape_simhash(Term.parse("grp(grp(text),grp(text))"))
     assert 0 <= shape_simhash(list_page(5)) < 1 << 64
+
+
+def test_a_term_carries_its_shape_across_processes_but_not_its_hash():
+    """The analysis worker computes the shape SimHash, the labelling reads it from the term
+    that crossed over; hash() of strings is salted per process, so the hash stays behind."""
+    import pickle
+
+    term = Term.parse("grp([2]row([4]text),col(text))")
+    hash(term)
+    shape = shape_simhash(term)
+    copy = pickle.loads(pickle.dumps(term))
+    assert copy == term and copy._shape == shape and copy._hash is None
+    assert shape_simhash(copy) == shape == shape_simhash(Term.parse(str(term)))

@@ -37,7 +37,7 @@ from visdup.content.textprint import ContentPrint, content_print
 from visdup.errors import InputError
 from visdup.page.parse import Document, decode, from_tree, parse_html, screen
 from visdup.storage.body import pack_body
-from visdup.structure.fingerprint import term_simhash
+from visdup.structure.fingerprint import shape_simhash, term_simhash
 from visdup.structure.term import Term, document_term
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
 from visdup.templates.stm import FlatTree, PackedTree, dom_tree
@@ -198,6 +198,7 @@ def analyse(
             title, content = _content_step(found, url, options.thin_below)
         if tree is not None:
             template = _layout_step(doc, found, layouts, tree, url)
+    shape_simhash(term)  # kept on the term: the labelling, one serial process, reads it
     return replace(
         base,
         truncated=doc.truncated,

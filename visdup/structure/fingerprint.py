@@ -178,5 +178,12 @@ def shape_features(t: Term) -> list[str]:
 
 
 def shape_simhash(t: Term) -> int:
-    """SimHash of ``shape_features``: a mark-free structural fingerprint (unsigned 64-bit)."""
-    return simhash64(shape_features(t))
+    """SimHash of ``shape_features``: a mark-free structural fingerprint (unsigned 64-bit).
+
+    Kept on the term: an analysis worker computes it, and the labelling, one process for
+    the whole crawl, reads it from the term that crossed over.
+    """
+    shape = t._shape
+    if shape is None:
+        shape = t._shape = simhash64(shape_features(t))
+    return shape

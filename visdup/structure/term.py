@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import lxml.etree
 
@@ -94,6 +94,14 @@ class TermSyntaxError(InputError, ValueError):
     """Term text that does not follow the ``[r]label(child,...)`` notation."""
 
 
+def _revive(
+    labels: tuple[str, ...], marks: tuple[int, ...], sizes: tuple[int, ...], shape: int | None
+) -> Term:
+    term = Term(labels, marks, sizes)
+    term._shape = shape
+    return term
+
+
 class Term:
     """An immutable marked term, flat in preorder.
 
@@ -101,7 +109,7 @@ class Term:
     ``i + 1``, then ``j + sizes[j]`` while below ``i + sizes[i]``.
     """
 
-    __slots__ = ("_hash", "labels", "marks", "sizes")
+    __slots__ = ("_hash", "_shape", "labels", "marks", "sizes")
 
     labels: tuple[str, ...]
     marks: tuple[int, ...]
@@ -112,6 +120,13 @@ class Term:
         self.marks = tuple(marks)
         self.sizes = tuple(sizes)
         self._hash: int | None = None
+        #: Its shape SimHash, once computed (:func:`visdup.structure.fingerprint.shape_simhash`).
+        self._shape: int | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The shape SimHash travels (an analysis worker computes it, the labelling reads it);
+        # the hash does not: hash() of strings is salted per process.
+        return (_revive, (self.labels, self.marks, self.sizes, self._shape))
 
     @classmethod
     def from_arrays(cls, labels: Sequence[str], marks: Sequence[int], sizes: Sequence[int]) -> Term:

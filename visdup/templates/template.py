@@ -111,9 +111,7 @@ class Field:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Field:
         anchor = data.get("anchor")
-        return cls(
-            data["name"], int(data["node"]), Anchor.from_dict(anchor) if anchor else None
-        )
+        return cls(data["name"], int(data["node"]), Anchor.from_dict(anchor) if anchor else None)
 
 
 @dataclass
