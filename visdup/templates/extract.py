@@ -72,6 +72,7 @@ def match_template(
     share = (sum(1 for i in required if i in image) / len(required)) if required else 1.0
     values: dict[str, str | None] = {}
     parents: list[int] | None = None
+    places: dict[str, list[int]] = {}  # text -> its nodes in the page, read once when needed
     for item in template.fields:
         j = image.get(item.node)
         anchor = item.anchor
@@ -82,7 +83,10 @@ def match_template(
                 # the row STM chose carries another label, or none: read the page's own
                 if parents is None:
                     parents = tree.parents()
-                found = _anchored(tree, caption, anchor, parents)
+                    for i, text in enumerate(tree.texts):
+                        if text is not None:
+                            places.setdefault(text, []).append(i)
+                found = _anchored(tree, places.get(caption or "", []), anchor, parents)
                 if found is not False:
                     j = found
         values[_column(item.name)] = clean_value(tree.texts[j]) if j is not None else None
@@ -90,15 +94,14 @@ def match_template(
 
 
 def _anchored(
-    tree: FlatTree, caption: str | None, anchor: Anchor, parents: list[int]
+    tree: FlatTree, labels: list[int], anchor: Anchor, parents: list[int]
 ) -> int | Literal[False] | None:
-    """The value the page's own ``caption`` labels, the way the template's does
+    """The value the page's own label (its nodes ``labels``, those reading as the template's
+    caption) stands for, the way the template's does
     (:class:`visdup.templates.template.Anchor`): its node, None when the page has no such
     label (the row is absent), False when it has several."""
     found: int | None = None
-    for i, text in enumerate(tree.texts):
-        if text is None or text != caption:
-            continue
+    for i in labels:
         k = i
         for _ in range(anchor.up):
             k = parents[k]

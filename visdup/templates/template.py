@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -267,10 +268,11 @@ def build_template(
     labelled: dict[int, tuple[str, Anchor]] = {}
     parents = base.parents()
     names = _field_names(base, fixed, field_nodes, labelled, parents)
+    lists = _Lists(base, fixed, parents)
     fields = [
         Field(name, i, labelled[i][1] if i in labelled else None)
         for name, i in zip(names, field_nodes, strict=True)
-        if _one_record(base, fixed, i, labelled[i][0] if i in labelled else None, parents)
+        if lists.one_record(i, labelled[i][0] if i in labelled else None)
     ]
     logger.debug(
         "Template over %d pages: %d nodes, %d required, %d fields",
@@ -383,65 +385,76 @@ def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
 LIST_ITEMS = 3
 
 
-def _one_record(
-    tree: FlatTree, fixed: list[bool], node: int, caption: str | None, parents: list[int]
-) -> bool:
-    """Whether a value at ``node`` belongs to the page's own record.
+class _Lists:
+    """Which lists a template's nodes lie in one item of, and the labels each list carries:
+    read once per template, so that a page of thousands of rows costs each row once."""
 
-    Outside a list, it does. In one item of a list (:func:`_lists_of`: posts of an archive,
-    books of a carousel, the rows of a details table) it does only when a label names it and
-    no other item of any list around it carries the same label: "ISBN-13" once in a table of
-    rows says which row is the ISBN, "Club Price:" on every book of a carousel says which row
-    but not which book, and such a column would mix values of two records.
-    """
-    lists = _lists_of(tree, node, parents)
-    if not lists:
+    def __init__(self, tree: FlatTree, fixed: list[bool], parents: list[int]):
+        self.tree = tree
+        self.fixed = fixed
+        self.parents = parents
+        self._shapes: dict[tuple[str, ...], int] = {}  # a subtree's labels -> a small id
+        self._shape_of: dict[int, int] = {}
+        self._kinds: dict[int, Counter[int]] = {}  # parent -> its children's shapes
+        self._captions: dict[int, Counter[str]] = {}  # list -> the labels inside it
+
+    def _shape(self, i: int) -> int:
+        got = self._shape_of.get(i)
+        if got is None:
+            labels = tuple(self.tree.labels[i : i + self.tree.sizes[i]])
+            got = self._shape_of[i] = self._shapes.setdefault(labels, len(self._shapes))
+        return got
+
+    def lists_of(self, node: int) -> list[int]:
+        """The lists ``node`` lies in one item of, innermost first: each the parent of an
+        ancestor with at least two siblings of the very same shape (labels of the whole
+        subtree); empty outside any list.
+
+        A value there belongs to one of several records on the page (a post in an archive, a
+        product in a category): which item a page's value comes from shifts from page to
+        page, so an unlabelled field there would mix values of two records.
+        """
+        found: list[int] = []
+        while node > 0:
+            parent = self.parents[node]
+            if parent < 0:
+                break
+            kinds = self._kinds.get(parent)
+            if kinds is None:
+                kinds = Counter(self._shape(k) for k in self.tree.children(parent))
+                self._kinds[parent] = kinds
+            if kinds[self._shape(node)] >= LIST_ITEMS:
+                found.append(parent)
+            node = parent
+        return found
+
+    def one_record(self, node: int, caption: str | None) -> bool:
+        """Whether a value at ``node`` belongs to the page's own record.
+
+        Outside a list, it does. In one item of a list (posts of an archive, books of a
+        carousel, the rows of a details table) it does only when a label names it and no
+        other item of any list around it carries the same label: "ISBN-13" once in a table of
+        rows says which row is the ISBN, "Club Price:" on every book of a carousel says which
+        row but not which book, and such a column would mix values of two records.
+        """
+        lists = self.lists_of(node)
+        if not lists:
+            return True
+        if caption is None:
+            return False
+        for container in lists:
+            captions = self._captions.get(container)
+            if captions is None:
+                texts, fixed = self.tree.texts, self.fixed
+                captions = Counter(
+                    _caption(t)
+                    for k in range(container, container + self.tree.sizes[container])
+                    if (t := texts[k]) is not None and fixed[k]
+                )
+                self._captions[container] = captions
+            if captions[caption] > 1:
+                return False
         return True
-    if caption is None:
-        return False
-    texts = tree.texts
-    for container in lists:
-        same = 0
-        for k in range(container, container + tree.sizes[container]):
-            t = texts[k]
-            if t is not None and fixed[k] and _caption(t) == caption:
-                same += 1
-                if same > 1:
-                    return False
-    return True
-
-
-def _lists_of(tree: FlatTree, node: int, parents: list[int] | None = None) -> list[int]:
-    """The lists ``node`` lies in one item of, innermost first: each the parent of an
-    ancestor with at least two siblings of the very same shape (labels of the whole subtree);
-    empty outside any list.
-
-    A value there belongs to one of several records on the page (a post in an archive, a
-    product in a category): which item a page's value comes from shifts from page to page, so
-    an unlabelled field there would mix values of two records.
-    """
-    if parents is None:
-        parents = tree.parents()
-    sizes = tree.sizes
-
-    def shape(i: int) -> tuple[str, ...]:
-        return tuple(tree.labels[i : i + sizes[i]])
-
-    found: list[int] = []
-    while node > 0:
-        parent = parents[node]
-        if parent < 0:
-            break
-        mine = shape(node)
-        same = sum(
-            1
-            for k in tree.children(parent)
-            if sizes[k] == sizes[node] and tree.labels[k] == tree.labels[node] and shape(k) == mine
-        )
-        if same >= LIST_ITEMS:
-            found.append(parent)
-        node = parent
-    return found
 
 
 _HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
