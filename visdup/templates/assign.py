@@ -271,7 +271,7 @@ class CrawlClusters:
             trees = [(u, t) for _r, u, t, _x, _k in sample]
             texts = {u: x for _r, u, _t, x, _k in sample}
             medoid = self._medoid(cid, sample)
-            self._built_from[cid] = (tuple(u for u, _t in trees), medoid)
+            self._built_from[cid] = _built_from(sample, medoid)
             if template is None and (self.extract or self._pool is None):
                 template = self._build(cid, trees, medoid)
                 if template is None:
@@ -306,8 +306,7 @@ class CrawlClusters:
         sample = self.samples.get(cid)
         if not sample or len(sample) < self.template_min_pages:
             return False
-        now = (tuple(u for _r, u, _t, _x, _k in sample), self._medoid(cid, sample))
-        return self._built_from.get(cid) != now
+        return self._built_from.get(cid) != _built_from(sample, self._medoid(cid, sample))
 
     def _medoid(self, cid: int, sample: list[Sample]) -> int | None:
         """The sample page to generalise from: the first one with its cluster's most common
@@ -394,7 +393,7 @@ class CrawlClusters:
                     medoid = self._medoid(cid, sample) if sample else None
                 if not sample:
                     continue
-                self._built_from[cid] = (tuple(u for _r, u, _t, _x, _k in sample), medoid)
+                self._built_from[cid] = _built_from(sample, medoid)
                 try:
                     self._build_later(cid, [(u, t) for _r, u, t, _x, _k in sample], medoid)
                 except Exception:  # one template left as it was; the others and the merges go on
@@ -421,6 +420,11 @@ class CrawlClusters:
         page = unpacked(tree)
         assert page is not None
         return extract_record(template, url, page, min_fit=self.min_fit, text=text)
+
+
+def _built_from(sample: list[Sample], medoid: int | None) -> tuple[tuple[str, ...], int | None]:
+    """What a template is built from: its sample's URLs and the page it starts from."""
+    return tuple(url for _r, url, _t, _x, _k in sample), medoid
 
 
 def _by_rank(entry: Sample) -> tuple[int, str]:

@@ -111,9 +111,9 @@ class LayoutClusterer:
         # One link to a cluster decides the partition: the rest of its atoms need neither a
         # bound nor a measure. Its most common atom first (most pages of a layout look like
         # it), then the rest by their bound, most similar first.
+        counts = self.counts
         for root in sorted(by_root):
             members = by_root[root]
-            counts = self.counts
             core = min(members, key=lambda k: (-counts[k], k))
             if self._link(layout, core, before):
                 continue

@@ -43,7 +43,14 @@ from urllib.parse import unquote, urlsplit
 from lxml import etree
 
 from visdup.storage.urls import canonical_url
-from visdup.templates.stm import FlatTree, PackedTree, label_paths, stm, stm_upper_bound
+from visdup.templates.stm import (
+    HEADING_LEVELS,
+    FlatTree,
+    PackedTree,
+    label_paths,
+    stm,
+    stm_upper_bound,
+)
 
 #: Levels below <body> kept in the skeleton.
 DEFAULT_DEPTH = 8
@@ -644,9 +651,6 @@ def layout_signature(
     return make_layout(labels, sizes, (), _outline(labels, frames))
 
 
-_HEADINGS = {f"h{level}": level for level in range(1, 7)}
-
-
 def _outline(labels: Sequence[str], frames: Sequence[bool]) -> tuple[int, ...]:
     """Heading levels in the order they first appear among the nodes of the region's frame.
 
@@ -658,7 +662,7 @@ def _outline(labels: Sequence[str], frames: Sequence[bool]) -> tuple[int, ...]:
     seen: list[int] = []
     for label, framed in zip(labels, frames, strict=True):
         if framed:
-            level = _HEADINGS.get(label.partition(".")[0].partition("#")[0])
+            level = HEADING_LEVELS.get(label.partition(".")[0].partition("#")[0])
             if level is not None and level not in seen:
                 seen.append(level)
     return tuple(seen)

@@ -480,11 +480,11 @@ _INLINE_LABEL = re.compile(r"([^\W\d_][^:\uff1a]{0,39}?)\s*([:\uff1a])\s+(\S.*)"
 _INLINE_MAX = 200
 _VALUE_MAX = 80
 _SENTENCE_END = re.compile(r"[.!?]\s+\S")
+#: Heading elements and their levels.
+HEADING_LEVELS = {f"h{level}": level for level in range(1, 7)}
 #: Elements whose text is a name, not a row: a heading's or a link's colon is a title's
 #: ("Bike lights decoded: lumens, beams and batteries"), never a caption's.
-_NAMES = frozenset(
-    {"a", "h1", "h2", "h3", "h4", "h5", "h6", "button", "option", "label", "legend", "summary"}
-)
+_NAMES = frozenset({"a", "button", "option", "label", "legend", "summary", *HEADING_LEVELS})
 
 
 def inline_label(text: str) -> tuple[str, str] | None:

@@ -29,6 +29,7 @@ from typing import Any
 from visdup import config
 from visdup.templates.stm import (
     DEFAULT_MAX_NODES,
+    HEADING_LEVELS,
     FlatTree,
     PackedTree,
     stm_mapping,
@@ -371,13 +372,13 @@ def _label_of(tree: FlatTree, fixed: list[bool], node: int) -> str | None:
     t = texts[node]
     if t is not None:
         if fixed[node] and len(t) <= MAX_LABEL_CHARS and t.rstrip().endswith((":", "\uff1a")):
-            return t.rstrip().rstrip(":\uff1a").strip()
+            return _caption(t)
         return None
     tag = tree.labels[node].split(".", 1)[0]
     if len(inner) == 1 and fixed[inner[0]] and len(texts[inner[0]] or "") <= MAX_LABEL_CHARS:
         t = texts[inner[0]] or ""
         if tag in _LABEL_TAGS or t.rstrip().endswith((":", "\uff1a")):
-            return t.rstrip().rstrip(":\uff1a").strip()
+            return _caption(t)
     return None
 
 
@@ -457,9 +458,6 @@ class _Lists:
         return True
 
 
-_HEADING_LEVELS = {f"h{n}": n for n in range(1, 7)}
-
-
 def _title_field(
     tree: FlatTree, field_nodes: list[int], parents: list[int]
 ) -> tuple[int, int] | None:
@@ -477,7 +475,7 @@ def _title_field(
         for _ in range(3):
             if node < 0:
                 break
-            level = _HEADING_LEVELS.get(tree.labels[node].split(".", 1)[0])
+            level = HEADING_LEVELS.get(tree.labels[node].split(".", 1)[0])
             if level is not None:
                 if best is None or (level, f) < best[:2]:
                     best = (level, f, node)
@@ -528,6 +526,7 @@ def _field_names(
     names: list[str] = []
     for f in field_nodes:
         name = None
+        by_label = False
         # Nearby label text: previous sibling of the value or of up to two enclosing elements.
         node = f
         for _ in range(3):
@@ -536,8 +535,9 @@ def _field_names(
                 label = _label_of(tree, fixed, prev)
                 if label:
                     name = slug(label)
+                    by_label = bool(name)
                     if name and labelled is not None:
-                        labelled[f] = (_caption(label), _anchor(tree, prev, node, f, parents))
+                        labelled[f] = (label, _anchor(tree, prev, node, f, parents))
                 break
             node = parents[node]
             if node <= 0:
@@ -548,8 +548,7 @@ def _field_names(
                 if node < 0:
                     break
                 if title is not None and f == title[0] and node == parents[title[1]]:
-                    name = "title"  # nothing on the way up to the heading named it
-                    break
+                    break  # above the heading: the section's names, not the title's
                 hint = tree.hints[node]
                 if "#" in hint or "." in hint:
                     ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
@@ -558,13 +557,11 @@ def _field_names(
                     # ``post-4182``): they name one page's value, not the field.
                     words = [w for w in (ident, *classes) if w and not _has_digit(w)]
                     name = slug(words[0]) if words else ""
-                    if name and title is not None and f == title[0] and "title" in name:
-                        name = "title"  # entry-title, product_title, btAsinTitle: the title
                     if name:
                         break
                 node = parents[node]
-        if not name and title is not None and f == title[0]:
-            name = "title"  # the heading deeper than the names looked at
+        if title is not None and f == title[0] and not by_label and (not name or "title" in name):
+            name = "title"  # unnamed, or entry-title, product_title, btAsinTitle: the title
         if not name:
             name = slug(position(f)) or "field"
         names.append(name)
