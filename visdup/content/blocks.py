@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from visdup._native import kernel
@@ -65,11 +64,19 @@ class Block:
     parts: list[str] = field(default_factory=list)
     link_chars: int = 0
     chars: int = 0
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
-    @cached_property
+    @property
     def text(self) -> str:
-        """Read once per paragraph: weights, page text and the kept blocks all ask for it."""
-        return " ".join("".join(self.parts).split())
+        """Read once per paragraph: weights, page text and the kept blocks all ask for it.
+
+        (Kept by hand: ``functools.cached_property`` takes a lock on every first read, and a
+        long page has thousands of paragraphs.)
+        """
+        text = self._text
+        if text is None:
+            text = self._text = " ".join("".join(self.parts).split())
+        return text
 
 
 @dataclass

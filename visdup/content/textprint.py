@@ -15,7 +15,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
+from operator import methodcaller
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -76,6 +77,10 @@ _BLANKING = _Blanking()
 _ASCII_BLANKING = bytes([ord(_BLANKING[c].lower()) for c in range(128)] + list(range(128, 256)))
 
 
+#: ``_ASCII_BLANKING`` that leaves line breaks (the sentence breaks split_sentences marks).
+_ASCII_BLANKING_LINES = _ASCII_BLANKING[:10] + b"\n" + _ASCII_BLANKING[11:]
+
+
 def normalise(text: str) -> str:
     """Case-fold, drop punctuation and symbols, collapse whitespace: what edits rarely touch."""
     if text.isascii():
@@ -95,9 +100,16 @@ def split_sentences(text: str) -> list[str]:
 
 def long_sentences(paragraph: str, keep: int = LONG_SENTENCES) -> list[str]:
     """The `keep` longest normalised sentences of a paragraph, in their original order."""
-    if len(paragraph) < MIN_SENTENCE_CHARS and paragraph.isascii():
+    plain = paragraph.isascii()
+    if len(paragraph) < MIN_SENTENCE_CHARS and plain:
         return []  # normalising ASCII never lengthens it: no sentence here is long enough
-    normed = [normalise(s) for s in split_sentences(paragraph)]
+    if plain:
+        # split_sentences and normalise in one pass: the blanking keeps the sentence breaks
+        marked = _WESTERN_END.sub("\\1\n", paragraph).encode("ascii")
+        parts = marked.translate(_ASCII_BLANKING_LINES).decode("ascii").split("\n")
+        normed = [" ".join(p.split()) for p in parts]
+    else:
+        normed = [normalise(s) for s in split_sentences(paragraph)]
     indexed = [(i, s) for i, s in enumerate(normed) if len(s) >= MIN_SENTENCE_CHARS]
     if len(indexed) <= keep:  # most paragraphs: all of them, already in order
         return [s for _, s in indexed]
@@ -180,6 +192,9 @@ def _shingles(sentences: Iterable[str]) -> Counter[str]:
     return counts
 
 
+_BLAKE8 = partial(hashlib.blake2b, digest_size=8)
+_DIGEST = methodcaller("digest")
+
 #: Shingles whose hash bits are summed at a time (a 4 MiB block of int64 bits).
 _SLICE = 8192
 
@@ -193,10 +208,9 @@ def _shingle_simhash(shingles: Counter[str]) -> int:
     items = [(s, c if c < 255 else 255) for s, c in shingles.items()]
     if np is None or len(items) < 16:
         return simhash64(items)
-    digests = np.frombuffer(
-        b"".join(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest() for s, _ in items),
-        dtype=np.uint8,
-    ).reshape(-1, 8)
+    # every hash made in C: map over partial and methodcaller runs no Python frame per shingle
+    hashed = map(_BLAKE8, map(str.encode, shingles))
+    digests = np.frombuffer(b"".join(map(_DIGEST, hashed)), dtype=np.uint8).reshape(-1, 8)
     weights = np.fromiter((c for _, c in items), dtype=np.int64, count=len(items))
     ones = np.zeros(64, dtype=np.int64)
     # In slices: the bit matrix as int64 is 512 bytes per shingle, 100 MB on a 4 MB page.

@@ -20,7 +20,7 @@ manuals (``--set python``, ``--set postgres``); the README has both tables.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from visdup.content.blocks import Block, Key, Walk
 
@@ -213,12 +213,32 @@ class Weights:
     teaser_count: list[int]
     linked: list[float]  # link characters, discounted like the prose (an index's content)
     factors: list[float]  # m of every element, read once per page
+    _ancestry: tuple[list[float], list[int]] | None = field(default=None, repr=False)
 
     def factor(self, i: int) -> float:
         return self.factors[i]
 
     def link_density(self, i: int) -> float:
         return self.links[i] / max(1, self.chars[i])
+
+    def ancestry(self) -> tuple[list[float], list[int]]:
+        """Per element: the smallest furniture factor of its ancestors (the root's aside),
+        and its depth. The same for every score :func:`choose` ranks: made once a page."""
+        if self._ancestry is None:
+            parents = self.walk.parents
+            m_of = self.factors
+            n = len(parents)
+            path = [1.0] * n
+            depth = [0] * n
+            for i in range(1, n):
+                parent = parents[i]
+                if parent:
+                    m = m_of[parent]
+                    p = path[parent]
+                    path[i] = p if p < m else m
+                depth[i] = depth[parent] + 1
+            self._ancestry = (path, depth)
+        return self._ancestry
 
 
 def weigh(walk: Walk) -> Weights:
@@ -278,20 +298,10 @@ def choose(w: Weights, score: list[float] | None = None) -> int:
     (the listing fallback weighs teasers instead).
     """
     values = w.net if score is None else score
-    parents = w.walk.parents
     m_of = w.factors
-    n = len(parents)
+    path, depth = w.ancestry()
     best, best_score = 0, float("-inf")
-    path = [1.0] * n
-    depth = [0] * n
-    for i in range(1, n):
-        parent = parents[i]
-        if parent:
-            m = m_of[parent]
-            p = path[parent]
-            path[i] = p if p < m else m
-        depth[i] = depth[parent] + 1
-    for i in range(n):
+    for i in range(len(path)):
         s = values[i]
         if s <= 0:
             continue

@@ -237,6 +237,7 @@ class Channel(Generic[T]):
         self.shapes = MemoryIndex(k=k, method="scan") if shape is not None else None
         self._summaries: OrderedDict[int, Any] = OrderedDict()
         self._summary_lock = threading.Lock()
+        self._last_summary: tuple[Any, Any] | None = None
         self.shared = SharedKeys() if keys is not None else None
         # ``bound`` is the measure's score itself (proved where it is defined): every
         # candidate's score is known without a measure, only its kind (match or not) is not
@@ -282,18 +283,34 @@ class Channel(Generic[T]):
         self._count("visdup/candidates", len(found))
         return found, watermark
 
-    def _summary(self, page_id: int, obj: T) -> Any:
+    def _summaries_of(self, objs: dict[int, T]) -> dict[int, Any]:
+        """The summaries of stored objects (page id -> summary), made once per page: one
+        look at the cache for all of a page's candidates, not one (and a lock) each."""
         assert self.summarise is not None
+        cache = self._summaries
         with self._summary_lock:
-            summary = self._summaries.get(page_id)
-            if summary is not None:
-                self._summaries.move_to_end(page_id)
-                return summary
+            found = {pid: s for pid in objs if (s := cache.get(pid)) is not None}
+            for pid in found:
+                cache.move_to_end(pid)
+        missing = {pid: self.summarise(obj) for pid, obj in objs.items() if pid not in found}
+        if missing:
+            with self._summary_lock:
+                cache.update(missing)
+                while len(cache) > self.cache.capacity:
+                    cache.popitem(last=False)
+            found.update(missing)
+        return found
+
+    def _own_summary(self, obj: T) -> Any:
+        """The page's own summary: one page is confirmed several times (its candidates, the
+        pages stored meanwhile, the original of its content), summarised once."""
+        if self.summarise is None:
+            return obj
+        last = self._last_summary
+        if last is not None and last[0] is obj:
+            return last[1]
         summary = self.summarise(obj)
-        with self._summary_lock:
-            self._summaries[page_id] = summary
-            while len(self._summaries) > self.cache.capacity:
-                self._summaries.popitem(last=False)
+        self._last_summary = (obj, summary)  # one tuple: threads read it whole or not at all
         return summary
 
     def confirm(
@@ -318,16 +335,23 @@ class Channel(Generic[T]):
         if not ids or not self.accepts(obj):
             return None
         stored = self.cache.get_many(ids)
-        mine = self.summarise(obj) if self.summarise is not None else obj
-        ceilings: dict[int, float] = {}
-        heap: list[tuple[float, int, int]] = []
+        mine = self._own_summary(obj)
+        first: dict[int, int] = {}  # page id -> its position among the candidates
         for position, page_id in enumerate(ids):
             other = stored.get(page_id)
-            if other is None or page_id in ceilings or not self.accepts(other):
-                continue
+            if other is not None and page_id not in first and self.accepts(other):
+                first[page_id] = position
+        views = (
+            self._summaries_of({page_id: stored[page_id] for page_id in first})
+            if self.summarise is not None
+            else stored
+        )
+        ceilings: dict[int, float] = {}
+        heap: list[tuple[float, int, int]] = []
+        for page_id, position in first.items():
             ceiling = 1.0
             if self.bound is not None:
-                ceiling = self.bound(mine, self._view(page_id, other))
+                ceiling = self.bound(mine, views[page_id])
                 if self.exact_bound and sink is not None:
                     sink[page_id] = max(ceiling, sink.get(page_id, ceiling))
                 if ceiling < self.floor:
@@ -359,7 +383,7 @@ class Channel(Generic[T]):
                 need = self.floor if best is None else max(best.similarity, self.good_enough)
                 tighter = refined.get(other)
                 if tighter is None:
-                    tighter = self.refine(mine, self._view(page_id, other), need)
+                    tighter = self.refine(mine, views[page_id], need)
                     if tighter >= need:
                         refined[other] = tighter  # not an early stop: worth reusing
                 if tighter < ceiling:
@@ -375,10 +399,6 @@ class Channel(Generic[T]):
             if kind is not None and (best is None or score > best.similarity):
                 best = Match(page_id, score, kind)
         return best
-
-    def _view(self, page_id: int, obj: T) -> Any:
-        """What ``bound`` and ``refine`` read of a stored object: its summary, or itself."""
-        return self._summary(page_id, obj) if self.summarise is not None else obj
 
     def late(
         self, conn: Connection | None, fp: int, obj: T, seen: list[int], watermark: int

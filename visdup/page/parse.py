@@ -19,6 +19,7 @@ BINARY_CONTROL_SHARE = 0.10
 HUGE_DEPTH_LIMIT = 2048
 
 _CONTROL = frozenset(range(0, 32)) - {9, 10, 12, 13}
+_CONTROL_BYTES = bytes(sorted(_CONTROL))
 
 
 @dataclass
@@ -72,12 +73,13 @@ def _looks_binary(data: bytes) -> bool:
         codes = [ord(c) for c in sample[skip:].decode(encoding, "replace")]
         if 0 in codes:
             return True
+        n, controls = len(codes), sum(1 for b in codes if b in _CONTROL)
     else:
         if b"\x00" in sample:
             return True
-        codes = list(sample)
-    controls = sum(1 for b in codes if b in _CONTROL)
-    return bool(codes) and controls / len(codes) > BINARY_CONTROL_SHARE
+        # the controls counted in C: what deleting them takes off the sample
+        n, controls = len(sample), len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    return n > 0 and controls / n > BINARY_CONTROL_SHARE
 
 
 def _is_html_content_type(content_type: str | None) -> bool:

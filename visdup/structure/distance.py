@@ -17,6 +17,8 @@ from __future__ import annotations
 import logging
 from array import array
 from collections.abc import Callable, Sequence
+from itertools import zip_longest
+from operator import sub
 from typing import TYPE_CHECKING, Protocol
 
 from visdup._native import kernel
@@ -429,40 +431,43 @@ class Profile:
     any DP; the preorder (label codes and marks) feeds the sequence bound.
     """
 
-    __slots__ = ("codes", "counts", "marks", "weight", "weights")
+    __slots__ = ("codes", "count", "counts", "marks", "weight", "weights")
 
     def __init__(self, tree: Term | FlatTree):
-        weights: dict[str, int] = {}
-        counts: dict[str, int] = {}
-        for label, mark in zip(tree.labels, tree.marks, strict=True):
-            weights[label] = weights.get(label, 0) + mark
+        codes = _label_ids(tree.labels)
+        size = max(codes, default=-1) + 1
+        weights = [0] * size  # by label code: summed marks, then nodes of mark >= 1
+        counts = [0] * size
+        for code, mark in zip(codes, tree.marks, strict=True):
+            weights[code] += mark
             if mark > 0:
-                counts[label] = counts.get(label, 0) + 1
+                counts[code] += 1
         self.weights = weights
         self.counts = counts
-        self.weight = sum(weights.values())
-        self.codes = array("i", _label_ids(tree.labels))
+        self.weight = sum(weights)
+        self.count = sum(counts)
+        self.codes = array("i", codes)
         self.marks = tree.marks
 
     def bound(self, other: Profile) -> int:
-        """``distance_lower_bound`` of the two trees, from their profiles alone."""
-        best = 0
-        for mine, theirs in ((self.weights, other.weights), (self.counts, other.counts)):
-            pos = neg = 0
-            for label, v in mine.items():
-                v -= theirs.get(label, 0)
-                if v > 0:
-                    pos += v
-                else:
-                    neg -= v
-            for label, v in theirs.items():
-                if label not in mine:
-                    neg += v
-            if pos > best:
-                best = pos
-            if neg > best:
-                best = neg
-        return best
+        """``distance_lower_bound`` of the two trees, from their profiles alone.
+
+        Per histogram, max(P, N) = (sum_f |A_f - B_f| + |W1 - W2|) / 2 (P - N = W1 - W2), an
+        exact integer: the sum and the difference have the same parity. Summed over label
+        codes in C (``map``), a candidate costs a microsecond, not a loop in Python.
+        """
+        a, b = self.weights, other.weights
+        if len(a) == len(b):
+            spread = sum(map(abs, map(sub, a, b)))
+        else:
+            spread = sum(abs(x - y) for x, y in zip_longest(a, b, fillvalue=0))
+        best = (spread + abs(self.weight - other.weight)) // 2
+        a, b = self.counts, other.counts
+        if len(a) == len(b):
+            spread = sum(map(abs, map(sub, a, b)))
+        else:
+            spread = sum(abs(x - y) for x, y in zip_longest(a, b, fillvalue=0))
+        return max(best, (spread + abs(self.count - other.count)) // 2)
 
     def best_similarity(self, other: Profile) -> float:
         """An upper bound on cmp of the two trees: no DP can find them closer."""

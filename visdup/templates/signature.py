@@ -327,6 +327,15 @@ def _text_length(el: Any) -> int:
         return 0
 
 
+class TextLengths(dict[Any, int]):
+    """:func:`_text_length` of each element asked, read once: the region and the spine ask
+    for the same large subtrees (the body, the region itself)."""
+
+    def __missing__(self, el: Any) -> int:
+        length = self[el] = _text_length(el)
+        return length
+
+
 def _same_kind(a: Any, b: Any) -> bool:
     return a.tag == b.tag and (a.get("class") or "") == (b.get("class") or "")
 
@@ -336,7 +345,7 @@ def _in_list(node: Any, parent: Any) -> bool:
     return sum(1 for k in parent if isinstance(k.tag, str) and _same_kind(k, node)) >= LIST_ITEMS
 
 
-def layout_main(root: Any, main: Any) -> Any:
+def layout_main(root: Any, main: Any, lengths: TextLengths | None = None) -> Any:
     """The content region of a page for its signature: the main content, made stable.
 
     The main-content finder answers "where is the article", and on pages of one layout it may
@@ -353,23 +362,24 @@ def layout_main(root: Any, main: Any) -> Any:
     """
     if root is None or main is None:
         return main
+    measure = lengths.__getitem__ if lengths is not None else _text_length
     body = root
     if _tag(root) == "html":
         body = next((c for c in root if _tag(c) == "body"), root)
     node = main
-    page = _text_length(body)
+    page = measure(body)
     mine = -1  # the region's text length, -1: not read yet
     if page:
         stray = node is body or node is root
         if not stray:
-            mine = _text_length(node)
+            mine = measure(node)
             stray = mine < STRAY_SHARE * page
         if stray:  # no region, or a stray one: the smallest element with half the text
             node, mine = body, page
             while True:
                 for k in node:
                     if isinstance(k.tag, str) and _tag(k) not in _SKIP:
-                        length = _text_length(k)
+                        length = measure(k)
                         if length >= TEXT_SHARE * page:
                             node, mine = k, length
                             break
@@ -383,7 +393,7 @@ def layout_main(root: Any, main: Any) -> Any:
             break
         node, mine = parent, -1
     if mine < 0:
-        mine = _text_length(node)
+        mine = measure(node)
     if page and mine >= GROW_SHARE * page:
         while node is not body and node is not root:
             parent = node.getparent()
@@ -395,7 +405,7 @@ def layout_main(root: Any, main: Any) -> Any:
         parent = node.getparent()
         if parent is None or parent is body or parent is root:
             break
-        theirs = _text_length(parent)
+        theirs = measure(parent)
         if theirs == 0 or mine < GROW_SHARE * theirs:
             break
         node, mine = parent, theirs
@@ -433,6 +443,7 @@ def spine_path(
     cap: int = MAX_STUB_DEPTH,
     budget: int = SPINE_BUDGET,
     toward: Any = None,
+    lengths: TextLengths | None = None,
 ) -> list[Any]:
     """The content region's text spine: the region, the child holding ``share`` of its text,
     then that child's child holding that share of its own, until the text spreads over
@@ -451,9 +462,10 @@ def spine_path(
     """
     if region is None or _tag(region) in ("html", "body"):
         return []  # no region apart from the page: the signature keeps its whole skeleton
+    measure = lengths.__getitem__ if lengths is not None else _text_length
     path = [region, *_toward(region, toward, cap)]
     node = path[-1]
-    mine = _text_length(node)
+    mine = measure(node)
     while mine and len(path) <= cap and budget > 0:
         need = share * mine
         nxt = None
@@ -468,7 +480,7 @@ def spine_path(
             budget -= 1
             if budget < 0:
                 break  # measured enough: the spine ends here
-            length = _text_length(child)
+            length = measure(child)
             if length >= need:
                 nxt = child
                 break
@@ -675,8 +687,10 @@ def page_layout_of(root: Any, main: Any, url: str | None = None) -> Layout:
     Read the page before main content is pruned (:func:`visdup.content.main_content`'s
     ``chosen``): pruning inside a content region that is most of the page takes its skeleton.
     """
-    region = layout_main(root, main)
-    return marked(layout_signature(root, region, spine=spine_path(region, toward=main)), root, url)
+    lengths = TextLengths()
+    region = layout_main(root, main, lengths)
+    spine = spine_path(region, toward=main, lengths=lengths)
+    return marked(layout_signature(root, region, spine=spine), root, url)
 
 
 def marked(layout: Layout, root: Any, url: str | None) -> Layout:

@@ -20,6 +20,7 @@ import re
 import zlib
 from array import array
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any, Protocol
 
 from visdup._native import kernel
@@ -515,37 +516,46 @@ def _split_inline_labels(
     rows that shift (a book without an ISBN-10) were matched by position. Split, the caption
     reads the same wherever its row is, takes part in matching and names the value.
     """
-    if not any(t and (":" in t or "\uff1a" in t) for t in texts):
+    room = max_nodes - len(labels)
+    splits: dict[int, tuple[str, str]] = {}  # a text's index -> (caption, value)
+    for i, t in enumerate(texts):
+        if len(splits) >= room:
+            break
+        if (
+            t is not None
+            and len(t) <= _INLINE_MAX
+            and (":" in t or "\uff1a" in t)
+            and not _named(labels, parent, parent[i])
+        ):
+            split = inline_label(t)
+            if split is not None:
+                splits[i] = split
+    if not splits:
         return labels, texts, hints, parent
+    # old index -> new: each caption goes in just before its text
+    shift = list(accumulate(1 if i in splits else 0 for i in range(len(labels))))
+    moved = [p + shift[p] if p >= 0 else -1 for p in parent]
+    texts = list(texts)
     out_labels: list[str] = []
     out_texts: list[str | None] = []
     out_hints: list[str] = []
     out_parent: list[int] = []
-    moved = [0] * len(labels)  # old index -> new index
-    room = max_nodes - len(labels)
-    for i, t in enumerate(texts):
-        up = parent[i]
-        split = None
-        if (
-            t is not None
-            and room > 0
-            and (":" in t or "\uff1a" in t)
-            and not _named(labels, parent, up)
-        ):
-            split = inline_label(t)
-        up = moved[up] if up >= 0 else -1
-        if split is not None:
-            room -= 1
-            out_labels.append(TEXT)
-            out_texts.append(split[0])
-            out_hints.append("")
-            out_parent.append(up)
-            t = split[1]
-        moved[i] = len(out_labels)
-        out_labels.append(labels[i])
-        out_texts.append(t)
-        out_hints.append(hints[i])
-        out_parent.append(up)
+    at = 0
+    for i, (caption, value) in sorted(splits.items()):
+        out_labels += labels[at:i]
+        out_texts += texts[at:i]
+        out_hints += hints[at:i]
+        out_parent += moved[at:i]
+        out_labels.append(TEXT)
+        out_texts.append(caption)
+        out_hints.append("")
+        out_parent.append(moved[i])
+        texts[i] = value
+        at = i
+    out_labels += labels[at:]
+    out_texts += texts[at:]
+    out_hints += hints[at:]
+    out_parent += moved[at:]
     return out_labels, out_texts, out_hints, out_parent
 
 
@@ -668,11 +678,6 @@ def label_paths(tree: Tree, max_nodes: int = DEFAULT_MAX_NODES) -> dict[int, int
 
 
 def stm_upper_bound(paths_a: dict[int, int], paths_b: dict[int, int]) -> int:
-    if len(paths_a) > len(paths_b):
-        paths_a, paths_b = paths_b, paths_a
-    total = 0
-    for key, count in paths_a.items():
-        other = paths_b.get(key)
-        if other:
-            total += count if count < other else other
-    return total
+    # the shared paths by a set intersection, their smaller counts summed: all in C
+    common = paths_a.keys() & paths_b.keys()
+    return sum(map(min, map(paths_a.__getitem__, common), map(paths_b.__getitem__, common)))
