@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -133,6 +134,20 @@ def main() -> None:
                     ),
                     flush=True,
                 )
+        if args.rounds > 1:
+            # the machine's pace drifts between runs: each round's own ratio, off and on run
+            # back to back, and their median, read steadier than the best of each mode
+            for mode in modes:
+                if mode != "visdup off":
+                    ratios = sorted(
+                        on["pages_per_s"] / off["pages_per_s"]
+                        for on, off in zip(results[mode], results["visdup off"], strict=True)
+                    )
+                    print(
+                        f"per round {mode} / off: "
+                        + ", ".join(f"{r:.2f}" for r in ratios)
+                        + f"; median {statistics.median(ratios):.2f}"
+                    )
         best = {m: max(x["pages_per_s"] for x in v) for m, v in results.items()}
         peak = {m: min(x["peak_mb"] for x in v) for m, v in results.items()}
         base = best["visdup off"]

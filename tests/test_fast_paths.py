@@ -337,3 +337,21 @@ def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
     slow_root = build()
     assert remove_invisible(slow_root) == fast == 1
     assert lxml.etree.tostring(fast_root) == lxml.etree.tostring(slow_root)
+
+
+def test_compiled_subtree_sizes_equal_the_python_loop() -> None:
+    from visdup.page import dom
+
+    if dom._SIZES is None:
+        pytest.skip("compiled kernel not built")
+    rng = random.Random(7)
+    for n in [0, 1, 2, 5, 50, 2000]:
+        parents = [-1][:n] + [rng.randrange(i) for i in range(1, n)]  # parents come first
+        python = [1] * n
+        for i in range(n - 1, 0, -1):
+            python[parents[i]] += python[i]
+        assert dom.subtree_sizes(parents) == python
+    deep = [-1, *range(9999)]  # a chain 10,000 deep
+    assert dom.subtree_sizes(deep) == list(range(10000, 0, -1))
+    # not a preorder (a parent after its child): the Python loop answers, as it did before
+    assert dom.subtree_sizes([-1, 2, 0]) == [2, 1, 2]

@@ -1550,6 +1550,52 @@ out:
     return ok;
 }
 
+/* subtree_sizes(parents): the size of every node's subtree, from preorder parent links
+ * (a node's parent comes before it; the root's is -1). The loop visdup runs on every page
+ * for the denoise walk and the DOM tree, here without a Python step per node. */
+static PyObject *
+subtree_sizes(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (!PyList_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "subtree_sizes takes a list of parent indices");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(arg);
+    Py_ssize_t *parent = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Py_ssize_t));
+    Py_ssize_t *size = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Py_ssize_t));
+    PyObject *out = NULL;
+    if (parent == NULL || size == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyList_GET_ITEM(arg, i));
+        if (p == -1 && PyErr_Occurred()) goto done;
+        if (i > 0 && (p < 0 || p >= i)) {
+            PyErr_Format(PyExc_ValueError, "node %zd has parent %zd: not a preorder", i, p);
+            goto done;
+        }
+        parent[i] = p;
+        size[i] = 1;
+    }
+    for (Py_ssize_t i = n - 1; i > 0; i--) size[parent[i]] += size[i];
+    out = PyList_New(n);
+    if (out == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromSsize_t(size[i]);
+        if (v == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+done:
+    PyMem_Free(parent);
+    PyMem_Free(size);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
@@ -1567,6 +1613,9 @@ static PyMethodDef methods[] = {
      "dom_walk(root, skip_tags, text_label, classes, text, max_nodes)\n"
      "(labels, texts, hints, parents, truncated) of visdup.stm.dom_tree, or None when the\n"
      "Python walk must do it."},
+    {"subtree_sizes", subtree_sizes, METH_O,
+     "subtree_sizes(parents)\n"
+     "Every node's subtree size from preorder parent indices (the root's is -1)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_stm",

@@ -17,6 +17,7 @@ from visdup.content.blocks import HEADINGS, Block, join_blocks, walk
 from visdup.content.titles import page_title
 from visdup.content.visibility import remove_element, remove_invisible
 from visdup.content.weights import Weights, choose, in_footer, weigh
+from visdup.page.dom import subtree_sizes
 from visdup.page.parse import parse_html
 
 #: Elements dropped from inside the main content: captions describe pictures, not the story.
@@ -134,10 +135,7 @@ def _prune(index: int, w: Weights, mass: list[float] | None) -> int:
     walked = w.walk
     parents = walked.parents
     keys = walked.keys
-    n = len(parents)
-    sizes = [1] * n
-    for i in range(n - 1, 0, -1):
-        sizes[parents[i]] += sizes[i]
+    sizes = subtree_sizes(parents)
     if mass is None:
         mass = w.good
     total = max(mass[index], 1)

@@ -9,8 +9,30 @@ proxy, so lxml never walks up the tree when a proxy is freed. Only elements are 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+
+from visdup._native import kernel
+
+_kernel = kernel("_stm")
+_SIZES = getattr(_kernel, "subtree_sizes", None)  # an older build lacks it
+
+
+def subtree_sizes(parents: Sequence[int]) -> list[int]:
+    """Every node's subtree size from its preorder parent links (the root's is -1).
+
+    Pages have thousands of elements and two steps want this for each: compiled when it can.
+    """
+    if _SIZES is not None and isinstance(parents, list):
+        try:
+            return _SIZES(parents)
+        except ValueError:  # not a preorder: the Python loop gives whatever it gives
+            pass
+    n = len(parents)
+    sizes = [1] * n
+    for i in range(n - 1, 0, -1):
+        sizes[parents[i]] += sizes[i]
+    return sizes
 
 
 def events(root: Any) -> Iterator[tuple[bool, Any]]:

@@ -24,6 +24,7 @@ from itertools import accumulate
 from typing import Any, Protocol
 
 from visdup._native import kernel
+from visdup.page.dom import subtree_sizes
 
 logger = logging.getLogger(__name__)
 
@@ -465,11 +466,7 @@ def dom_tree(
     if text:
         labels, texts, hints, parent = _split_inline_labels(labels, texts, hints, parent, max_nodes)
     # Subtree sizes from parent links: children always follow their parent in preorder.
-    n = len(labels)
-    sizes = [1] * n
-    for i in range(n - 1, 0, -1):
-        sizes[parent[i]] += sizes[i]
-    return FlatTree(labels, sizes, texts, hints, truncated=truncated)
+    return FlatTree(labels, subtree_sizes(parent), texts, hints, truncated=truncated)
 
 
 #: A text that opens with its own caption: "ISBN-13: 978-0316125581", "Publisher: Little,
