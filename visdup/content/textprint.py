@@ -209,6 +209,7 @@ def _shingle_simhash(shingles: Counter[str]) -> int:
     if np is None or len(items) < 16:
         return simhash64(items)
     # every hash made in C: map over partial and methodcaller runs no Python frame per shingle
+    # (the shingles in the order of ``items``, which was read from them)
     hashed = map(_BLAKE8, map(str.encode, shingles))
     digests = np.frombuffer(b"".join(map(_DIGEST, hashed)), dtype=np.uint8).reshape(-1, 8)
     weights = np.fromiter((c for _, c in items), dtype=np.int64, count=len(items))

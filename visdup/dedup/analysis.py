@@ -388,11 +388,11 @@ def document(
     spider, which may still read it: with ``copy_tree`` (for steps that edit the tree) the
     document holds a copy, which costs about half a parse.
     """
+    if tree is None:  # parse_html screens the bytes itself
+        return parse_html(body, content_type=content_type, url=url)
     problem = screen(body, content_type)
     if problem:
         return Document(None, problem=problem)
-    if tree is None:
-        return parse_html(body, content_type=content_type, url=url)
     read_as = _codec(encoding)
     declared = declared_charset(body, content_type)
     if declared is None or read_as in {"utf-8", "ascii"}:

@@ -454,20 +454,11 @@ class Profile:
 
         Per histogram, max(P, N) = (sum_f |A_f - B_f| + |W1 - W2|) / 2 (P - N = W1 - W2), an
         exact integer: the sum and the difference have the same parity. Summed over label
-        codes in C (``map``), a candidate costs a microsecond, not a loop in Python.
+        codes in C (``map``), a candidate costs a few microseconds, not a loop in Python.
         """
-        a, b = self.weights, other.weights
-        if len(a) == len(b):
-            spread = sum(map(abs, map(sub, a, b)))
-        else:
-            spread = sum(abs(x - y) for x, y in zip_longest(a, b, fillvalue=0))
-        best = (spread + abs(self.weight - other.weight)) // 2
-        a, b = self.counts, other.counts
-        if len(a) == len(b):
-            spread = sum(map(abs, map(sub, a, b)))
-        else:
-            spread = sum(abs(x - y) for x, y in zip_longest(a, b, fillvalue=0))
-        return max(best, (spread + abs(self.count - other.count)) // 2)
+        weights = (_spread(self.weights, other.weights) + abs(self.weight - other.weight)) // 2
+        counts = (_spread(self.counts, other.counts) + abs(self.count - other.count)) // 2
+        return max(weights, counts)
 
     def best_similarity(self, other: Profile) -> float:
         """An upper bound on cmp of the two trees: no DP can find them closer."""
@@ -485,6 +476,13 @@ class Profile:
             return 1.0
         limit = _limit(at_least, total) if at_least > 0 else -1
         return _cmp(_sequence(self.codes, self.marks, other.codes, other.marks, limit), total)
+
+
+def _spread(a: list[int], b: list[int]) -> int:
+    """sum_f |A_f - B_f| of two histograms by label code (the shorter one padded with 0s)."""
+    if len(a) == len(b):
+        return sum(map(abs, map(sub, a, b)))
+    return sum(abs(x - y) for x, y in zip_longest(a, b, fillvalue=0))
 
 
 def distance_lower_bound(a: Term | FlatTree, b: Term | FlatTree) -> int:

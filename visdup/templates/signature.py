@@ -362,24 +362,24 @@ def layout_main(root: Any, main: Any, lengths: TextLengths | None = None) -> Any
     """
     if root is None or main is None:
         return main
-    measure = lengths.__getitem__ if lengths is not None else _text_length
+    lengths = lengths if lengths is not None else TextLengths()
     body = root
     if _tag(root) == "html":
         body = next((c for c in root if _tag(c) == "body"), root)
     node = main
-    page = measure(body)
+    page = lengths[body]
     mine = -1  # the region's text length, -1: not read yet
     if page:
         stray = node is body or node is root
         if not stray:
-            mine = measure(node)
+            mine = lengths[node]
             stray = mine < STRAY_SHARE * page
         if stray:  # no region, or a stray one: the smallest element with half the text
             node, mine = body, page
             while True:
                 for k in node:
                     if isinstance(k.tag, str) and _tag(k) not in _SKIP:
-                        length = measure(k)
+                        length = lengths[k]
                         if length >= TEXT_SHARE * page:
                             node, mine = k, length
                             break
@@ -393,7 +393,7 @@ def layout_main(root: Any, main: Any, lengths: TextLengths | None = None) -> Any
             break
         node, mine = parent, -1
     if mine < 0:
-        mine = measure(node)
+        mine = lengths[node]
     if page and mine >= GROW_SHARE * page:
         while node is not body and node is not root:
             parent = node.getparent()
@@ -405,7 +405,7 @@ def layout_main(root: Any, main: Any, lengths: TextLengths | None = None) -> Any
         parent = node.getparent()
         if parent is None or parent is body or parent is root:
             break
-        theirs = measure(parent)
+        theirs = lengths[parent]
         if theirs == 0 or mine < GROW_SHARE * theirs:
             break
         node, mine = parent, theirs
@@ -462,10 +462,10 @@ def spine_path(
     """
     if region is None or _tag(region) in ("html", "body"):
         return []  # no region apart from the page: the signature keeps its whole skeleton
-    measure = lengths.__getitem__ if lengths is not None else _text_length
+    lengths = lengths if lengths is not None else TextLengths()
     path = [region, *_toward(region, toward, cap)]
     node = path[-1]
-    mine = measure(node)
+    mine = lengths[node]
     while mine and len(path) <= cap and budget > 0:
         need = share * mine
         nxt = None
@@ -480,7 +480,7 @@ def spine_path(
             budget -= 1
             if budget < 0:
                 break  # measured enough: the spine ends here
-            length = measure(child)
+            length = lengths[child]
             if length >= need:
                 nxt = child
                 break
