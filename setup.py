@@ -21,6 +21,7 @@ setup(
     ext_modules=[
         Extension("visdup._native._ted", ["visdup/_native/_ted.c"], optional=True),
         Extension("visdup._native._stm", ["visdup/_native/_stm.c"], optional=True),
+        Extension("visdup._native._text", ["visdup/_native/_text.c"], optional=True),
         Extension(
             "visdup._native._term", ["visdup/_native/_term.c"], include_dirs=_libxml2_includes(), optional=True
         ),

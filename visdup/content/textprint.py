@@ -15,11 +15,12 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cached_property, lru_cache, partial
 from operator import methodcaller
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from visdup._native import kernel
 from visdup.structure.fingerprint import hamming, simhash64
 
 try:  # numpy is a declared dependency; without it the plain SimHash serves
@@ -51,8 +52,16 @@ _SPACE = re.compile(r"\s+")
 _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\w+")
 
 
-def _hash64(text: str) -> int:
+#: The compiled text-print kernel (``visdup._native._text``): the same values, computed in C.
+_kernel = kernel("_text")
+
+
+def _python_hash64(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+#: The 64-bit hash of every layer: BLAKE2b's 8-byte digest, read big-endian.
+_hash64 = _kernel.blake64 if _kernel is not None else _python_hash64
 
 
 class _Blanking(dict[int, str]):
@@ -81,8 +90,47 @@ _ASCII_BLANKING = bytes([ord(_BLANKING[c].lower()) for c in range(128)] + list(r
 _ASCII_BLANKING_LINES = _ASCII_BLANKING[:10] + b"\n" + _ASCII_BLANKING[11:]
 
 
+#: Where the compiled kernel looks for characters outside ASCII that normalise to blanks
+#: (Latin-1 to CJK punctuation, half- and full-width forms, emoji): a page's dashes, quotes,
+#: pilcrows and arrows. Any other character sends a text to Python.
+_BLANK_RANGES = ((0x80, 0x3040), (0xFE00, 0x10000), (0x1F000, 0x1FB00))
+#: CJK sentence ends: a text that holds one is split by _CJK_END, which the kernel does not do.
+_CJK_TERMINATORS = frozenset("。！？；")
+
+
+@lru_cache(maxsize=1)
+def _blanks() -> bytes:
+    """The kernel's bitmap of characters outside ASCII that :func:`normalise` turns to blanks
+    wherever they stand (alone they leave nothing, and NFKC joins them to no neighbour).
+
+    Made from this Python's unicodedata on first use, so that kernel and Python read one
+    Unicode version.
+    """
+    bits = bytearray(_BLANK_RANGES[-1][1] // 8)
+    for low, high in _BLANK_RANGES:
+        for code in range(low, high):
+            char = chr(code)
+            if char in _CJK_TERMINATORS or unicodedata.category(char) == "Cs":
+                continue
+            if unicodedata.combining(char) or _python_normalise(char):
+                continue
+            folded = unicodedata.normalize("NFKC", char)
+            if unicodedata.normalize("NFKC", "a" + char + "a") != "a" + folded + "a":
+                continue
+            bits[code >> 3] |= 1 << (code & 7)
+    return bytes(bits)
+
+
 def normalise(text: str) -> str:
     """Case-fold, drop punctuation and symbols, collapse whitespace: what edits rarely touch."""
+    if _kernel is not None:
+        value = _kernel.normalise(text, _blanks())
+        if value is not None:  # None: a letter outside ASCII, for NFKC and case folding
+            return value
+    return _python_normalise(text)
+
+
+def _python_normalise(text: str) -> str:
     if text.isascii():
         return " ".join(text.encode("ascii").translate(_ASCII_BLANKING).decode("ascii").split())
     text = unicodedata.normalize("NFKC", text).casefold().translate(_BLANKING)
@@ -100,6 +148,14 @@ def split_sentences(text: str) -> list[str]:
 
 def long_sentences(paragraph: str, keep: int = LONG_SENTENCES) -> list[str]:
     """The `keep` longest normalised sentences of a paragraph, in their original order."""
+    if _kernel is not None and keep >= 0:  # the same in one pass of C
+        found = _kernel.long_sentences(paragraph, keep, MIN_SENTENCE_CHARS, _blanks())
+        if found is not None:  # None: a letter outside ASCII
+            return found
+    return _python_long_sentences(paragraph, keep)
+
+
+def _python_long_sentences(paragraph: str, keep: int = LONG_SENTENCES) -> list[str]:
     plain = paragraph.isascii()
     if len(paragraph) < MIN_SENTENCE_CHARS and plain:
         return []  # normalising ASCII never lengthens it: no sentence here is long enough
@@ -109,7 +165,7 @@ def long_sentences(paragraph: str, keep: int = LONG_SENTENCES) -> list[str]:
         parts = marked.translate(_ASCII_BLANKING_LINES).decode("ascii").split("\n")
         normed = [" ".join(p.split()) for p in parts]
     else:
-        normed = [normalise(s) for s in split_sentences(paragraph)]
+        normed = [_python_normalise(s) for s in split_sentences(paragraph)]
     indexed = [(i, s) for i, s in enumerate(normed) if len(s) >= MIN_SENTENCE_CHARS]
     if len(indexed) <= keep:  # most paragraphs: all of them, already in order
         return [s for _, s in indexed]
@@ -224,6 +280,14 @@ def _shingle_simhash(shingles: Counter[str]) -> int:
     return int.from_bytes(np.packbits(mask).tobytes(), "big")
 
 
+def shingle_simhash(sentences: list[str]) -> int:
+    """The SimHash of the sentences' shingles (0 for none): the near-duplicate index's key."""
+    if _kernel is not None:
+        return int(_kernel.shingle_simhash(sentences, SHINGLE_WORDS))
+    shingles = _shingles(sentences)
+    return _shingle_simhash(shingles) if shingles else 0
+
+
 #: Runs of digits, and hex or dashed ids with a digit in them (session ids, UUIDs, request
 #: ids): what varies from one URL of a family to the next.
 #: (The leading lookahead changes no match: both branches start so. It lets the scan skip
@@ -329,14 +393,13 @@ def content_print(
     nodes = _walk(tree)
     paragraphs = [n for n in nodes if n.kind == "paragraph"]
     sentences = [s for p in paragraphs for s in p.sentences]
-    shingles = _shingles(sentences)
-    simhash = _shingle_simhash(shingles) if shingles else 0
+    simhash = shingle_simhash(sentences)
     return ContentPrint(
         document=tree.fingerprint if sentences else 0,
         simhash=simhash,
         sections=tuple(n.fingerprint for n in nodes if n.kind == "section"),
         paragraphs=tuple(p.fingerprint for p in paragraphs),
-        sentences=tuple(_hash64(s) for s in sentences),
+        sentences=tuple(map(_hash64, sentences)),
         thin=(
             visible_key(visible, url)
             if visible and (thin_below is None or len(sentences) < thin_below)

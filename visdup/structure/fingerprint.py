@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from visdup._native import kernel
+
 if TYPE_CHECKING:
     from visdup.structure.term import Term
 
@@ -36,9 +38,14 @@ _SPREAD_BYTE = tuple(
 _COUNTERS = struct.Struct("<64I")
 
 
-def _feature_hash(feature: str) -> int:
+def _python_feature_hash(feature: str) -> int:
     # blake2b is stable across processes, unlike hash(); 8 bytes is all SimHash needs.
     return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+_text_kernel = kernel("_text")
+#: The same hash in C when the text-print kernel is built.
+_feature_hash = _text_kernel.blake64 if _text_kernel is not None else _python_feature_hash
 
 
 @lru_cache(maxsize=1 << 16)

@@ -1,0 +1,616 @@
+/* Text-print kernels: what visdup.content.textprint computes per sentence and per shingle.
+ *
+ * - blake64(str) and blake64_many(list): int.from_bytes(blake2b(s.encode(), digest_size=8)
+ *   .digest(), "big"), the 64-bit hash of every fingerprint layer;
+ * - normalise(text, blanks) and long_sentences(paragraph, keep, min_chars, blanks): the
+ *   same of text that holds ASCII and blanks only (None for any other, which Python reads);
+ * - shingle_simhash(sentences, words): the SimHash of the sentences' word shingles weighted
+ *   by their counts (capped at 255), as _shingle_simhash(_shingles(...)) gives it.
+ *
+ * The Python functions are the reference; tests hold these to them on random and real text.
+ * BLAKE2b is written from RFC 7693 (unkeyed, 8-byte digest).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ BLAKE2b-64 */
+
+static const uint64_t blake_iv[8] = {
+    0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL,
+    0xa54ff53a5f1d36f1ULL, 0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL,
+    0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL};
+
+static const uint8_t blake_sigma[12][16] = {
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
+    {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13},
+    {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11},
+    {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
+    {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
+
+static inline uint64_t
+rotr64(uint64_t x, int n)
+{
+    return (x >> n) | (x << (64 - n));
+}
+
+static inline uint64_t
+load64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
+    return v;
+}
+
+#define BLAKE_G(a, b, c, d, x, y)         \
+    do {                                  \
+        v[a] = v[a] + v[b] + (x);         \
+        v[d] = rotr64(v[d] ^ v[a], 32);   \
+        v[c] = v[c] + v[d];               \
+        v[b] = rotr64(v[b] ^ v[c], 24);   \
+        v[a] = v[a] + v[b] + (y);         \
+        v[d] = rotr64(v[d] ^ v[a], 16);   \
+        v[c] = v[c] + v[d];               \
+        v[b] = rotr64(v[b] ^ v[c], 63);   \
+    } while (0)
+
+static void
+blake_compress(uint64_t h[8], const unsigned char block[128], uint64_t counter, int last)
+{
+    uint64_t v[16], m[16];
+    for (int i = 0; i < 8; i++) {
+        v[i] = h[i];
+        v[i + 8] = blake_iv[i];
+    }
+    v[12] ^= counter; /* messages here stay far below 2^64 bytes: the high word is 0 */
+    if (last) v[14] = ~v[14];
+    for (int i = 0; i < 16; i++) m[i] = load64(block + 8 * i);
+    for (int r = 0; r < 12; r++) {
+        const uint8_t *s = blake_sigma[r];
+        BLAKE_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
+        BLAKE_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+        BLAKE_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
+        BLAKE_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+        BLAKE_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
+        BLAKE_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+        BLAKE_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
+        BLAKE_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    for (int i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+}
+
+/* The 8-byte BLAKE2b digest of data, read as a big-endian integer. */
+static uint64_t
+blake64(const unsigned char *data, size_t len)
+{
+    uint64_t h[8];
+    unsigned char block[128];
+    memcpy(h, blake_iv, sizeof(h));
+    h[0] ^= 0x01010000ULL ^ 8ULL; /* depth 1, fanout 1, no key, 8-byte digest */
+    uint64_t counter = 0;
+    while (len > 128) {
+        counter += 128;
+        blake_compress(h, data, counter, 0);
+        data += 128;
+        len -= 128;
+    }
+    memset(block, 0, sizeof(block));
+    if (len) memcpy(block, data, len);
+    counter += len;
+    blake_compress(h, block, counter, 1);
+    uint64_t out = 0; /* the digest is h[0] little-endian; Python reads its bytes big-endian */
+    for (int k = 0; k < 8; k++) out = (out << 8) | ((h[0] >> (8 * k)) & 0xFF);
+    return out;
+}
+
+static PyObject *
+py_blake64(PyObject *self, PyObject *arg)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (s == NULL) return NULL;
+    return PyLong_FromUnsignedLongLong(blake64((const unsigned char *)s, (size_t)n));
+}
+
+static PyObject *
+py_blake64_many(PyObject *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "blake64_many takes a sequence of str");
+    if (seq == NULL) return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyList_New(count);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t n;
+        const char *s = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &n);
+        PyObject *value =
+            s == NULL ? NULL : PyLong_FromUnsignedLongLong(blake64((const unsigned char *)s, (size_t)n));
+        if (value == NULL) {
+            Py_DECREF(out);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, value);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
+/* ------------------------------------------------------------------ long sentences
+ *
+ * normalise() and long_sentences() of textprint for text of ASCII and of the characters
+ * that normalising turns to blanks whatever stands around them (punctuation, symbols,
+ * separators: the bitmap `blanks`, which Python makes from unicodedata, so both read one
+ * Unicode version). Any other character (a letter outside ASCII) returns None: NFKC and
+ * case folding are Python's to do.
+ */
+
+/* What Python's \s and str.split() call whitespace. */
+static inline int
+is_space(Py_UCS4 c)
+{
+    return c < 128 ? (c == ' ' || (c >= 9 && c <= 13) || (c >= 28 && c <= 31))
+                   : Py_UNICODE_ISSPACE(c);
+}
+
+static inline int
+is_alnum(Py_UCS4 c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* The terminators of _WESTERN_END, and the closers that stay with their sentence. */
+static inline int
+is_terminator(Py_UCS4 c)
+{
+    return c == '.' || c == '!' || c == '?' || c == ';' || c == 0x2026;
+}
+
+static inline int
+is_closer(Py_UCS4 c)
+{
+    return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D || c == 0x2019 ||
+           c == 0xBB;
+}
+
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t n;
+    const unsigned char *blanks; /* bit c: character c normalises to blanks */
+    Py_ssize_t blank_bits;
+} Text;
+
+/* A character as normalise() leaves it: its ASCII lower case, 0 for a blank, -1 for one
+ * the kernel does not know. */
+static inline int
+fold(const Text *t, Py_UCS4 c)
+{
+    if (c < 128) {
+        if (c >= 'A' && c <= 'Z') return (int)(c + 32);
+        return is_alnum(c) ? (int)c : 0;
+    }
+    if ((Py_ssize_t)c < t->blank_bits && (t->blanks[c >> 3] >> (c & 7) & 1)) return 0;
+    return -1;
+}
+
+/* Where _WESTERN_END's match starting at i ends; 0 when none starts there. Each round of
+ * the closers' loop is deterministic (a closer, or one blank and a closer) and the loop is
+ * greedy: it gives back whole rounds until a blank follows, so the match keeps the last
+ * round after which a blank stands, then takes every blank. */
+static int
+sentence_end(const Text *t, Py_ssize_t i, Py_ssize_t *match_end)
+{
+    const int kind = t->kind;
+    const void *data = t->data;
+    const Py_ssize_t n = t->n;
+    if (!is_terminator(PyUnicode_READ(kind, data, i))) return 0;
+    Py_ssize_t p = i + 1, kept = -1;
+    for (;;) {
+        Py_UCS4 c = p < n ? PyUnicode_READ(kind, data, p) : 0;
+        if (p < n && is_space(c)) kept = p;
+        if (p < n && is_closer(c))
+            p += 1;
+        else if (p + 1 < n && is_space(c) && is_closer(PyUnicode_READ(kind, data, p + 1)))
+            p += 2;
+        else
+            break;
+    }
+    if (kept < 0) return 0;
+    Py_ssize_t r = kept;
+    while (r < n && is_space(PyUnicode_READ(kind, data, r))) r++;
+    *match_end = r;
+    return 1;
+}
+
+static int
+read_text(PyObject *text, Py_buffer *blanks, Text *t)
+{
+    t->kind = PyUnicode_KIND(text);
+    t->data = PyUnicode_DATA(text);
+    t->n = PyUnicode_GET_LENGTH(text);
+    t->blanks = (const unsigned char *)blanks->buf;
+    t->blank_bits = blanks->len * 8;
+    return 0;
+}
+
+typedef struct {
+    Py_ssize_t start, len, index;
+} Sentence;
+
+static int
+by_length_then_index(const void *a, const void *b)
+{
+    const Sentence *x = (const Sentence *)a, *y = (const Sentence *)b;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+static int
+by_index(const void *a, const void *b)
+{
+    const Sentence *x = (const Sentence *)a, *y = (const Sentence *)b;
+    return x->index < y->index ? -1 : (x->index > y->index);
+}
+
+static PyObject *
+py_normalise(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_buffer blanks;
+    if (!PyArg_ParseTuple(args, "Uy*", &text, &blanks)) return NULL;
+    Text t;
+    read_text(text, &blanks, &t);
+    unsigned char *out = (unsigned char *)malloc((size_t)t.n + 1);
+    if (out == NULL) {
+        PyBuffer_Release(&blanks);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t len = 0;
+    int pending_space = 0, unknown = 0;
+    for (Py_ssize_t i = 0; i < t.n; i++) {
+        int c = fold(&t, PyUnicode_READ(t.kind, t.data, i));
+        if (c < 0) {
+            unknown = 1;
+            break;
+        }
+        if (c == 0) {
+            pending_space = 1;
+            continue;
+        }
+        if (pending_space && len) out[len++] = ' ';
+        pending_space = 0;
+        out[len++] = (unsigned char)c;
+    }
+    PyBuffer_Release(&blanks);
+    PyObject *result;
+    if (unknown) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        result = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, out, len);
+    }
+    free(out);
+    return result;
+}
+
+static PyObject *
+py_long_sentences(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t keep, min_chars;
+    Py_buffer blanks;
+    if (!PyArg_ParseTuple(args, "Unny*", &text, &keep, &min_chars, &blanks)) return NULL;
+    Text t;
+    read_text(text, &blanks, &t);
+    const Py_ssize_t n = t.n;
+    /* The normalised text: sentences end where _WESTERN_END puts a line break (or a line
+     * break stood), words of letters and digits, lower case, one space apart. */
+    unsigned char *out = (unsigned char *)malloc((size_t)n + 1);
+    Py_ssize_t cap = 16, count = 0;
+    Sentence *found = (Sentence *)malloc(sizeof(Sentence) * (size_t)cap);
+    PyObject *result = NULL;
+    if (out == NULL || found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t len = 0, start = 0, index = 0, i = 0;
+    int pending_space = 0;
+    for (;;) {
+        int line_end = 0, c = 0;
+        Py_ssize_t next = i + 1;
+        if (i >= n) {
+            line_end = 1;
+        } else {
+            Py_UCS4 cp = PyUnicode_READ(t.kind, t.data, i);
+            if (cp == '\n') {
+                line_end = 1;
+            } else if (sentence_end(&t, i, &next)) {
+                line_end = 1; /* a terminator and its closers are punctuation: no words */
+            } else if ((c = fold(&t, cp)) < 0) {
+                result = Py_None;
+                Py_INCREF(result);
+                goto done;
+            }
+        }
+        if (line_end) {
+            if (len - start >= min_chars) {
+                if (count == cap) {
+                    cap *= 2;
+                    Sentence *grown = (Sentence *)realloc(found, sizeof(Sentence) * (size_t)cap);
+                    if (grown == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    found = grown;
+                }
+                found[count].start = start;
+                found[count].len = len - start;
+                found[count].index = index;
+                count++;
+            }
+            index++;
+            start = len;
+            pending_space = 0;
+            if (i >= n) break;
+            i = next;
+            continue;
+        }
+        if (c) {
+            if (pending_space && len > start) out[len++] = ' ';
+            pending_space = 0;
+            out[len++] = (unsigned char)c;
+        } else {
+            pending_space = 1;
+        }
+        i = next;
+    }
+    if (count > keep) {
+        qsort(found, (size_t)count, sizeof(Sentence), by_length_then_index);
+        count = keep;
+        qsort(found, (size_t)count, sizeof(Sentence), by_index);
+    }
+    result = PyList_New(count);
+    for (Py_ssize_t k = 0; result != NULL && k < count; k++) {
+        PyObject *sentence =
+            PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, out + found[k].start, found[k].len);
+        if (sentence == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, k, sentence);
+    }
+done:
+    PyBuffer_Release(&blanks);
+    free(out);
+    free(found);
+    return result;
+}
+
+/* ------------------------------------------------------------------ shingle SimHash */
+
+typedef struct {
+    uint64_t hash;
+    const unsigned char *text;
+    Py_ssize_t len;
+} Shingle;
+
+static int
+by_hash_then_text(const void *a, const void *b)
+{
+    const Shingle *x = (const Shingle *)a, *y = (const Shingle *)b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    Py_ssize_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->text, y->text, (size_t)n);
+    if (c) return c;
+    return x->len < y->len ? -1 : (x->len > y->len);
+}
+
+/* _TOKEN's classes: \w (str.isalnum() or an underscore), and the ideographs, kana and
+ * hangul that stand one to a token where a token starts. */
+static inline int
+is_word(Py_UCS4 c)
+{
+    return c < 128 ? is_alnum(c) || c == '_' : Py_UNICODE_ISALNUM(c);
+}
+
+static inline int
+is_cjk(Py_UCS4 c)
+{
+    return (c >= 0x3040 && c <= 0x30FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+           (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF);
+}
+
+/* The code point of valid UTF-8 at s (CPython made it) and its length in bytes. */
+static inline Py_UCS4
+utf8_at(const unsigned char *s, int *len)
+{
+    unsigned char c = s[0];
+    if (c < 0x80) {
+        *len = 1;
+        return c;
+    }
+    if (c < 0xE0) {
+        *len = 2;
+        return ((Py_UCS4)(c & 0x1F) << 6) | (s[1] & 0x3F);
+    }
+    if (c < 0xF0) {
+        *len = 3;
+        return ((Py_UCS4)(c & 0x0F) << 12) | ((Py_UCS4)(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+    }
+    *len = 4;
+    return ((Py_UCS4)(c & 0x07) << 18) | ((Py_UCS4)(s[1] & 0x3F) << 12) |
+           ((Py_UCS4)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+}
+
+static PyObject *
+py_shingle_simhash(PyObject *self, PyObject *args)
+{
+    PyObject *sentences;
+    Py_ssize_t words;
+    if (!PyArg_ParseTuple(args, "On", &sentences, &words)) return NULL;
+    if (words < 1) {
+        PyErr_SetString(PyExc_ValueError, "words must be at least 1");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(sentences, "shingle_simhash takes a sequence of str");
+    if (seq == NULL) return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t total_len = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t n;
+        if (PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &n) == NULL) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        total_len += n + 1;
+    }
+    /* Every shingle is at most `words` tokens joined by one space, written out in one buffer
+     * that never moves: a token is in at most `words` shingles and brings at most one space
+     * (tokens of CJK stand side by side), so twice `words` times the text is room for all. */
+    size_t buf_cap = 2 * (size_t)total_len * (size_t)words + 16;
+    unsigned char *buf = (unsigned char *)malloc(buf_cap);
+    Py_ssize_t tok_cap = 64, shingle_cap = 64, nshingles = 0;
+    Py_ssize_t *tok_start = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)tok_cap);
+    Py_ssize_t *tok_len = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)tok_cap);
+    Shingle *shingles = (Shingle *)malloc(sizeof(Shingle) * (size_t)shingle_cap);
+    PyObject *result = NULL;
+    size_t used = 0;
+    if (buf == NULL || tok_start == NULL || tok_len == NULL || shingles == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t n, ntok = 0;
+        const unsigned char *s =
+            (const unsigned char *)PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &n);
+        for (Py_ssize_t p = 0; p < n;) { /* tokens: an ideograph where one starts, or \w+ */
+            int width;
+            Py_UCS4 c = utf8_at(s + p, &width);
+            Py_ssize_t q = p + width;
+            if (!is_cjk(c)) {
+                if (!is_word(c)) {
+                    p = q;
+                    continue;
+                }
+                while (q < n) {
+                    Py_UCS4 d = utf8_at(s + q, &width);
+                    if (!is_word(d)) break;
+                    q += width;
+                }
+            }
+            if (ntok == tok_cap) {
+                tok_cap *= 2;
+                Py_ssize_t *a = (Py_ssize_t *)realloc(tok_start, sizeof(Py_ssize_t) * (size_t)tok_cap);
+                if (a != NULL) tok_start = a;
+                Py_ssize_t *b = (Py_ssize_t *)realloc(tok_len, sizeof(Py_ssize_t) * (size_t)tok_cap);
+                if (b != NULL) tok_len = b;
+                if (a == NULL || b == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+            }
+            tok_start[ntok] = p;
+            tok_len[ntok] = q - p;
+            ntok++;
+            p = q;
+        }
+        /* more tokens than a shingle: every window; else the whole sentence is one shingle */
+        Py_ssize_t windows = ntok > words ? ntok - words + 1 : 1;
+        Py_ssize_t width = ntok > words ? words : ntok;
+        for (Py_ssize_t w = 0; w < windows; w++) {
+            if (nshingles == shingle_cap) {
+                shingle_cap *= 2;
+                Shingle *grown = (Shingle *)realloc(shingles, sizeof(Shingle) * (size_t)shingle_cap);
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                shingles = grown;
+            }
+            size_t at = used, need = width > 0 ? (size_t)(width - 1) : 0;
+            for (Py_ssize_t t = w; t < w + width; t++) need += (size_t)tok_len[t];
+            if (used + need > buf_cap) { /* cannot happen: see buf_cap */
+                PyErr_SetString(PyExc_RuntimeError, "shingle buffer overrun");
+                goto done;
+            }
+            for (Py_ssize_t t = w; t < w + width; t++) {
+                if (t > w) buf[used++] = ' ';
+                memcpy(buf + used, s + tok_start[t], (size_t)tok_len[t]);
+                used += (size_t)tok_len[t];
+            }
+            shingles[nshingles].hash = blake64(buf + at, used - at);
+            shingles[nshingles].text = buf + at; /* buf never moves: it was sized for all */
+            shingles[nshingles].len = (Py_ssize_t)(used - at);
+            nshingles++;
+        }
+    }
+    if (nshingles == 0) {
+        result = PyLong_FromLong(0);
+        goto done;
+    }
+    qsort(shingles, (size_t)nshingles, sizeof(Shingle), by_hash_then_text);
+    /* Each distinct shingle weighs its count, capped at 255; bit b is set when the weight
+     * of shingles having it is more than half of all. */
+    uint64_t ones[64];
+    uint64_t total = 0;
+    memset(ones, 0, sizeof(ones));
+    for (Py_ssize_t k = 0; k < nshingles;) {
+        Py_ssize_t j = k + 1;
+        while (j < nshingles && by_hash_then_text(&shingles[k], &shingles[j]) == 0) j++;
+        uint64_t weight = (uint64_t)(j - k) < 255 ? (uint64_t)(j - k) : 255;
+        uint64_t h = shingles[k].hash;
+        for (int b = 0; b < 64; b++)
+            if (h >> b & 1) ones[b] += weight;
+        total += weight;
+        k = j;
+    }
+    uint64_t value = 0;
+    for (int b = 0; b < 64; b++)
+        if (2 * ones[b] > total) value |= 1ULL << b;
+    result = PyLong_FromUnsignedLongLong(value);
+done:
+    free(buf);
+    free(tok_start);
+    free(tok_len);
+    free(shingles);
+    Py_DECREF(seq);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"blake64", py_blake64, METH_O,
+     "blake64(text) -> the 8-byte BLAKE2b digest of text's UTF-8, as a big-endian int"},
+    {"blake64_many", py_blake64_many, METH_O, "blake64_many(texts) -> [blake64(t) for t in texts]"},
+    {"normalise", py_normalise, METH_VARARGS,
+     "normalise(text, blanks) -> textprint.normalise(text), or None for a character outside "
+     "ASCII that is not in the bitmap blanks"},
+    {"long_sentences", py_long_sentences, METH_VARARGS,
+     "long_sentences(paragraph, keep, min_chars, blanks) -> the `keep` longest normalised "
+     "sentences in order, or None for a character outside ASCII that is not in blanks"},
+    {"shingle_simhash", py_shingle_simhash, METH_VARARGS,
+     "shingle_simhash(sentences, words) -> SimHash of the word shingles weighted by count "
+     "(at most 255)"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_text",
+                                    "Text-print kernels (BLAKE2b-64, long sentences, shingles).",
+                                    -1, methods};
+
+PyMODINIT_FUNC
+PyInit__text(void)
+{
+    return PyModule_Create(&module);
+}
