@@ -30,7 +30,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, exists, func, insert, inspect, literal, or_, select, update
+from sqlalchemy import (
+    bindparam,
+    delete,
+    exists,
+    func,
+    insert,
+    inspect,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 
 from visdup.drift.aggregate import encode, fit_limit, measure, merge_sample, template_stats
@@ -59,6 +70,11 @@ if TYPE_CHECKING:
     from visdup.templates.stm import FlatTree
 
 logger = logging.getLogger(__name__)
+
+#: Asked for every page a snapshot records (built once: building costs more than running).
+_STORED_LABELS = select(
+    pages.c.id, pages.c.verdict, pages.c.kind, pages.c.duplicate_of, pages.c.similarity
+).where(pages.c.url == bindparam("page_url"))
 
 #: Close reason of a run that crawled everything it found: its snapshot is complete.
 FINISHED = "finished"
@@ -354,11 +370,8 @@ class Snapshot:
     def stored_labels(self, url: str) -> Any:
         """The stored page of this URL (``id``, ``verdict``, ``kind``, ``duplicate_of``,
         ``similarity``): fetched again for this snapshot; None when it is new."""
-        query = select(
-            pages.c.id, pages.c.verdict, pages.c.kind, pages.c.duplicate_of, pages.c.similarity
-        ).where(pages.c.url == canonical_url(url))
         with _reader(self.store).connect() as conn:
-            return conn.execute(query).first()
+            return conn.execute(_STORED_LABELS, {"page_url": canonical_url(url)}).first()
 
     def page_id(self, url: str) -> int | None:
         """The stored page of this URL (fetched again for this snapshot), or None."""

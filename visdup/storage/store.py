@@ -121,6 +121,17 @@ _INSERT_PAGE = insert(pages)
 _GROW_CLUSTER = (
     update(clusters).where(clusters.c.id == bindparam("cluster")).values(size=clusters.c.size + 1)
 )
+# Statements run for every page, built once: building one costs more than running it.
+_PAGE_BY_BODY_HASH = (
+    select(pages.c.id)
+    .where(pages.c.body_hash == bindparam("body_hash"), pages.c.problem.is_(None))
+    .order_by(pages.c.id)
+    .limit(1)
+)
+_INSERT_COMPARISONS = insert(schema.comparisons)
+_INSERT_LAYOUT = insert(layouts)
+#: One cluster's row; the columns to set are the other keys of the parameters.
+_UPDATE_CLUSTER = update(clusters).where(clusters.c.id == bindparam("cluster_id"))
 
 _INSERT_LINKS_PG = postgresql.insert(links).on_conflict_do_nothing()
 _INSERT_LINKS_SQLITE = sqlite.insert(links).on_conflict_do_nothing()
@@ -291,12 +302,7 @@ class Store:
             )
 
     def page_by_body_hash(self, conn: Connection, body_hash: str) -> int | None:
-        return conn.execute(
-            select(pages.c.id)
-            .where(pages.c.body_hash == body_hash, pages.c.problem.is_(None))
-            .order_by(pages.c.id)
-            .limit(1)
-        ).scalar()
+        return conn.execute(_PAGE_BY_BODY_HASH, {"body_hash": body_hash}).scalar()
 
     def parent_of(self, conn: Connection, page_id: int, column: str) -> int | None:
         """A page's ``duplicate_of`` or ``content_duplicate_of``, as ``conn`` sees it."""
@@ -439,7 +445,7 @@ class Store:
             {"page_id": page_id, "other_id": o, "channel": c, "similarity": s} for o, c, s in rows
         ]
         if values:
-            conn.execute(insert(schema.comparisons), values)
+            conn.execute(_INSERT_COMPARISONS, values)
 
     def comparison_rows(self) -> list[Any]:
         """Every stored comparison (page_id, other_id, channel, similarity), by page."""
@@ -601,7 +607,7 @@ class Store:
             values["state"] = json.dumps(state)
         if template is not None:
             values["template"] = json.dumps(template)
-        done = conn.execute(update(clusters).where(clusters.c.id == cluster_id).values(**values))
+        done = conn.execute(_UPDATE_CLUSTER, {"cluster_id": cluster_id, **values})
         if done.rowcount == 0:
             conn.execute(insert(clusters).values(id=cluster_id, size=0, **values))
 
@@ -620,13 +626,14 @@ class Store:
         try:
             with conn.begin_nested():
                 conn.execute(
-                    insert(layouts).values(
-                        key=signed,
-                        cluster_id=cluster_id,
-                        labels=json.dumps(list(labels)),
-                        sizes=json.dumps(list(sizes)),
-                        version=version,
-                    )
+                    _INSERT_LAYOUT,
+                    {
+                        "key": signed,
+                        "cluster_id": cluster_id,
+                        "labels": json.dumps(list(labels)),
+                        "sizes": json.dumps(list(sizes)),
+                        "version": version,
+                    },
                 )
         except IntegrityError:
             return False
