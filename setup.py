@@ -1,5 +1,6 @@
 """Compiled kernels are optional: without a C compiler the pure-Python fallbacks serve."""
 
+import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -22,6 +23,13 @@ setup(
         Extension("visdup._native._ted", ["visdup/_native/_ted.c"], optional=True),
         Extension("visdup._native._stm", ["visdup/_native/_stm.c"], optional=True),
         Extension("visdup._native._text", ["visdup/_native/_text.c"], optional=True),
+        Extension(
+            "visdup._native._weights",
+            ["visdup/_native/_weights.c"],
+            # Python rounds a*b+c twice: a fused multiply-add would choose other elements
+            extra_compile_args=[] if sys.platform == "win32" else ["-ffp-contract=off"],
+            optional=True,
+        ),
         Extension(
             "visdup._native._term", ["visdup/_native/_term.c"], include_dirs=_libxml2_includes(), optional=True
         ),

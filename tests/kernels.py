@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from visdup.content import blocks, textprint, visibility
+from visdup.content import blocks, main, textprint, visibility, weights
 from visdup.templates import stm
 
 #: Every module that holds a compiled kernel it checks on each call.
-HOLDERS = (stm, blocks, visibility, textprint)
+HOLDERS = (stm, blocks, visibility, textprint, weights, main)
 
 
 def python_kernels(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,9 +18,11 @@ import pytest
 from kernels import python_kernels
 
 from visdup.content import main_content
+from visdup.content import weights as weights_module
 from visdup.content.blocks import BLOCK_TAGS, HEADINGS
 from visdup.content.blocks import join_blocks as _join_blocks
 from visdup.content.blocks import paragraphs as _blocks
+from visdup.content.blocks import walk as _walk
 from visdup.content.textprint import _SLICE, _common, _shingle_simhash
 from visdup.page.parse import parse_html
 from visdup.structure.fingerprint import simhash64
@@ -355,3 +357,40 @@ def test_compiled_subtree_sizes_equal_the_python_loop() -> None:
     assert dom.subtree_sizes(deep) == list(range(10000, 0, -1))
     # not a preorder (a parent after its child): the Python loop answers, as it did before
     assert dom.subtree_sizes([-1, 2, 0]) == [2, 1, 2]
+
+
+@pytest.mark.skipif(weights_module._kernel is None, reason="compiled weights not built")
+def test_compiled_weights_equal_python(monkeypatch) -> None:
+    """Every sum, ancestor factor, depth and choice of the compiled loops is Python's, bit
+    for bit (the build turns floating-point contraction off)."""
+    fields = ("net", "good", "chars", "links", "teasers", "teaser_count", "linked", "factors")
+
+    def weights_of(root) -> tuple:
+        walked = _walk(root)
+        w = weights_module.weigh(walked)
+        path, depth = w.ancestry()
+        chosen = [weights_module.choose(w, s) for s in (None, w.teasers, w.linked, w.good)]
+        return (*(list(getattr(w, f)) for f in fields), list(path), list(depth), chosen)
+
+    roots = []
+    for body in PAGES:
+        doc = parse_html(body)
+        if doc.root is not None:
+            roots.append(doc.root)
+    fast = [weights_of(r) for r in roots]
+    monkeypatch.setattr(weights_module, "_kernel", None)
+    slow = [weights_of(r) for r in roots]
+    assert fast == slow
+    assert any(f[0] and max(f[4]) > 0 for f in fast)  # pages with teasers were weighed
+
+
+@pytest.mark.skipif(weights_module._kernel is None, reason="compiled weights not built")
+def test_compiled_weights_refuse_what_is_no_walk() -> None:
+    kernel = weights_module._kernel
+    with pytest.raises(ValueError):  # a parent after its child
+        kernel.weigh([-1, 2, 0], [0], [1.0], [1], [0], b"\0", [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError):  # a paragraph owned by no element
+        kernel.weigh([-1, 0], [5], [1.0], [1], [0], b"\0", [1.0, 1.0])
+    with pytest.raises(ValueError):  # factors of another length
+        kernel.weigh([-1, 0], [0], [1.0], [1], [0], b"\0", [1.0])
+    assert kernel.weigh([], [], [], [], [], b"", []) == (b"",) * 7

@@ -9,10 +9,12 @@ element that holds the teasers is the content, never a footer with one sentence 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from visdup._native import kernel
 from visdup.content.blocks import HEADINGS, Block, join_blocks, walk
 from visdup.content.titles import page_title
 from visdup.content.visibility import remove_element, remove_invisible
@@ -20,8 +22,12 @@ from visdup.content.weights import Weights, choose, in_footer, weigh
 from visdup.page.dom import subtree_sizes
 from visdup.page.parse import parse_html
 
+#: The compiled descent of :func:`_prune` (``visdup._native._weights``).
+_kernel = kernel("_weights")
+
 #: Elements dropped from inside the main content: captions describe pictures, not the story.
 PRUNE_TAGS = frozenset({"figure", "figcaption"})
+_HEADING_TAGS = frozenset(HEADINGS)
 #: A furniture-named branch inside the content goes unless it holds this share of its prose.
 PRUNE_NOISE_SHARE = 0.5
 #: A branch with net negative weight goes when this share of its text is links...
@@ -121,7 +127,7 @@ def main_content(
     return MainContent(title, node, text, kept, page_text, listing, heading)
 
 
-def _prune(index: int, w: Weights, mass: list[float] | None) -> int:
+def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
     """Top-down: drop branches whose weight is far below the content they sit in; count them.
 
     In a listing or an index, ``mass`` (teasers, links) is the content: link-rich branches
@@ -135,7 +141,6 @@ def _prune(index: int, w: Weights, mass: list[float] | None) -> int:
     walked = w.walk
     parents = walked.parents
     keys = walked.keys
-    sizes = subtree_sizes(parents)
     if mass is None:
         mass = w.good
     total = max(mass[index], 1)
@@ -143,6 +148,15 @@ def _prune(index: int, w: Weights, mass: list[float] | None) -> int:
     link_floor = PRUNE_LINK_LIST_SHARE * total
     net, good, m_of = w.net, w.good, w.factors
     doomed: list[int] = []
+    if _kernel is not None and isinstance(mass, array) and isinstance(m_of, array):
+        doomed = _kernel.prune(
+            index, parents, keys, _HEADING_TAGS, PRUNE_TAGS, mass, m_of, net, good, w.links,
+            w.chars, listing, noise, link_floor, PRUNE_LINK_DENSITY,
+        )  # fmt: skip
+        for child in doomed:  # last first, as below
+            remove_element(walked.element(child))
+        return len(doomed)
+    sizes = subtree_sizes(parents)
     stack = [index]
     while stack:
         idx = stack.pop()

@@ -20,9 +20,16 @@ manuals (``--set python``, ``--set postgres``); the README has both tables.
 from __future__ import annotations
 
 import re
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from visdup._native import kernel
 from visdup.content.blocks import Block, Key, Walk
+
+#: The compiled loops over every element (``visdup._native._weights``): the same sums, the
+#: same element chosen; without it, the Python below.
+_kernel = kernel("_weights")
 
 #: Structural elements that hold page furniture rather than the article.
 NOISE_TAGS = frozenset({"nav", "aside", "footer", "menu"})
@@ -205,15 +212,16 @@ class Weights:
     """Per-element sums over the paragraphs of its subtree, by element number."""
 
     walk: Walk
-    net: list[float]  # S(Q): prose minus furniture
-    good: list[float]  # prose characters alone (discounted by furniture factors)
-    chars: list[int]
-    links: list[int]
-    teasers: list[float]  # characters of teasers (linked headings, cut excerpts)
-    teaser_count: list[int]
-    linked: list[float]  # link characters, discounted like the prose (an index's content)
-    factors: list[float]  # m of every element, read once per page
-    _ancestry: tuple[list[float], list[int]] | None = field(default=None, repr=False)
+    # lists, or arrays (``d``, ``q``) when the compiled kernel made them
+    net: Sequence[float]  # S(Q): prose minus furniture
+    good: Sequence[float]  # prose characters alone (discounted by furniture factors)
+    chars: Sequence[int]
+    links: Sequence[int]
+    teasers: Sequence[float]  # characters of teasers (linked headings, cut excerpts)
+    teaser_count: Sequence[int]
+    linked: Sequence[float]  # link characters, discounted like the prose (an index's content)
+    factors: Sequence[float]  # m of every element, read once per page
+    _ancestry: tuple[Sequence[float], Sequence[int]] | None = field(default=None, repr=False)
 
     def factor(self, i: int) -> float:
         return self.factors[i]
@@ -221,9 +229,12 @@ class Weights:
     def link_density(self, i: int) -> float:
         return self.links[i] / max(1, self.chars[i])
 
-    def ancestry(self) -> tuple[list[float], list[int]]:
+    def ancestry(self) -> tuple[Sequence[float], Sequence[int]]:
         """Per element: the smallest furniture factor of its ancestors (the root's aside),
         and its depth. The same for every score :func:`choose` ranks: made once a page."""
+        if self._ancestry is None and _kernel is not None and isinstance(self.factors, array):
+            path_bytes, depth_bytes = _kernel.ancestry(self.walk.parents, self.factors)
+            self._ancestry = (array("d", path_bytes), array("q", depth_bytes))
         if self._ancestry is None:
             parents = self.walk.parents
             m_of = self.factors
@@ -248,6 +259,25 @@ def weigh(walk: Walk) -> Weights:
     share of its prose, so that a parent holding article and comments scores below the
     article alone.
     """
+    cached = _FACTORS.get  # most keys were met on earlier pages: no call for those
+    m_of = [cached(key) or factor(key) for key in walk.keys]
+    if _kernel is not None:
+        blocks = walk.blocks
+        sums = _kernel.weigh(
+            walk.parents,
+            [b.owner for b in blocks],
+            [block_value(b) for b in blocks],
+            [b.chars for b in blocks],
+            [b.link_chars for b in blocks],
+            bytes([is_teaser(b) for b in blocks]),
+            m_of,
+        )
+        net_, good_, chars_, links_, teasers_, count_, linked_ = (
+            array(code, raw) for code, raw in zip("ddqqdqd", sums, strict=True)
+        )
+        return Weights(
+            walk, net_, good_, chars_, links_, teasers_, count_, linked_, array("d", m_of)
+        )
     n = len(walk.parents)
     net = [0.0] * n
     good = [0.0] * n
@@ -256,8 +286,6 @@ def weigh(walk: Walk) -> Weights:
     teasers = [0.0] * n
     count = [0] * n
     linked = [0.0] * n
-    cached = _FACTORS.get  # most keys were met on earlier pages: no call for those
-    m_of = [cached(key) or factor(key) for key in walk.keys]
     w = Weights(walk, net, good, chars, links, teasers, count, linked, m_of)
     for block in walk.blocks:
         value = block_value(block)
@@ -290,7 +318,7 @@ def weigh(walk: Walk) -> Weights:
     return w
 
 
-def choose(w: Weights, score: list[float] | None = None) -> int:
+def choose(w: Weights, score: Sequence[float] | None = None) -> int:
     """The element with the highest weight H (its number), deeper elements winning ties.
 
     H = S(Q) · m(Q) · the furniture discounts of Q's ancestors: one comment inside a
@@ -300,6 +328,8 @@ def choose(w: Weights, score: list[float] | None = None) -> int:
     values = w.net if score is None else score
     m_of = w.factors
     path, depth = w.ancestry()
+    if _kernel is not None and isinstance(values, array) and isinstance(path, array):
+        return int(_kernel.choose(values, m_of, path, depth, DEPTH_BONUS, DEPTH_CAP))
     best, best_score = 0, float("-inf")
     for i in range(len(path)):
         s = values[i]

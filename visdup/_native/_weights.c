@@ -1,0 +1,420 @@
+/* Node weights of main content (visdup.content.weights, visdup.content.main): the loops over
+ * every element of a page, with the same arithmetic in the same order as the Python
+ * reference, so that the chosen element and every weight are the same to the last bit.
+ *
+ * - weigh(parents, owners, values, chars, links, teasers, factors): the per-element sums,
+ *   as bytes of doubles (net, good, teasers, linked) and of int64 (chars, links, count);
+ * - ancestry(parents, factors): each element's smallest ancestor factor and its depth;
+ * - choose(values, factors, path, depth, bonus, cap): the element of highest weight H;
+ * - prune(index, parents, keys, headings, prune_tags, mass, factors, net, good, links,
+ *   chars, listing, noise, link_floor, density): the elements main content drops, last
+ *   first.
+ *
+ * Built with floating-point contraction off (setup.py): a fused multiply-add rounds once
+ * where Python rounds twice.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An int sequence (a list) read into a C array of n entries; -1 on error. */
+static int
+read_indices(PyObject *seq_obj, Py_ssize_t n, Py_ssize_t *out, const char *name)
+{
+    PyObject *seq = PySequence_Fast(seq_obj, name);
+    if (seq == NULL) return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != n) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items", name, n);
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = PyLong_AsSsize_t(items[i]);
+        if (out[i] == -1 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static int
+read_doubles(PyObject *seq_obj, Py_ssize_t n, double *out, const char *name)
+{
+    PyObject *seq = PySequence_Fast(seq_obj, name);
+    if (seq == NULL) return -1;
+    if (PySequence_Fast_GET_SIZE(seq) != n) {
+        Py_DECREF(seq);
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items", name, n);
+        return -1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = PyFloat_AsDouble(items[i]);
+        if (out[i] == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+/* A buffer of n doubles ('d') or n int64 ('q'), as array.array gives them. */
+static int
+get_array(PyObject *obj, Py_buffer *view, char code, Py_ssize_t n, const char *name)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) return -1;
+    Py_ssize_t item = code == 'd' ? (Py_ssize_t)sizeof(double) : (Py_ssize_t)sizeof(int64_t);
+    if (view->format == NULL || view->format[0] != code || view->format[1] != '\0' ||
+        view->itemsize != item || view->len != n * item) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd items of type '%c'", name, n, code);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+py_weigh(PyObject *self, PyObject *args)
+{
+    PyObject *parents_obj, *owners_obj, *values_obj, *chars_obj, *links_obj, *factors_obj;
+    Py_buffer teaser;
+    if (!PyArg_ParseTuple(args, "OOOOOy*O", &parents_obj, &owners_obj, &values_obj, &chars_obj,
+                          &links_obj, &teaser, &factors_obj))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = PyObject_Length(parents_obj), nb = teaser.len;
+    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
+    double *values = NULL, *factors = NULL;
+    PyObject *net_b = NULL, *good_b = NULL, *teasers_b = NULL, *linked_b = NULL;
+    PyObject *chars_b = NULL, *links_b = NULL, *count_b = NULL;
+    if (n < 0) goto done;
+    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
+    factors = (double *)malloc(sizeof(double) * (size_t)(n + 1));
+    net_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    good_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    teasers_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    linked_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    chars_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    links_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    count_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!parents || !owners || !bchars || !blinks || !values || !factors) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!net_b || !good_b || !teasers_b || !linked_b || !chars_b || !links_b || !count_b) goto done;
+    if (read_indices(parents_obj, n, parents, "parents") < 0 ||
+        read_indices(owners_obj, nb, owners, "owners") < 0 ||
+        read_indices(chars_obj, nb, bchars, "chars") < 0 ||
+        read_indices(links_obj, nb, blinks, "links") < 0 ||
+        read_doubles(values_obj, nb, values, "values") < 0 ||
+        read_doubles(factors_obj, n, factors, "factors") < 0)
+        goto done;
+    double *net = (double *)PyBytes_AS_STRING(net_b), *good = (double *)PyBytes_AS_STRING(good_b);
+    double *teasers = (double *)PyBytes_AS_STRING(teasers_b);
+    double *linked = (double *)PyBytes_AS_STRING(linked_b);
+    int64_t *chars = (int64_t *)PyBytes_AS_STRING(chars_b);
+    int64_t *links = (int64_t *)PyBytes_AS_STRING(links_b);
+    int64_t *count = (int64_t *)PyBytes_AS_STRING(count_b);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        net[i] = good[i] = teasers[i] = linked[i] = 0.0;
+        chars[i] = links[i] = count[i] = 0;
+        if (i > 0 && (parents[i] < 0 || parents[i] >= i)) {
+            PyErr_SetString(PyExc_ValueError, "parents: not a preorder");
+            goto done;
+        }
+    }
+    const unsigned char *is_teaser = (const unsigned char *)teaser.buf;
+    for (Py_ssize_t b = 0; b < nb; b++) { /* each paragraph counts for its owner */
+        Py_ssize_t o = owners[b];
+        if (o < 0 || o >= n) {
+            PyErr_SetString(PyExc_ValueError, "owners: no such element");
+            goto done;
+        }
+        double value = values[b];
+        net[o] += value;
+        chars[o] += bchars[b];
+        links[o] += blinks[b];
+        linked[o] += (double)blinks[b];
+        if (value > 0) good[o] += (double)(bchars[b] - blinks[b]);
+        if (is_teaser[b]) {
+            teasers[o] += (double)bchars[b];
+            count[o] += 1;
+        }
+    }
+    for (Py_ssize_t i = n - 1; i > 0; i--) { /* then up: furniture passes up its share */
+        int64_t c = chars[i];
+        if (!c) continue;
+        Py_ssize_t p = parents[i];
+        double s = net[i], g = good[i], t = teasers[i];
+        double m = 1.0;
+        if (s > 0 || g != 0.0 || t != 0.0 || linked[i] != 0.0) m = factors[i] < 1.0 ? factors[i] : 1.0;
+        net[p] += s > 0 ? s * m : s;
+        good[p] += g * m;
+        teasers[p] += t * m;
+        count[p] += count[i];
+        linked[p] += linked[i] * m;
+        chars[p] += c;
+        links[p] += links[i];
+    }
+    result = Py_BuildValue("(OOOOOOO)", net_b, good_b, chars_b, links_b, teasers_b, count_b,
+                           linked_b);
+done:
+    PyBuffer_Release(&teaser);
+    free(parents);
+    free(owners);
+    free(bchars);
+    free(blinks);
+    free(values);
+    free(factors);
+    Py_XDECREF(net_b);
+    Py_XDECREF(good_b);
+    Py_XDECREF(teasers_b);
+    Py_XDECREF(linked_b);
+    Py_XDECREF(chars_b);
+    Py_XDECREF(links_b);
+    Py_XDECREF(count_b);
+    return result;
+}
+
+static PyObject *
+py_ancestry(PyObject *self, PyObject *args)
+{
+    PyObject *parents_obj, *factors_obj;
+    if (!PyArg_ParseTuple(args, "OO", &parents_obj, &factors_obj)) return NULL;
+    Py_ssize_t n = PyObject_Length(parents_obj);
+    if (n < 0) return NULL;
+    Py_buffer fv;
+    if (get_array(factors_obj, &fv, 'd', n, "factors") < 0) return NULL;
+    const double *factors = (const double *)fv.buf;
+    Py_ssize_t *parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    PyObject *path_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    PyObject *depth_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    PyObject *result = NULL;
+    if (parents == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (path_b == NULL || depth_b == NULL || read_indices(parents_obj, n, parents, "parents") < 0)
+        goto done;
+    double *path = (double *)PyBytes_AS_STRING(path_b);
+    int64_t *depth = (int64_t *)PyBytes_AS_STRING(depth_b);
+    if (n > 0) {
+        path[0] = 1.0;
+        depth[0] = 0;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        Py_ssize_t p = parents[i];
+        if (p < 0 || p >= i) {
+            PyErr_SetString(PyExc_ValueError, "parents: not a preorder");
+            goto done;
+        }
+        path[i] = 1.0;
+        if (p) { /* the walked root's own factor discounts nothing below it */
+            double m = factors[p], q = path[p];
+            path[i] = q < m ? q : m;
+        }
+        depth[i] = depth[p] + 1;
+    }
+    result = Py_BuildValue("(OO)", path_b, depth_b);
+done:
+    PyBuffer_Release(&fv);
+    free(parents);
+    Py_XDECREF(path_b);
+    Py_XDECREF(depth_b);
+    return result;
+}
+
+static PyObject *
+py_choose(PyObject *self, PyObject *args)
+{
+    PyObject *values_obj, *factors_obj, *path_obj, *depth_obj;
+    double bonus;
+    long long cap;
+    if (!PyArg_ParseTuple(args, "OOOOdL", &values_obj, &factors_obj, &path_obj, &depth_obj,
+                          &bonus, &cap))
+        return NULL;
+    Py_buffer vv, fv, pv, dv;
+    Py_ssize_t n = PyObject_Length(path_obj);
+    if (n < 0) return NULL;
+    if (get_array(values_obj, &vv, 'd', n, "values") < 0) return NULL;
+    if (get_array(factors_obj, &fv, 'd', n, "factors") < 0) {
+        PyBuffer_Release(&vv);
+        return NULL;
+    }
+    if (get_array(path_obj, &pv, 'd', n, "path") < 0) {
+        PyBuffer_Release(&vv);
+        PyBuffer_Release(&fv);
+        return NULL;
+    }
+    if (get_array(depth_obj, &dv, 'q', n, "depth") < 0) {
+        PyBuffer_Release(&vv);
+        PyBuffer_Release(&fv);
+        PyBuffer_Release(&pv);
+        return NULL;
+    }
+    const double *values = (const double *)vv.buf, *factors = (const double *)fv.buf;
+    const double *path = (const double *)pv.buf;
+    const int64_t *depth = (const int64_t *)dv.buf;
+    Py_ssize_t best = 0;
+    double best_score = -Py_HUGE_VAL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double s = values[i];
+        if (s <= 0) continue;
+        int64_t d = depth[i] < cap ? depth[i] : cap;
+        double lift = 1 + bonus * (double)d;
+        double weighted = s * factors[i] * path[i] * lift;
+        if (weighted >= best_score) { /* deeper elements win ties */
+            best = i;
+            best_score = weighted;
+        }
+    }
+    PyBuffer_Release(&vv);
+    PyBuffer_Release(&fv);
+    PyBuffer_Release(&pv);
+    PyBuffer_Release(&dv);
+    return PyLong_FromSsize_t(best);
+}
+
+static int
+by_descending(const void *a, const void *b)
+{
+    Py_ssize_t x = *(const Py_ssize_t *)a, y = *(const Py_ssize_t *)b;
+    return x > y ? -1 : (x < y);
+}
+
+/* Whether the tag (item 0 of the element's key) is in the set; -1 on error. */
+static int
+tag_in(PyObject *keys, Py_ssize_t i, PyObject *set)
+{
+    PyObject *key = PyList_GET_ITEM(keys, i);
+    if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) < 1) {
+        PyErr_SetString(PyExc_ValueError, "keys: (tag, ...) tuples expected");
+        return -1;
+    }
+    return PySet_Contains(set, PyTuple_GET_ITEM(key, 0));
+}
+
+static PyObject *
+py_prune(PyObject *self, PyObject *args)
+{
+    Py_ssize_t index;
+    PyObject *parents_obj, *keys, *headings, *prune_tags;
+    PyObject *mass_obj, *factors_obj, *net_obj, *good_obj, *links_obj, *chars_obj;
+    int listing;
+    double noise, link_floor, density;
+    if (!PyArg_ParseTuple(args, "nOO!O!O!OOOOOOpddd", &index, &parents_obj, &PyList_Type, &keys,
+                          &PyFrozenSet_Type, &headings, &PyFrozenSet_Type, &prune_tags,
+                          &mass_obj, &factors_obj, &net_obj, &good_obj, &links_obj, &chars_obj,
+                          &listing, &noise, &link_floor, &density))
+        return NULL;
+    Py_ssize_t n = PyObject_Length(parents_obj);
+    if (n < 0) return NULL;
+    if (PyList_GET_SIZE(keys) != n || index < 0 || index >= n) {
+        PyErr_SetString(PyExc_ValueError, "prune: keys or index do not fit the parents");
+        return NULL;
+    }
+    Py_buffer views[6];
+    PyObject *objs[6] = {mass_obj, factors_obj, net_obj, good_obj, links_obj, chars_obj};
+    const char codes[6] = {'d', 'd', 'd', 'd', 'q', 'q'};
+    const char *names[6] = {"mass", "factors", "net", "good", "links", "chars"};
+    int got = 0;
+    PyObject *result = NULL;
+    Py_ssize_t *parents = NULL, *sizes = NULL, *stack = NULL, *doomed = NULL;
+    for (; got < 6; got++)
+        if (get_array(objs[got], &views[got], codes[got], n, names[got]) < 0) goto done;
+    const double *mass = (const double *)views[0].buf, *factors = (const double *)views[1].buf;
+    const double *net = (const double *)views[2].buf, *good = (const double *)views[3].buf;
+    const int64_t *links = (const int64_t *)views[4].buf, *chars = (const int64_t *)views[5].buf;
+    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    sizes = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    stack = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    doomed = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    if (!parents || !sizes || !stack || !doomed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_indices(parents_obj, n, parents, "parents") < 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) sizes[i] = 1;
+    for (Py_ssize_t i = n - 1; i > 0; i--) {
+        Py_ssize_t p = parents[i];
+        if (p < 0 || p >= i) {
+            PyErr_SetString(PyExc_ValueError, "parents: not a preorder");
+            goto done;
+        }
+        sizes[p] += sizes[i];
+    }
+    Py_ssize_t sp = 0, nd = 0;
+    stack[sp++] = index;
+    while (sp) { /* top-down: a doomed branch is not looked into */
+        Py_ssize_t idx = stack[--sp];
+        Py_ssize_t k = idx + 1, end = idx + sizes[idx];
+        while (k < end) {
+            Py_ssize_t child = k;
+            k += sizes[child];
+            int heading = tag_in(keys, child, headings);
+            if (heading < 0) goto done;
+            if (heading) continue;
+            int doom = tag_in(keys, child, prune_tags);
+            if (doom < 0) goto done;
+            if (!doom) doom = mass[child] < noise && factors[child] < 1;
+            if (!doom && !listing && net[child] < 0 && good[child] < link_floor) {
+                double share = (double)links[child] / (double)(chars[child] > 1 ? chars[child] : 1);
+                doom = share > density;
+            }
+            if (doom)
+                doomed[nd++] = child;
+            else
+                stack[sp++] = child;
+        }
+    }
+    qsort(doomed, (size_t)nd, sizeof(Py_ssize_t), by_descending);
+    result = PyList_New(nd);
+    for (Py_ssize_t i = 0; result != NULL && i < nd; i++) {
+        PyObject *v = PyLong_FromSsize_t(doomed[i]);
+        if (v == NULL) {
+            Py_CLEAR(result);
+            break;
+        }
+        PyList_SET_ITEM(result, i, v);
+    }
+done:
+    for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    free(parents);
+    free(sizes);
+    free(stack);
+    free(doomed);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"weigh", py_weigh, METH_VARARGS,
+     "weigh(parents, owners, values, chars, links, teasers, factors) -> (net, good, chars, "
+     "links, teasers, count, linked) as bytes of doubles and int64"},
+    {"ancestry", py_ancestry, METH_VARARGS,
+     "ancestry(parents, factors) -> (smallest ancestor factor, depth) as bytes"},
+    {"choose", py_choose, METH_VARARGS,
+     "choose(values, factors, path, depth, bonus, cap) -> the element of highest weight"},
+    {"prune", py_prune, METH_VARARGS,
+     "prune(index, parents, keys, headings, prune_tags, mass, factors, net, good, links, "
+     "chars, listing, noise, link_floor, density) -> elements to drop, last first"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_weights",
+                                    "Main content's node weights, choice and pruning.", -1,
+                                    methods};
+
+PyMODINIT_FUNC
+PyInit__weights(void)
+{
+    return PyModule_Create(&module);
+}
