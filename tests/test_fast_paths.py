@@ -394,3 +394,21 @@ def test_compiled_weights_refuse_what_is_no_walk() -> None:
     with pytest.raises(ValueError):  # factors of another length
         kernel.weigh([-1, 0], [0], [1.0], [1], [0], b"\0", [1.0])
     assert kernel.weigh([], [], [], [], [], b"", []) == (b"",) * 7
+
+
+def test_paragraphs_alone_equal_the_walks_paragraphs(monkeypatch) -> None:
+    """The second walk of main content asks for paragraphs only: the same ones."""
+    from visdup.content.blocks import walk_paragraphs
+
+    def both(root) -> tuple:
+        return (
+            [(b.kind, b.level, b.text, b.chars, b.link_chars) for b in walk_paragraphs(root)],
+            [(b.kind, b.level, b.text, b.chars, b.link_chars) for b in _walk(root).blocks],
+        )
+
+    roots = [doc.root for doc in map(parse_html, PAGES) if doc.root is not None]
+    fast = [both(r) for r in roots]
+    assert all(alone == walked for alone, walked in fast)
+    python_kernels(monkeypatch)
+    assert [both(r) for r in roots] == fast
+    assert sum(len(alone) for alone, _ in fast) > 1000

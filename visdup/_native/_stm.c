@@ -1127,8 +1127,9 @@ static PyObject *
 blocks_walk(PyObject *self, PyObject *args)
 {
     PyObject *root_obj, *block_tags, *headings;
-    if (!PyArg_ParseTuple(args, "OO!O!", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
-                          &headings))
+    int elements = 1; /* 0: the paragraphs alone (no keys, parents, positions or spans) */
+    if (!PyArg_ParseTuple(args, "OO!O!|p", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
+                          &headings, &elements))
         return NULL;
     if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
     vd_node *root = ((ElementHead *)root_obj)->c_node;
@@ -1163,25 +1164,30 @@ blocks_walk(PyObject *self, PyObject *args)
             if (el->ns != NULL) w.fallback = 1;
             if (w.fallback || tag_flags(&w, el, &f.flags) < 0) goto done_or_fallback;
             if (w.fallback) goto done_or_fallback;
-            PyObject *key = weight_key(&w, el, f.flags.tag);
-            if (f.flags.owned) Py_DECREF(f.flags.tag);
-            f.flags.tag = NULL;
-            if (key == NULL) goto done_or_fallback;
-            int rc = PyList_Append(w.keys, key);
-            Py_DECREF(key);
-            if (rc < 0) goto done;
-            PyObject *po = PyLong_FromSsize_t(parent);
-            if (po == NULL || PyList_Append(w.parents, po) < 0) {
-                Py_XDECREF(po);
-                goto done;
+            if (elements) {
+                PyObject *key = weight_key(&w, el, f.flags.tag);
+                if (f.flags.owned) Py_DECREF(f.flags.tag);
+                f.flags.tag = NULL;
+                if (key == NULL) goto done_or_fallback;
+                int rc = PyList_Append(w.keys, key);
+                Py_DECREF(key);
+                if (rc < 0) goto done;
+                PyObject *po = PyLong_FromSsize_t(parent);
+                if (po == NULL || PyList_Append(w.parents, po) < 0) {
+                    Py_XDECREF(po);
+                    goto done;
+                }
+                Py_DECREF(po);
+                po = PyLong_FromSsize_t(next_pos);
+                if (po == NULL || PyList_Append(w.positions, po) < 0) {
+                    Py_XDECREF(po);
+                    goto done;
+                }
+                Py_DECREF(po);
+            } else {
+                if (f.flags.owned) Py_DECREF(f.flags.tag);
+                f.flags.tag = NULL;
             }
-            Py_DECREF(po);
-            po = PyLong_FromSsize_t(next_pos);
-            if (po == NULL || PyList_Append(w.positions, po) < 0) {
-                Py_XDECREF(po);
-                goto done;
-            }
-            Py_DECREF(po);
             if (sp == cap) {
                 cap *= 2;
                 BlockFrame *grown = (BlockFrame *)realloc(stack, sizeof(BlockFrame) * (size_t)cap);
@@ -1211,14 +1217,16 @@ blocks_walk(PyObject *self, PyObject *args)
                 low = sp;
                 kind = hsp > 0;
                 level = hsp > 0 ? hstack[hsp - 1] : 0;
-                top->span = PyList_GET_SIZE(w.spans);
-                PyObject *span = Py_BuildValue("[nnni]", f.index, PyList_GET_SIZE(w.blocks),
-                                               (Py_ssize_t)-1, enclosed ? 0 : 1);
-                if (span == NULL || PyList_Append(w.spans, span) < 0) {
-                    Py_XDECREF(span);
-                    goto done;
+                if (elements) {
+                    top->span = PyList_GET_SIZE(w.spans);
+                    PyObject *span = Py_BuildValue("[nnni]", f.index, PyList_GET_SIZE(w.blocks),
+                                                   (Py_ssize_t)-1, enclosed ? 0 : 1);
+                    if (span == NULL || PyList_Append(w.spans, span) < 0) {
+                        Py_XDECREF(span);
+                        goto done;
+                    }
+                    Py_DECREF(span);
                 }
-                Py_DECREF(span);
             }
             if (f.flags.link) link++;
             if (block_text(&w, el->children, link > 0) < 0) goto done;
@@ -1246,9 +1254,11 @@ blocks_walk(PyObject *self, PyObject *args)
             low = sp;
             kind = hsp > 0;
             level = hsp > 0 ? hstack[hsp - 1] : 0;
-            PyObject *span = PyList_GET_ITEM(w.spans, f.span);
-            PyObject *end = PyLong_FromSsize_t(PyList_GET_SIZE(w.blocks));
-            if (end == NULL || PyList_SetItem(span, 2, end) < 0) goto done;
+            if (elements) {
+                PyObject *span = PyList_GET_ITEM(w.spans, f.span);
+                PyObject *end = PyLong_FromSsize_t(PyList_GET_SIZE(w.blocks));
+                if (end == NULL || PyList_SetItem(span, 2, end) < 0) goto done;
+            }
         }
         sp--;
         if (sp < low) low = sp;
@@ -1601,10 +1611,11 @@ static PyMethodDef methods[] = {
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
     {"blocks_walk", blocks_walk, METH_VARARGS,
-     "blocks_walk(root, block_tags, headings)\n"
+     "blocks_walk(root, block_tags, headings, elements=True)\n"
      "([(owner, heading, level, text, link_chars, chars)], parents, [[element, first, end,\n"
      "free]], [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
-     "first walk, or None for the Python walk."},
+     "first walk, or None for the Python walk; with elements false, the lists but the first\n"
+     "stay empty."},
     {"invisible_scan", invisible_scan, METH_VARARGS,
      "invisible_scan(root, never_tags)\n"
      "([path of each outermost never-rendered element], [(style text, media)],\n"

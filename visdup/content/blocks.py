@@ -126,6 +126,19 @@ def walk(root: Any) -> Walk:
     return python_walk(root)
 
 
+def walk_paragraphs(root: Any) -> list[Block]:
+    """The paragraphs of :func:`walk` alone: a second walk of the content needs no element
+    numbers, keys or spans, and the compiled walk then makes none."""
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, False)
+        if walked is not None:
+            return [
+                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count)
+                for owner, heading, level, text, lc, count in walked[0]
+            ]
+    return python_walk(root).blocks
+
+
 def python_walk(root: Any) -> Walk:
     """:func:`walk` in Python: the reference the compiled walk is held to."""
     order: list[tuple[Any, Any]] = []

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from visdup._native import kernel
-from visdup.content.blocks import HEADINGS, Block, join_blocks, walk
+from visdup.content.blocks import HEADINGS, Block, join_blocks, walk, walk_paragraphs
 from visdup.content.titles import page_title
 from visdup.content.visibility import remove_element, remove_invisible
 from visdup.content.weights import Weights, choose, in_footer, weigh
@@ -117,7 +117,7 @@ def main_content(
         return MainContent(title, body, "", [], page_text)
     span = walked.spans.get(best)
     if _prune(best, w, mass) or span is None or not span[2]:
-        inside: list[Block] = walk(node).blocks
+        inside: list[Block] = walk_paragraphs(node)
     else:  # nothing left the content: its paragraphs are those the first walk found
         inside = walked.blocks[span[0] : span[1]]
     kept = join_blocks(inside)
