@@ -412,3 +412,53 @@ def test_paragraphs_alone_equal_the_walks_paragraphs(monkeypatch) -> None:
     python_kernels(monkeypatch)
     assert [both(r) for r in roots] == fast
     assert sum(len(alone) for alone, _ in fast) > 1000
+
+
+@pytest.mark.skipif(
+    stm_module._kernel is None or not hasattr(stm_module._kernel, "text_length"),
+    reason="compiled text length not built",
+)
+def test_compiled_text_length_equals_xpath() -> None:
+    from visdup.templates.signature import _TEXT_LENGTH
+
+    count = stm_module._kernel.text_length
+
+    def xpath(el) -> int:
+        return int(_TEXT_LENGTH(el))
+
+    checked = 0
+    for body in PAGES:
+        doc = parse_html(body)
+        if doc.root is None:
+            continue
+        for el in doc.root.iter():
+            if isinstance(el.tag, str):
+                assert count(el) == xpath(el), lxml.etree.tostring(el)[:200]
+                checked += 1
+    assert checked > 5000
+    # XML's four blanks collapse; NBSP and an em space are text to XPath; comments, PIs and
+    # CDATA as XPath reads them; a tree 10,000 deep (built, as no parser nests so deep)
+    xml = lxml.etree.XMLParser(strip_cdata=False, huge_tree=True)
+    for text in (
+        "<a> x \t\n\r y <b>\xa0z\u2003</b><!-- c --><?p i?><![CDATA[ q  r ]]> \u00e9\u4e00 </a>",
+        "<a>" + "<b> t </b>" * 50 + "</a>",
+        "<a/>",
+        "<a>   </a>",
+    ):
+        root = lxml.etree.fromstring(text, xml)
+        for el in root.iter():
+            if isinstance(el.tag, str):
+                assert count(el) == xpath(el), text[:60]
+    deep = node = lxml.etree.Element("a")
+    for _ in range(10_000):
+        node = lxml.etree.SubElement(node, "b")
+        node.tail = " t "
+    node.text = " deep  text "
+    assert count(deep) == xpath(deep) == len("deep text") + 10_000 * len(" t")
+    # an entity reference whose text the tree does not hold: XPath answers (-1)
+    doc = lxml.etree.fromstring(
+        '<!DOCTYPE a [<!ENTITY e "ent">]><a>x &e; y</a>',
+        lxml.etree.XMLParser(resolve_entities=False),
+    )
+    assert count(doc) == -1
+    assert count("not an element") == -1

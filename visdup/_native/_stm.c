@@ -1606,6 +1606,49 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ text lengths
+ *
+ * text_length is XPath's string-length(normalize-space(.)) of an element without building
+ * the string: the text and CDATA nodes below it in document order, XML's four blanks
+ * collapsed and trimmed, characters counted. -1 asks for XPath (not an element of a probed
+ * lxml, or an entity reference whose text lies elsewhere).
+ */
+static PyObject *
+text_length(PyObject *self, PyObject *arg)
+{
+    if (element_type == NULL || !PyObject_TypeCheck(arg, element_type)) return PyLong_FromLong(-1);
+    vd_node *root = ((ElementHead *)arg)->c_node;
+    if (root == NULL || root->type != N_ELEMENT) return PyLong_FromLong(-1);
+    Py_ssize_t count = 0;
+    int pending = 0, started = 0;
+    vd_node *cur = root->children;
+    while (cur != NULL) {
+        if (cur->type == N_TEXT || cur->type == N_CDATA) {
+            for (const unsigned char *p = cur->content; p != NULL && *p; p++) {
+                unsigned char c = *p;
+                if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+                    pending = started;
+                    continue;
+                }
+                if ((c & 0xC0) == 0x80) continue; /* inside a character already counted */
+                count += 1 + pending;
+                pending = 0;
+                started = 1;
+            }
+        } else if (cur->type == N_ENTITY_REF) {
+            return PyLong_FromLong(-1);
+        }
+        if (cur->type == N_ELEMENT && cur->children != NULL) {
+            cur = cur->children;
+            continue;
+        }
+        while (cur != root && cur->next == NULL) cur = cur->parent;
+        if (cur == root || cur == NULL) break;
+        cur = cur->next;
+    }
+    return PyLong_FromSsize_t(count);
+}
+
 static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
@@ -1624,6 +1667,9 @@ static PyMethodDef methods[] = {
      "dom_walk(root, skip_tags, text_label, classes, text, max_nodes)\n"
      "(labels, texts, hints, parents, truncated) of visdup.stm.dom_tree, or None when the\n"
      "Python walk must do it."},
+    {"text_length", text_length, METH_O,
+     "text_length(element)\n"
+     "string-length(normalize-space(.)) of an lxml element, or -1 for XPath to answer."},
     {"subtree_sizes", subtree_sizes, METH_O,
      "subtree_sizes(parents)\n"
      "Every node's subtree size from preorder parent indices (the root's is -1)."},

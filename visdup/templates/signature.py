@@ -42,6 +42,7 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
+from visdup._native import kernel
 from visdup.storage.urls import canonical_url
 from visdup.templates.stm import (
     HEADING_LEVELS,
@@ -316,11 +317,18 @@ TEXT_SHARE = 0.5
 _TEXT_LENGTH = etree.XPath("string-length(normalize-space(.))")
 
 
+#: The compiled walks (``visdup._native._stm``): its text_length counts what the XPath
+#: below counts, without building the element's text.
+_kernel = kernel("_stm")
+
+
 def _text_length(el: Any) -> int:
     """Visible characters under an element (whitespace runs count once; computed by lxml).
 
     It reads the element's whole subtree: :func:`layout_main` asks it as few times as it can.
     """
+    if _kernel is not None and (length := _kernel.text_length(el)) >= 0:
+        return int(length)
     try:
         return int(_TEXT_LENGTH(el))
     except Exception:  # an element lxml cannot evaluate on (a detached proxy): no text
