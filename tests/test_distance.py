@@ -585,3 +585,29 @@ def test_budget_is_spent_per_page_and_identical_terms_cost_nothing() -> None:
     assert similarity(a, comb(20, 3), budget=budget) == 1.0  # no DP for equal terms
     unbounded = distance.WorkBudget()
     assert unbounded.take(10**15) and unbounded.skipped == 0
+
+
+@pytest.mark.skipif(
+    getattr(distance._ted, "best_similarities", None) is None, reason="compiled kernel not built"
+)
+def test_batched_profile_bounds_equal_one_by_one() -> None:
+    """A page's candidates ranked in one kernel call get the ceilings Python gives each."""
+    rng = random.Random(11)
+    for _ in range(300):
+        mine = distance.Profile(as_term(random_tree(rng, rng.randrange(0, 40), "random", True)))
+        others = [
+            distance.Profile(
+                as_term(random_tree(rng, rng.randrange(0, 40), rng.choice(("fan", "chain")), True))
+            )
+            for _ in range(rng.randrange(0, 12))
+        ]
+        assert distance.best_similarities(mine, others) == [mine.best_similarity(o) for o in others]
+    # sums past what the kernel counts exactly: Python answers, with the same values
+    huge = distance.Profile(as_term(random_tree(rng, 5, "random", True)))
+    huge.weights = [w * 10**17 for w in huge.weights]
+    huge.weight = sum(huge.weights)
+    assert distance._ted.best_similarities(huge, [huge]) is None
+    assert distance.best_similarities(huge, [huge, mine]) == [
+        huge.best_similarity(huge),
+        huge.best_similarity(mine),
+    ]

@@ -107,6 +107,10 @@ class PageAnalysis:
     template_input: TemplateInput | None = field(default=None, repr=False)
     #: The body as the store keeps it, packed where the analysis ran (a worker process).
     packed_body: bytes | None = field(default=None, repr=False)
+    #: The term and the content print as the store keeps them, written where the analysis
+    #: ran: the labelling, one process for the whole crawl, only copies them.
+    term_text: str | None = field(default=None, repr=False)
+    content_json: str | None = field(default=None, repr=False)
 
     def record(self, *, keep_body: bool, body: bytes = b"", **fields: Any) -> PageRecord:
         """A fresh store record of this analysis; ``fields`` are the fetch's own (status...).
@@ -130,12 +134,14 @@ class PageAnalysis:
         record.canonical = self.canonical
         record.title = self.title
         if self.term is not None:
-            record.term = str(self.term)
+            record.term = self.term_text if self.term_text is not None else str(self.term)
             record.term_size = self.term.size
             record.term_nodes = self.term.nodes
             record.simhash = self.simhash
         if self.content is not None and not (self.content.empty and not self.content.thin):
-            record.content_print = self.content.to_json()  # thin pages too: their text key
+            record.content_print = (  # thin pages too: their text key
+                self.content_json if self.content_json is not None else self.content.to_json()
+            )
             if not self.content.empty:
                 record.content_simhash = self.content.simhash
         return record
@@ -209,6 +215,8 @@ def analyse(
         simhash=term_simhash(term),
         content=content,
         template_input=template,
+        term_text=str(term),
+        content_json=content.to_json() if content is not None else None,
     )
 
 

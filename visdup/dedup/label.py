@@ -200,6 +200,7 @@ class Channel(Generic[T]):
         floor: float = 0.0,
         summarise: Callable[[T], Any] | None = None,
         bound: Callable[[Any, Any], float] | None = None,
+        bounds: Callable[[Any, list[Any]], list[float]] | None = None,
         budget: Callable[[], Any] | None = None,
         refine: Callable[[Any, Any, float], float] | None = None,
         shape: Callable[[T], int] | None = None,
@@ -228,6 +229,8 @@ class Channel(Generic[T]):
         self.floor = floor
         self.summarise = summarise
         self.bound = bound
+        # ``bound`` of many candidates in one call (the same values), when the channel has it
+        self.bounds = bounds
         self.new_budget = budget
         # a tighter, costlier ceiling than ``bound``, taken only for the candidate to measure next
         self.refine = refine
@@ -348,10 +351,15 @@ class Channel(Generic[T]):
         )
         ceilings: dict[int, float] = {}
         heap: list[tuple[float, int, int]] = []
+        bounded = (
+            iter(self.bounds(mine, [views[page_id] for page_id in first]))
+            if self.bounds is not None and self.bound is not None
+            else None
+        )
         for page_id, position in first.items():
             ceiling = 1.0
             if self.bound is not None:
-                ceiling = self.bound(mine, views[page_id])
+                ceiling = next(bounded) if bounded is not None else self.bound(mine, views[page_id])
                 if self.exact_bound and sink is not None:
                     sink[page_id] = max(ceiling, sink.get(page_id, ceiling))
                 if ceiling < self.floor:
@@ -922,7 +930,13 @@ def build_labeller(
     store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
 ) -> Labeller:
     """The structural channel always; the content channel unless VISDUP_CONTENT_ENABLED is off."""
-    from visdup.structure.distance import OverBudget, Profile, WorkBudget, similarity
+    from visdup.structure.distance import (
+        OverBudget,
+        Profile,
+        WorkBudget,
+        best_similarities,
+        similarity,
+    )
     from visdup.structure.fingerprint import shape_simhash
     from visdup.structure.term import Term
 
@@ -967,6 +981,7 @@ def build_labeller(
             floor=template_theta,
             summarise=Profile,
             bound=Profile.best_similarity,
+            bounds=best_similarities,
             budget=lambda: WorkBudget(max_cells, page_cells),
             refine=refine_terms,
             shape=shape_simhash,

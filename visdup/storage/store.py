@@ -265,11 +265,14 @@ class Store:
         existing = conn.execute(_PAGE_BY_URL, {"page_url": row["url"]}).scalar()
         if existing is not None:
             return None
-        try:
-            with conn.begin_nested():
-                page_id = _new_id(conn.execute(_INSERT_PAGE, row))
-        except IntegrityError:
-            return None  # another process stored this URL a moment ago
+        if self.is_postgres:
+            try:
+                with conn.begin_nested():
+                    page_id = _new_id(conn.execute(_INSERT_PAGE, row))
+            except IntegrityError:
+                return None  # another process stored this URL a moment ago
+        else:  # SQLite writes in BEGIN IMMEDIATE: no one stored it between the look and here
+            page_id = _new_id(conn.execute(_INSERT_PAGE, row))
         self._add_links(conn, page_id, record, run_id, links_followed)
         if record.cluster_id is not None:
             conn.execute(_GROW_CLUSTER, {"cluster": record.cluster_id})

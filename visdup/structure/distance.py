@@ -478,6 +478,19 @@ class Profile:
         return _cmp(_sequence(self.codes, self.marks, other.codes, other.marks, limit), total)
 
 
+_best_similarities = getattr(_ted, "best_similarities", None)
+
+
+def best_similarities(mine: Profile, others: Sequence[Profile]) -> list[float]:
+    """``mine.best_similarity(o)`` for each of ``others``: a page's candidates ranked in one
+    call into the kernel, not one Python call each."""
+    if _best_similarities is not None:
+        found = _best_similarities(mine, others)
+        if found is not None:  # None: a sum past what the kernel counts exactly
+            return found
+    return [mine.best_similarity(o) for o in others]
+
+
 def _spread(a: list[int], b: list[int]) -> int:
     """sum_f |A_f - B_f| of two histograms by label code (the shorter one padded with 0s)."""
     if len(a) == len(b):
