@@ -23,11 +23,6 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from visdup._native import kernel
 from visdup.structure.fingerprint import hamming, simhash64
 
-try:  # numpy is a declared dependency; without it the plain SimHash serves
-    import numpy as np
-except ImportError:  # pragma: no cover
-    np = None  # type: ignore[assignment]
-
 #: Long sentences kept per paragraph.
 LONG_SENTENCES = 2
 #: Sentences shorter than this (normalised characters) carry no identity ("Read more.").
@@ -248,6 +243,18 @@ def _shingles(sentences: Iterable[str]) -> Counter[str]:
     return counts
 
 
+@lru_cache(maxsize=1)
+def _numpy() -> Any:
+    """numpy, imported on first use: with the compiled kernel no page needs it, and an
+    analysis worker process then starts without it (None: not installed, the plain SimHash
+    serves)."""
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover
+        return None
+    return numpy
+
+
 _BLAKE8 = partial(hashlib.blake2b, digest_size=8)
 _DIGEST = methodcaller("digest")
 
@@ -262,7 +269,8 @@ def _shingle_simhash(shingles: Counter[str]) -> int:
     paid in full for each: here the hashes are summed per bit by numpy in one product.
     """
     items = [(s, c if c < 255 else 255) for s, c in shingles.items()]
-    if np is None or len(items) < 16:
+    np = _numpy() if len(items) >= 16 else None
+    if np is None:
         return simhash64(items)
     # every hash made in C: map over partial and methodcaller runs no Python frame per shingle
     # (the shingles in the order of ``items``, which was read from them)
