@@ -202,3 +202,46 @@ def test_a_term_carries_its_shape_across_processes_but_not_its_hash():
     copy = pickle.loads(pickle.dumps(term))
     assert copy == term and copy._shape == shape and copy._hash is None
     assert shape_simhash(copy) == shape == shape_simhash(Term.parse(str(term)))
+
+
+def _random_term(rng: random.Random, labels: list[str]) -> Term:
+    n = rng.randrange(1, 50)
+    kids: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        kids[rng.randrange(max(0, i - rng.choice([1, 3, 50])), i)].append(i)
+    order: list[int] = []
+    stack = [0]
+    while stack:
+        v = stack.pop()
+        order.append(v)
+        stack.extend(reversed(kids[v]))
+    size = [1] * n
+    for v in reversed(order):
+        for c in kids[v]:
+            size[v] += size[c]
+    marks = [rng.choice([0, 1, 1, 1, 2, 3, 5, 9, 33, 100, 10**6]) for _ in order]
+    return Term([rng.choice(labels) for _ in order], marks, [size[v] for v in order])
+
+
+def test_compiled_term_simhashes_equal_the_features_simhash() -> None:
+    """The text kernel's term and shape SimHashes are those of the Python features."""
+    from visdup.structure import fingerprint
+
+    kernel = fingerprint._text_kernel
+    if kernel is None:
+        pytest.skip("text-print kernel not built")
+    rng = random.Random(17)
+    labels = ["grp", "row", "col", "text", "t\u00e9xt", "\u5217", "a/b", "c,d"]
+    for _ in range(2000):
+        t = _random_term(rng, labels)
+        expected = simhash64(term_features(t))
+        assert kernel.term_simhash(t.labels, t.marks, t.sizes, 3, 32) == expected, str(t)
+        assert term_simhash(t) == expected
+        assert kernel.shape_simhash(t.labels, t.marks, t.sizes) == simhash64(shape_features(t))
+    # a mark past what the kernel counts: Python answers, the same way
+    huge = Term(("grp", "text"), (1, 2**70), (2, 1))
+    assert kernel.term_simhash(huge.labels, huge.marks, huge.sizes, 3, 32) is None
+    assert term_simhash(huge) == simhash64(term_features(huge))
+    assert shape_simhash(huge) == simhash64(shape_features(huge))
+    with pytest.raises(ValueError):  # sizes that are no preorder
+        kernel.term_simhash(("a", "b"), (1, 1), (3, 1), 3, 32)

@@ -5,7 +5,9 @@
  * - normalise(text, blanks) and long_sentences(paragraph, keep, min_chars, blanks): the
  *   same of text that holds ASCII and blanks only (None for any other, which Python reads);
  * - shingle_simhash(sentences, words): the SimHash of the sentences' word shingles weighted
- *   by their counts (capped at 255), as _shingle_simhash(_shingles(...)) gives it.
+ *   by their counts (capped at 255), as _shingle_simhash(_shingles(...)) gives it;
+ * - term_simhash(labels, marks, sizes, ...) and shape_simhash(...): the structural SimHashes
+ *   of a visual term (visdup.structure.fingerprint), from the same feature strings.
  *
  * The Python functions are the reference; tests hold these to them on random and real text.
  * BLAKE2b is written from RFC 7693 (unkeyed, 8-byte digest).
@@ -590,7 +592,319 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ term SimHashes
+ *
+ * term_simhash and shape_simhash of visdup.structure.fingerprint over a term's flat
+ * preorder (labels, marks, sizes): the same feature strings, hashed and weighed the same
+ * (a feature's weight summed over its nodes: SimHash's counters are sums, so features
+ * repeated need no merging first; the shape's features count once each, so those are
+ * made distinct). None when a mark does not fit 64 bits: Python answers then.
+ */
+
+typedef struct {
+    unsigned char *data;
+    size_t len, cap;
+} Buf;
+
+static int
+buf_put(Buf *b, const void *s, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n) cap *= 2;
+        unsigned char *grown = (unsigned char *)realloc(b->data, cap);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    return 0;
+}
+
+typedef struct {
+    Py_ssize_t n;
+    const char **label; /* UTF-8 of each label, borrowed from the str objects */
+    Py_ssize_t *label_len;
+    long long *mark;
+    Py_ssize_t *size;
+    PyObject *labels_seq, *marks_seq, *sizes_seq;
+} Flat;
+
+static void
+flat_free(Flat *f)
+{
+    free(f->label);
+    free(f->label_len);
+    free(f->mark);
+    free(f->size);
+    Py_XDECREF(f->labels_seq);
+    Py_XDECREF(f->marks_seq);
+    Py_XDECREF(f->sizes_seq);
+}
+
+/* 0 read, 1 a mark past 64 bits (Python answers), -1 error. Sizes are checked as the
+ * Python walk would meet them: a subtree never ends past the term. */
+static int
+flat_read(PyObject *labels, PyObject *marks, PyObject *sizes, Flat *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->labels_seq = PySequence_Fast(labels, "labels must be a sequence");
+    f->marks_seq = f->labels_seq ? PySequence_Fast(marks, "marks must be a sequence") : NULL;
+    f->sizes_seq = f->marks_seq ? PySequence_Fast(sizes, "sizes must be a sequence") : NULL;
+    if (f->sizes_seq == NULL) return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(f->labels_seq);
+    if (PySequence_Fast_GET_SIZE(f->marks_seq) != n || PySequence_Fast_GET_SIZE(f->sizes_seq) != n) {
+        PyErr_SetString(PyExc_ValueError, "labels, marks and sizes differ in length");
+        return -1;
+    }
+    f->n = n;
+    f->label = (const char **)malloc(sizeof(char *) * (size_t)(n + 1));
+    f->label_len = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    f->mark = (long long *)malloc(sizeof(long long) * (size_t)(n + 1));
+    f->size = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    if (!f->label || !f->label_len || !f->mark || !f->size) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        f->label[i] = PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(f->labels_seq, i),
+                                              &f->label_len[i]);
+        if (f->label[i] == NULL) return -1;
+        f->mark[i] = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(f->marks_seq, i));
+        if (f->mark[i] == -1 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+            PyErr_Clear();
+            return 1;
+        }
+        if (f->mark[i] > (1LL << 40) || f->mark[i] < -(1LL << 40)) return 1;
+        f->size[i] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(f->sizes_seq, i));
+        if (f->size[i] == -1 && PyErr_Occurred()) return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (f->size[i] < 1 || f->size[i] > n - i) {
+            PyErr_SetString(PyExc_ValueError, "sizes: not a preorder of subtree sizes");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A node's token: its label, and "*b" with its mark's bucket unless the mark is 1. */
+static int
+put_token(Buf *b, const Flat *f, Py_ssize_t i)
+{
+    if (buf_put(b, f->label[i], (size_t)f->label_len[i]) < 0) return -1;
+    long long m = f->mark[i];
+    if (m == 1) return 0;
+    unsigned long long x = m - 1 < 0 ? (unsigned long long)(1 - m) : (unsigned long long)(m - 1);
+    int bits = 0;
+    while (x) {
+        bits++;
+        x >>= 1;
+    }
+    char digits[8];
+    int len = snprintf(digits, sizeof(digits), "*%d", bits);
+    return buf_put(b, digits, (size_t)len);
+}
+
+static uint64_t
+majority(const long long ones[64], long long total)
+{
+    uint64_t value = 0;
+    for (int b = 0; b < 64; b++)
+        if (2 * ones[b] > total) value |= 1ULL << b;
+    return value;
+}
+
+static void
+count_bits(long long ones[64], uint64_t h, long long weight)
+{
+    for (int b = 0; b < 64; b++)
+        if (h >> b & 1) ones[b] += weight;
+}
+
+static PyObject *
+py_term_simhash(PyObject *self, PyObject *args)
+{
+    PyObject *labels, *marks, *sizes;
+    Py_ssize_t path_depth;
+    long long max_weight;
+    if (!PyArg_ParseTuple(args, "OOOnL", &labels, &marks, &sizes, &path_depth, &max_weight))
+        return NULL;
+    Flat f;
+    Buf b = {NULL, 0, 0};
+    PyObject *result = NULL;
+    Py_ssize_t *ends = NULL, *path = NULL;
+    int rc = flat_read(labels, marks, sizes, &f);
+    if (rc != 0) {
+        if (rc > 0) {
+            result = Py_None;
+            Py_INCREF(result);
+        }
+        goto done;
+    }
+    ends = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
+    path = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
+    if (ends == NULL || path == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    long long ones[64] = {0}, total = 0;
+    Py_ssize_t depth = 0;
+    for (Py_ssize_t i = 0; i < f.n; i++) {
+        while (depth && ends[depth - 1] <= i) depth--;
+        long long weight = f.mark[i] < max_weight ? f.mark[i] : max_weight;
+        /* p:a/b/c/x, node x under its last path_depth ancestors */
+        b.len = 0;
+        if (buf_put(&b, "p:", 2) < 0) goto done;
+        Py_ssize_t from = depth > path_depth ? depth - path_depth : 0;
+        for (Py_ssize_t k = from; k < depth; k++) {
+            if (buf_put(&b, f.label[path[k]], (size_t)f.label_len[path[k]]) < 0 ||
+                buf_put(&b, "/", 1) < 0)
+                goto done;
+        }
+        if (buf_put(&b, f.label[i], (size_t)f.label_len[i]) < 0) goto done;
+        count_bits(ones, blake64(b.data, b.len), weight);
+        total += weight;
+        Py_ssize_t end = i + f.size[i];
+        if (end > i + 1) { /* s:x*b(y,z*b), node x with its children's tokens in order */
+            b.len = 0;
+            if (buf_put(&b, "s:", 2) < 0 || put_token(&b, &f, i) < 0 || buf_put(&b, "(", 1) < 0)
+                goto done;
+            for (Py_ssize_t j = i + 1; j < end; j += f.size[j]) {
+                if ((j > i + 1 && buf_put(&b, ",", 1) < 0) || put_token(&b, &f, j) < 0) goto done;
+            }
+            if (buf_put(&b, ")", 1) < 0) goto done;
+            count_bits(ones, blake64(b.data, b.len), weight);
+            total += weight;
+        }
+        ends[depth] = end;
+        path[depth] = i;
+        depth++;
+    }
+    result = PyLong_FromUnsignedLongLong(majority(ones, total));
+done:
+    flat_free(&f);
+    free(b.data);
+    free(ends);
+    free(path);
+    return result;
+}
+
+typedef struct {
+    uint64_t hash;
+    size_t start, len;
+} Feature;
+
+static const unsigned char *feature_text; /* the buffer features are sorted against */
+
+static int
+by_feature(const void *x, const void *y)
+{
+    const Feature *a = (const Feature *)x, *b = (const Feature *)y;
+    if (a->hash != b->hash) return a->hash < b->hash ? -1 : 1;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(feature_text + a->start, feature_text + b->start, n);
+    if (c) return c;
+    return a->len < b->len ? -1 : (a->len > b->len);
+}
+
+static PyObject *
+py_shape_simhash(PyObject *self, PyObject *args)
+{
+    PyObject *labels, *marks, *sizes;
+    if (!PyArg_ParseTuple(args, "OOO", &labels, &marks, &sizes)) return NULL;
+    Flat f;
+    Buf b = {NULL, 0, 0};
+    PyObject *result = NULL;
+    Py_ssize_t *ends = NULL, *path = NULL;
+    Feature *features = NULL;
+    Py_ssize_t count = 0;
+    int rc = flat_read(labels, marks, sizes, &f);
+    if (rc != 0) {
+        if (rc > 0) {
+            result = Py_None;
+            Py_INCREF(result);
+        }
+        goto done;
+    }
+    ends = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
+    path = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
+    features = (Feature *)malloc(sizeof(Feature) * (size_t)(2 * f.n + 1));
+    if (ends == NULL || path == NULL || features == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t depth = 0;
+    for (Py_ssize_t i = 0; i < f.n; i++) {
+        while (depth && ends[depth - 1] <= i) depth--;
+        size_t start = b.len; /* p:a/b/x, two ancestors */
+        if (buf_put(&b, "p:", 2) < 0) goto done;
+        for (Py_ssize_t k = depth > 2 ? depth - 2 : 0; k < depth; k++) {
+            if (buf_put(&b, f.label[path[k]], (size_t)f.label_len[path[k]]) < 0 ||
+                buf_put(&b, "/", 1) < 0)
+                goto done;
+        }
+        if (buf_put(&b, f.label[i], (size_t)f.label_len[i]) < 0) goto done;
+        features[count].start = start;
+        features[count].len = b.len - start;
+        count++;
+        Py_ssize_t end = i + f.size[i];
+        if (end > i + 1) { /* s:x(y,z), the runs of its children's labels */
+            start = b.len;
+            if (buf_put(&b, "s:", 2) < 0 ||
+                buf_put(&b, f.label[i], (size_t)f.label_len[i]) < 0 || buf_put(&b, "(", 1) < 0)
+                goto done;
+            Py_ssize_t last = -1;
+            for (Py_ssize_t j = i + 1; j < end; j += f.size[j]) {
+                if (last >= 0 && f.label_len[last] == f.label_len[j] &&
+                    memcmp(f.label[last], f.label[j], (size_t)f.label_len[j]) == 0)
+                    continue;
+                if ((last >= 0 && buf_put(&b, ",", 1) < 0) ||
+                    buf_put(&b, f.label[j], (size_t)f.label_len[j]) < 0)
+                    goto done;
+                last = j;
+            }
+            if (buf_put(&b, ")", 1) < 0) goto done;
+            features[count].start = start;
+            features[count].len = b.len - start;
+            count++;
+        }
+        ends[depth] = end;
+        path[depth] = i;
+        depth++;
+    }
+    for (Py_ssize_t k = 0; k < count; k++)
+        features[k].hash = blake64(b.data + features[k].start, features[k].len);
+    feature_text = b.data; /* the GIL is held: no other caller sorts meanwhile */
+    qsort(features, (size_t)count, sizeof(Feature), by_feature);
+    long long ones[64] = {0}, total = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        if (k > 0 && by_feature(&features[k - 1], &features[k]) == 0) continue;
+        count_bits(ones, features[k].hash, 1);
+        total += 1;
+    }
+    result = PyLong_FromUnsignedLongLong(majority(ones, total));
+done:
+    flat_free(&f);
+    free(b.data);
+    free(ends);
+    free(path);
+    free(features);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"term_simhash", py_term_simhash, METH_VARARGS,
+     "term_simhash(labels, marks, sizes, path_depth, max_weight) -> the structural SimHash "
+     "of a term's flat preorder, or None for a mark past 64 bits"},
+    {"shape_simhash", py_shape_simhash, METH_VARARGS,
+     "shape_simhash(labels, marks, sizes) -> the mark-free shape SimHash, or None for a "
+     "mark past 64 bits"},
     {"blake64", py_blake64, METH_O,
      "blake64(text) -> the 8-byte BLAKE2b digest of text's UTF-8, as a big-endian int"},
     {"blake64_many", py_blake64_many, METH_O, "blake64_many(texts) -> [blake64(t) for t in texts]"},

@@ -149,6 +149,10 @@ def term_features(t: Term) -> list[tuple[str, int]]:
 
 def term_simhash(t: Term) -> int:
     """Structural SimHash of a term (unsigned 64-bit); stable across processes and runs."""
+    if _text_kernel is not None:
+        value = _text_kernel.term_simhash(t.labels, t.marks, t.sizes, PATH_DEPTH, MAX_WEIGHT)
+        if value is not None:  # None: a mark past what the kernel counts
+            return int(value)
     return simhash64(term_features(t))
 
 
@@ -192,5 +196,9 @@ def shape_simhash(t: Term) -> int:
     """
     shape = t._shape
     if shape is None:
-        shape = t._shape = simhash64(shape_features(t))
+        if _text_kernel is not None:
+            shape = _text_kernel.shape_simhash(t.labels, t.marks, t.sizes)
+        if shape is None:  # no kernel, or a mark past what it counts
+            shape = simhash64(shape_features(t))
+        t._shape = shape
     return shape
