@@ -526,11 +526,28 @@ typedef struct { /* the leading fields of lxml's struct LxmlElement (lxml/etree.
 
 static PyTypeObject *element_type = NULL; /* lxml.etree._Element, set when the probe passed */
 
+/* An element's label and hint by its name and raw id and class values: a page repeats a
+ * few hundred such triples over thousands of elements, and each costs several new strings.
+ * Open addressing over LABEL_SLOTS; a full table stops caching, never the walk. */
+#define LABEL_SLOTS 2048
+typedef struct {
+    uint64_t hash;
+    const unsigned char *name; /* libxml2 keeps one copy of each name per document */
+    char *id, *cls;            /* copies of the raw values ("" when absent) */
+    PyObject *label, *hint;
+} LabelEntry;
+
 typedef struct {
     PyObject *labels, *texts, *hints, *parents;
     PyObject *skip, *text_label, *tags, *empty;
     Py_ssize_t max_nodes;
     int classes, with_text, truncated, fallback;
+    LabelEntry *seen; /* LABEL_SLOTS entries, or NULL: no cache */
+    int seen_count;
+    /* lower_tag's last names by pointer; the tags borrowed from `tags`, which holds them */
+    const unsigned char *tag_names[64];
+    PyObject *tag_objs[64];
+    int ntags;
 } Walk;
 
 /* lxml's _textNodeOrSkip. */
@@ -701,7 +718,18 @@ lower_tag(Walk *w, vd_node *el)
         w->fallback = 1;
         return NULL;
     }
-    return lowered_tag(w->tags, el, &w->fallback);
+    for (int k = 0; k < w->ntags; k++) {
+        if (w->tag_names[k] == el->name) {
+            Py_INCREF(w->tag_objs[k]);
+            return w->tag_objs[k];
+        }
+    }
+    PyObject *tag = lowered_tag(w->tags, el, &w->fallback);
+    if (tag != NULL && w->ntags < 64) {
+        w->tag_names[w->ntags] = el->name;
+        w->tag_objs[w->ntags++] = tag;
+    }
+    return tag;
 }
 
 /* `".".join(value.split())` (sorted first when `sort`), or NULL on error. */
@@ -719,6 +747,57 @@ dotted(PyObject *value, int sort)
     Py_XDECREF(dot);
     Py_DECREF(parts);
     return out;
+}
+
+/* The raw text of an attribute whose value is one text node ("" when absent or empty);
+ * NULL when the value is anything else (the uncached path reads it). */
+static const char *
+raw_attr(vd_node *el, const char *name)
+{
+    vd_attr *a = find_attr(el, name);
+    if (a == NULL || a->children == NULL) return "";
+    vd_node *c = a->children;
+    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) return NULL;
+    return (const char *)c->content;
+}
+
+static uint64_t
+label_hash(const unsigned char *name, const char *id, const char *cls)
+{
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)name;
+    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    h = (h ^ 0xFF) * 1099511628211ULL; /* no byte of UTF-8 is 0xFF: id and class stay apart */
+    for (const char *p = cls; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    return h;
+}
+
+/* The cached entry of (name, id, class), or the empty slot where it goes (NULL: full). */
+static LabelEntry *
+label_slot(Walk *w, uint64_t h, const unsigned char *name, const char *id, const char *cls)
+{
+    for (size_t k = 0; k < LABEL_SLOTS; k++) {
+        LabelEntry *e = &w->seen[(h + k) & (LABEL_SLOTS - 1)];
+        if (e->label == NULL) return e;
+        if (e->hash == h && e->name == name && strcmp(e->id, id) == 0 && strcmp(e->cls, cls) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static void
+labels_seen_free(Walk *w)
+{
+    if (w->seen == NULL) return;
+    for (size_t k = 0; k < LABEL_SLOTS; k++) {
+        LabelEntry *e = &w->seen[k];
+        if (e->label == NULL) continue;
+        free(e->id);
+        free(e->cls);
+        Py_DECREF(e->label);
+        Py_DECREF(e->hint);
+    }
+    free(w->seen);
+    w->seen = NULL;
 }
 
 /* Adds an element node. Returns its index, -2 when it is not walked (skipped tag),
@@ -739,8 +818,25 @@ add_element(Walk *w, vd_node *el, Py_ssize_t up)
         return -3;
     }
     PyObject *ident = NULL, *cls_attr = NULL, *label = NULL, *hint = NULL, *upo = NULL;
-    PyObject *cls = NULL, *id_raw = attr_value(w, el, "id");
+    PyObject *cls = NULL, *id_raw = NULL;
     Py_ssize_t result = -1;
+    LabelEntry *slot = NULL;
+    const char *id_c = w->seen != NULL ? raw_attr(el, "id") : NULL;
+    const char *cls_c = id_c != NULL ? raw_attr(el, "class") : NULL;
+    uint64_t h = 0;
+    if (cls_c != NULL) {
+        h = label_hash(el->name, id_c, cls_c);
+        slot = label_slot(w, h, el->name, id_c, cls_c);
+        if (slot != NULL && slot->label != NULL) { /* met before on this page */
+            label = slot->label;
+            hint = slot->hint;
+            Py_INCREF(label);
+            Py_INCREF(hint);
+            slot = NULL;
+            goto append;
+        }
+    }
+    id_raw = attr_value(w, el, "id");
     if (id_raw == NULL) goto out;
     if (id_raw == Py_None) {
         ident = PyUnicode_FromString("");
@@ -778,8 +874,27 @@ add_element(Walk *w, vd_node *el, Py_ssize_t up)
     } else {
         hint = PyUnicode_FromFormat("%U#%U.%U", tag, ident, cls);
     }
+    if (hint == NULL) goto out;
+    if (slot != NULL && w->seen_count < LABEL_SLOTS * 3 / 4) {
+        char *id_copy = strdup(id_c), *cls_copy = strdup(cls_c);
+        if (id_copy != NULL && cls_copy != NULL) {
+            slot->hash = h;
+            slot->name = el->name;
+            slot->id = id_copy;
+            slot->cls = cls_copy;
+            slot->label = label;
+            slot->hint = hint;
+            Py_INCREF(label);
+            Py_INCREF(hint);
+            w->seen_count++;
+        } else { /* no memory for the cache: the walk goes on without it */
+            free(id_copy);
+            free(cls_copy);
+        }
+    }
+append:
     upo = PyLong_FromSsize_t(up);
-    if (hint == NULL || upo == NULL) goto out;
+    if (upo == NULL) goto out;
     result = PyList_GET_SIZE(w->labels);
     if (PyList_Append(w->labels, label) < 0 || PyList_Append(w->texts, Py_None) < 0 ||
         PyList_Append(w->hints, hint) < 0 || PyList_Append(w->parents, upo) < 0) {
@@ -826,7 +941,8 @@ dom_walk(PyObject *self, PyObject *args)
     vd_node *root = ((ElementHead *)root_obj)->c_node;
     if (root == NULL) Py_RETURN_NONE;
     Walk w = {PyList_New(0), PyList_New(0), PyList_New(0), PyList_New(0), skip, text_label,
-              PyDict_New(), PyUnicode_FromString(""), max_nodes, classes, with_text, 0, 0};
+              PyDict_New(), PyUnicode_FromString(""), max_nodes, classes, with_text, 0, 0,
+              (LabelEntry *)calloc(LABEL_SLOTS, sizeof(LabelEntry)), 0};
     PyObject *result = NULL;
     DomFrame *stack = NULL;
     Py_ssize_t sp = 0, cap = 64;
@@ -898,6 +1014,7 @@ dom_walk(PyObject *self, PyObject *args)
     }
 done:
     free(stack);
+    labels_seen_free(&w);
     Py_XDECREF(w.labels);
     Py_XDECREF(w.texts);
     Py_XDECREF(w.hints);
