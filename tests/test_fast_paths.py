@@ -45,14 +45,17 @@ HOSTILE = [
     "<body><p class=''>empty class</p><p id=''>empty id</p><p id='\u00e9' class='\u00c9'>"
     "</p></body>",
     "<html><head><title>t</title></head><body>\n  \n<p>\n</p>\n</body></html>",
-    # more (tag, id, class) triples than the compiled walk keeps labels for, repeated too
+    # more (tag, id, class) triples than the compiled walks keep labels and keys for,
+    # repeated; role and itemprop empty, absent and set
     "<body>"
     + "".join(
         f"<div class='c{i}  x' id=' i{i % 7} '><span class='c{i % 3}'>t</span>"
         f"<SPAN CLASS='c{i % 3}'>u</SPAN></div>"
         for i in range(2500)
     )
-    + "<p class='&amp; a'>q</p><p id='\u00e9 ' class=''>r</p><p id=''>s</p></body>",
+    + "<p class='&amp; a'>q</p><p id='\u00e9 ' class=''>r</p><p id=''>s</p>"
+    + "<p role=''>t</p><p role='main' itemprop=''>u</p><p itemprop='articleBody'>v</p>"
+    + "<p role='main' itemprop='articleBody'>w</p><p>x</p></body>",
 ]
 
 

@@ -1040,6 +1040,16 @@ typedef struct {
     int owned;
 } TagFlags;
 
+/* An element's weight key by its name and raw class, id, role and itemprop values (NULL:
+ * absent, which the key tells from empty): a page repeats a few hundred of them. */
+#define KEY_SLOTS 2048
+typedef struct {
+    uint64_t hash;
+    const unsigned char *name;
+    char *values[4];
+    PyObject *key;
+} KeyEntry;
+
 typedef struct {
     PyObject *blocks, *parents, *spans, *keys, *positions, *block_tags, *headings;
     TagFlags cache[128];
@@ -1048,6 +1058,8 @@ typedef struct {
     size_t len, cap;
     Py_ssize_t chars, links;
     int fallback;
+    KeyEntry *seen; /* KEY_SLOTS entries, or NULL: no cache */
+    int seen_count;
 } BlockWalk;
 
 static int
@@ -1114,6 +1126,91 @@ weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
         PyTuple_SET_ITEM(key, k + 1, v);
     }
     return key;
+}
+
+static const char *KEY_ATTRS[4] = {"class", "id", "role", "itemprop"};
+
+/* An attribute's raw text: NULL when absent, "" when empty; *simple cleared when the value
+ * is more than one text node (the uncached path reads it then). */
+static const char *
+raw_or_absent(vd_node *el, const char *name, int *simple)
+{
+    vd_attr *a = find_attr(el, name);
+    if (a == NULL) return NULL;
+    vd_node *c = a->children;
+    if (c == NULL) return "";
+    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+        *simple = 0;
+        return NULL;
+    }
+    return (const char *)c->content;
+}
+
+static int
+same_value(const char *a, const char *b)
+{
+    return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
+/* weight_key through the page's cache of keys met before. */
+static PyObject *
+cached_weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
+{
+    if (w->seen == NULL) return weight_key(w, el, tag);
+    const char *v[4];
+    int simple = 1;
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)el->name;
+    for (int k = 0; k < 4; k++) {
+        v[k] = raw_or_absent(el, KEY_ATTRS[k], &simple);
+        if (!simple) return weight_key(w, el, tag);
+        h = (h ^ (v[k] == NULL ? 0xFE : 0xFF)) * 1099511628211ULL; /* no UTF-8 byte is either */
+        for (const char *p = v[k]; p != NULL && *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    }
+    KeyEntry *slot = NULL;
+    for (size_t i = 0; i < KEY_SLOTS; i++) {
+        KeyEntry *e = &w->seen[(h + i) & (KEY_SLOTS - 1)];
+        if (e->key == NULL) {
+            slot = e;
+            break;
+        }
+        if (e->hash == h && e->name == el->name && same_value(e->values[0], v[0]) &&
+            same_value(e->values[1], v[1]) && same_value(e->values[2], v[2]) &&
+            same_value(e->values[3], v[3])) {
+            Py_INCREF(e->key);
+            return e->key;
+        }
+    }
+    PyObject *key = weight_key(w, el, tag);
+    if (key == NULL || slot == NULL || w->seen_count >= KEY_SLOTS * 3 / 4) return key;
+    char *copies[4] = {NULL, NULL, NULL, NULL};
+    for (int k = 0; k < 4; k++) {
+        if (v[k] != NULL && (copies[k] = strdup(v[k])) == NULL) {
+            for (int j = 0; j < k; j++) free(copies[j]);
+            return key; /* no memory for the cache: the walk goes on without it */
+        }
+    }
+    slot->hash = h;
+    slot->name = el->name;
+    memcpy(slot->values, copies, sizeof(copies));
+    slot->key = key;
+    Py_INCREF(key);
+    w->seen_count++;
+    return key;
+}
+
+static void
+keys_seen_free(BlockWalk *w)
+{
+    if (w->seen == NULL) return;
+    for (size_t i = 0; i < KEY_SLOTS; i++) {
+        KeyEntry *e = &w->seen[i];
+        if (e->key == NULL) continue;
+        for (int k = 0; k < 4; k++) free(e->values[k]);
+        Py_DECREF(e->key);
+    }
+    free(w->seen);
+    w->seen = NULL;
 }
 
 static int
@@ -1260,6 +1357,7 @@ blocks_walk(PyObject *self, PyObject *args)
     w.positions = PyList_New(0);
     w.block_tags = block_tags;
     w.headings = headings;
+    w.seen = elements ? (KeyEntry *)calloc(KEY_SLOTS, sizeof(KeyEntry)) : NULL;
     PyObject *result = NULL;
     BlockFrame *stack = NULL;
     int *hstack = NULL;
@@ -1282,7 +1380,7 @@ blocks_walk(PyObject *self, PyObject *args)
             if (w.fallback || tag_flags(&w, el, &f.flags) < 0) goto done_or_fallback;
             if (w.fallback) goto done_or_fallback;
             if (elements) {
-                PyObject *key = weight_key(&w, el, f.flags.tag);
+                PyObject *key = cached_weight_key(&w, el, f.flags.tag);
                 if (f.flags.owned) Py_DECREF(f.flags.tag);
                 f.flags.tag = NULL;
                 if (key == NULL) goto done_or_fallback;
@@ -1396,6 +1494,7 @@ done:
     free(stack);
     free(hstack);
     free(w.buf);
+    keys_seen_free(&w);
     for (int k = 0; k < w.ncache; k++) Py_XDECREF(w.cache[k].tag);
     Py_XDECREF(w.blocks);
     Py_XDECREF(w.parents);
