@@ -306,6 +306,10 @@ _LABEL_IDS: dict[str, int] = {}
 
 def _label_ids(labels: Sequence[str]) -> list[int]:
     ids = _LABEL_IDS
+    try:  # every label met before (all but a site's first pages): one pass in C
+        return list(map(ids.__getitem__, labels))
+    except KeyError:
+        pass
     out = []
     for label in labels:
         code = ids.get(label)
