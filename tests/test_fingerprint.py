@@ -205,22 +205,13 @@ def test_a_term_carries_its_shape_across_processes_but_not_its_hash():
 
 
 def _random_term(rng: random.Random, labels: list[str]) -> Term:
-    n = rng.randrange(1, 50)
-    kids: list[list[int]] = [[] for _ in range(n)]
-    for i in range(1, n):
-        kids[rng.randrange(max(0, i - rng.choice([1, 3, 50])), i)].append(i)
-    order: list[int] = []
-    stack = [0]
-    while stack:
-        v = stack.pop()
-        order.append(v)
-        stack.extend(reversed(kids[v]))
-    size = [1] * n
-    for v in reversed(order):
-        for c in kids[v]:
-            size[v] += size[c]
-    marks = [rng.choice([0, 1, 1, 1, 2, 3, 5, 9, 33, 100, 10**6]) for _ in order]
-    return Term([rng.choice(labels) for _ in order], marks, [size[v] for v in order])
+    """A random tree's shape with labels of any text and marks of 0, 1 and past MAX_WEIGHT."""
+    from test_distance import random_tree
+
+    shape = rng.choice(("random", "chain", "fan", "bushy"))
+    sizes = random_tree(rng, rng.randrange(1, 50), shape, False)[2]
+    marks = [rng.choice([0, 1, 1, 1, 2, 3, 5, 9, 33, 100, 10**6]) for _ in sizes]
+    return Term([rng.choice(labels) for _ in sizes], marks, sizes)
 
 
 def test_compiled_term_simhashes_equal_the_features_simhash() -> None:

@@ -526,24 +526,30 @@ typedef struct { /* the leading fields of lxml's struct LxmlElement (lxml/etree.
 
 static PyTypeObject *element_type = NULL; /* lxml.etree._Element, set when the probe passed */
 
-/* An element's label and hint by its name and raw id and class values: a page repeats a
- * few hundred such triples over thousands of elements, and each costs several new strings.
- * Open addressing over LABEL_SLOTS; a full table stops caching, never the walk. */
-#define LABEL_SLOTS 2048
+/* What a walk made of an element's name and raw attribute values (a label and a hint, a
+ * weight key), kept for the page: a page repeats a few hundred such combinations over
+ * thousands of elements, and each costs several new strings. Open addressing over
+ * ATTR_SLOTS; a full table stops caching, never the walk. */
+#define ATTR_SLOTS 2048
+#define ATTR_VALUES 4
 typedef struct {
     uint64_t hash;
-    const unsigned char *name; /* libxml2 keeps one copy of each name per document */
-    char *id, *cls;            /* copies of the raw values ("" when absent) */
-    PyObject *label, *hint;
-} LabelEntry;
+    const unsigned char *name;  /* libxml2 keeps one copy of each name per document */
+    char *values[ATTR_VALUES]; /* copies of the raw values, NULL for an absent attribute */
+    PyObject *made[2];         /* what the walk made of them; made[0] NULL: a free slot */
+} AttrEntry;
+
+typedef struct {
+    AttrEntry *slots; /* ATTR_SLOTS entries, or NULL: no cache */
+    int count;
+} AttrCache;
 
 typedef struct {
     PyObject *labels, *texts, *hints, *parents;
     PyObject *skip, *text_label, *tags, *empty;
     Py_ssize_t max_nodes;
     int classes, with_text, truncated, fallback;
-    LabelEntry *seen; /* LABEL_SLOTS entries, or NULL: no cache */
-    int seen_count;
+    AttrCache seen; /* labels and hints by tag, id and class */
     /* lower_tag's last names by pointer; the tags borrowed from `tags`, which holds them */
     const unsigned char *tag_names[64];
     PyObject *tag_objs[64];
@@ -749,56 +755,110 @@ dotted(PyObject *value, int sort)
     return out;
 }
 
-/* The raw text of an attribute whose value is one text node ("" when absent or empty);
- * NULL when the value is anything else (the uncached path reads it). */
+/* An attribute's raw text: NULL when absent, "" when empty; *simple cleared when the value
+ * is more than one text node (the uncached path reads it then). */
 static const char *
-raw_attr(vd_node *el, const char *name)
+raw_or_absent(vd_node *el, const char *name, int *simple)
 {
     vd_attr *a = find_attr(el, name);
-    if (a == NULL || a->children == NULL) return "";
+    if (a == NULL) return NULL;
     vd_node *c = a->children;
-    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) return NULL;
+    if (c == NULL) return "";
+    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+        *simple = 0;
+        return NULL;
+    }
     return (const char *)c->content;
 }
 
+static void
+attr_cache_open(AttrCache *c)
+{
+    c->slots = (AttrEntry *)calloc(ATTR_SLOTS, sizeof(AttrEntry)); /* none: no cache */
+    c->count = 0;
+}
+
+static void
+attr_cache_close(AttrCache *c)
+{
+    if (c->slots == NULL) return;
+    for (size_t k = 0; k < ATTR_SLOTS; k++) {
+        AttrEntry *e = &c->slots[k];
+        if (e->made[0] == NULL) continue;
+        for (int v = 0; v < ATTR_VALUES; v++) free(e->values[v]);
+        Py_DECREF(e->made[0]);
+        Py_XDECREF(e->made[1]);
+    }
+    free(c->slots);
+    c->slots = NULL;
+}
+
+static int
+same_value(const char *a, const char *b)
+{
+    return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
+}
+
+/* The raw values of `names` (n of them) on el into values; 0 when one is not simple text. */
+static int
+attr_values(vd_node *el, const char *const *names, int n, const char **values)
+{
+    int simple = 1;
+    for (int k = 0; k < ATTR_VALUES; k++) values[k] = k < n ? raw_or_absent(el, names[k], &simple) : NULL;
+    return simple;
+}
+
 static uint64_t
-label_hash(const unsigned char *name, const char *id, const char *cls)
+attr_hash(const unsigned char *name, const char *const *values)
 {
     uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)name;
-    for (const char *p = id; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    h = (h ^ 0xFF) * 1099511628211ULL; /* no byte of UTF-8 is 0xFF: id and class stay apart */
-    for (const char *p = cls; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    for (int k = 0; k < ATTR_VALUES; k++) {
+        h = (h ^ (values[k] == NULL ? 0xFE : 0xFF)) * 1099511628211ULL; /* no UTF-8 byte */
+        for (const char *p = values[k]; p != NULL && *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+    }
     return h;
 }
 
-/* The cached entry of (name, id, class), or the empty slot where it goes (NULL: full). */
-static LabelEntry *
-label_slot(Walk *w, uint64_t h, const unsigned char *name, const char *id, const char *cls)
+/* The entry kept for (name, values), or the free slot where it goes (NULL: no room). */
+static AttrEntry *
+attr_find(AttrCache *c, uint64_t h, const unsigned char *name, const char *const *values)
 {
-    for (size_t k = 0; k < LABEL_SLOTS; k++) {
-        LabelEntry *e = &w->seen[(h + k) & (LABEL_SLOTS - 1)];
-        if (e->label == NULL) return e;
-        if (e->hash == h && e->name == name && strcmp(e->id, id) == 0 && strcmp(e->cls, cls) == 0)
-            return e;
+    for (size_t k = 0; k < ATTR_SLOTS; k++) {
+        AttrEntry *e = &c->slots[(h + k) & (ATTR_SLOTS - 1)];
+        if (e->made[0] == NULL) return e;
+        if (e->hash != h || e->name != name) continue;
+        int same = 1;
+        for (int v = 0; v < ATTR_VALUES && same; v++) same = same_value(e->values[v], values[v]);
+        if (same) return e;
     }
     return NULL;
 }
 
+/* Keeps what was made of (name, values) in the free slot; without memory, keeps nothing. */
 static void
-labels_seen_free(Walk *w)
+attr_keep(AttrCache *c, AttrEntry *slot, uint64_t h, const unsigned char *name,
+          const char *const *values, PyObject *first, PyObject *second)
 {
-    if (w->seen == NULL) return;
-    for (size_t k = 0; k < LABEL_SLOTS; k++) {
-        LabelEntry *e = &w->seen[k];
-        if (e->label == NULL) continue;
-        free(e->id);
-        free(e->cls);
-        Py_DECREF(e->label);
-        Py_DECREF(e->hint);
+    if (slot == NULL || c->count >= ATTR_SLOTS * 3 / 4) return;
+    char *copies[ATTR_VALUES] = {NULL};
+    for (int k = 0; k < ATTR_VALUES; k++) {
+        if (values[k] != NULL && (copies[k] = strdup(values[k])) == NULL) {
+            for (int j = 0; j < k; j++) free(copies[j]);
+            return;
+        }
     }
-    free(w->seen);
-    w->seen = NULL;
+    slot->hash = h;
+    slot->name = name;
+    memcpy(slot->values, copies, sizeof(copies));
+    slot->made[0] = first;
+    slot->made[1] = second;
+    Py_INCREF(first);
+    Py_XINCREF(second);
+    c->count++;
 }
+
+static const char *LABEL_ATTRS[2] = {"id", "class"};
 
 /* Adds an element node. Returns its index, -2 when it is not walked (skipped tag),
  * -3 to stop (node cap or fallback), -1 on error. */
@@ -820,19 +880,17 @@ add_element(Walk *w, vd_node *el, Py_ssize_t up)
     PyObject *ident = NULL, *cls_attr = NULL, *label = NULL, *hint = NULL, *upo = NULL;
     PyObject *cls = NULL, *id_raw = NULL;
     Py_ssize_t result = -1;
-    LabelEntry *slot = NULL;
-    const char *id_c = w->seen != NULL ? raw_attr(el, "id") : NULL;
-    const char *cls_c = id_c != NULL ? raw_attr(el, "class") : NULL;
+    AttrEntry *slot = NULL;
+    const char *raw[ATTR_VALUES];
     uint64_t h = 0;
-    if (cls_c != NULL) {
-        h = label_hash(el->name, id_c, cls_c);
-        slot = label_slot(w, h, el->name, id_c, cls_c);
-        if (slot != NULL && slot->label != NULL) { /* met before on this page */
-            label = slot->label;
-            hint = slot->hint;
+    if (w->seen.slots != NULL && attr_values(el, LABEL_ATTRS, 2, raw)) {
+        h = attr_hash(el->name, raw);
+        slot = attr_find(&w->seen, h, el->name, raw);
+        if (slot != NULL && slot->made[0] != NULL) { /* met before on this page */
+            label = slot->made[0];
+            hint = slot->made[1];
             Py_INCREF(label);
             Py_INCREF(hint);
-            slot = NULL;
             goto append;
         }
     }
@@ -875,23 +933,7 @@ add_element(Walk *w, vd_node *el, Py_ssize_t up)
         hint = PyUnicode_FromFormat("%U#%U.%U", tag, ident, cls);
     }
     if (hint == NULL) goto out;
-    if (slot != NULL && w->seen_count < LABEL_SLOTS * 3 / 4) {
-        char *id_copy = strdup(id_c), *cls_copy = strdup(cls_c);
-        if (id_copy != NULL && cls_copy != NULL) {
-            slot->hash = h;
-            slot->name = el->name;
-            slot->id = id_copy;
-            slot->cls = cls_copy;
-            slot->label = label;
-            slot->hint = hint;
-            Py_INCREF(label);
-            Py_INCREF(hint);
-            w->seen_count++;
-        } else { /* no memory for the cache: the walk goes on without it */
-            free(id_copy);
-            free(cls_copy);
-        }
-    }
+    attr_keep(&w->seen, slot, h, el->name, raw, label, hint);
 append:
     upo = PyLong_FromSsize_t(up);
     if (upo == NULL) goto out;
@@ -942,7 +984,8 @@ dom_walk(PyObject *self, PyObject *args)
     if (root == NULL) Py_RETURN_NONE;
     Walk w = {PyList_New(0), PyList_New(0), PyList_New(0), PyList_New(0), skip, text_label,
               PyDict_New(), PyUnicode_FromString(""), max_nodes, classes, with_text, 0, 0,
-              (LabelEntry *)calloc(LABEL_SLOTS, sizeof(LabelEntry)), 0};
+              {NULL, 0}, {NULL}, {NULL}, 0};
+    attr_cache_open(&w.seen);
     PyObject *result = NULL;
     DomFrame *stack = NULL;
     Py_ssize_t sp = 0, cap = 64;
@@ -1014,7 +1057,7 @@ dom_walk(PyObject *self, PyObject *args)
     }
 done:
     free(stack);
-    labels_seen_free(&w);
+    attr_cache_close(&w.seen);
     Py_XDECREF(w.labels);
     Py_XDECREF(w.texts);
     Py_XDECREF(w.hints);
@@ -1040,16 +1083,6 @@ typedef struct {
     int owned;
 } TagFlags;
 
-/* An element's weight key by its name and raw class, id, role and itemprop values (NULL:
- * absent, which the key tells from empty): a page repeats a few hundred of them. */
-#define KEY_SLOTS 2048
-typedef struct {
-    uint64_t hash;
-    const unsigned char *name;
-    char *values[4];
-    PyObject *key;
-} KeyEntry;
-
 typedef struct {
     PyObject *blocks, *parents, *spans, *keys, *positions, *block_tags, *headings;
     TagFlags cache[128];
@@ -1058,8 +1091,7 @@ typedef struct {
     size_t len, cap;
     Py_ssize_t chars, links;
     int fallback;
-    KeyEntry *seen; /* KEY_SLOTS entries, or NULL: no cache */
-    int seen_count;
+    AttrCache seen; /* weight keys by tag, class, id, role and itemprop */
 } BlockWalk;
 
 static int
@@ -1108,17 +1140,18 @@ block_attr(BlockWalk *w, vd_node *el, const char *name)
     return node_attr(el, name, &w->fallback);
 }
 
+static const char *KEY_ATTRS[ATTR_VALUES] = {"class", "id", "role", "itemprop"};
+
 /* (tag, class, id, role, itemprop): what visdup.denoise.class_factor reads. */
 static PyObject *
 weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
 {
-    static const char *names[4] = {"class", "id", "role", "itemprop"};
     PyObject *key = PyTuple_New(5);
     if (key == NULL) return NULL;
     Py_INCREF(tag);
     PyTuple_SET_ITEM(key, 0, tag);
     for (int k = 0; k < 4; k++) {
-        PyObject *v = block_attr(w, el, names[k]);
+        PyObject *v = block_attr(w, el, KEY_ATTRS[k]);
         if (v == NULL) {
             Py_DECREF(key);
             return NULL;
@@ -1128,89 +1161,22 @@ weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
     return key;
 }
 
-static const char *KEY_ATTRS[4] = {"class", "id", "role", "itemprop"};
-
-/* An attribute's raw text: NULL when absent, "" when empty; *simple cleared when the value
- * is more than one text node (the uncached path reads it then). */
-static const char *
-raw_or_absent(vd_node *el, const char *name, int *simple)
-{
-    vd_attr *a = find_attr(el, name);
-    if (a == NULL) return NULL;
-    vd_node *c = a->children;
-    if (c == NULL) return "";
-    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
-        *simple = 0;
-        return NULL;
-    }
-    return (const char *)c->content;
-}
-
-static int
-same_value(const char *a, const char *b)
-{
-    return (a == NULL || b == NULL) ? a == b : strcmp(a, b) == 0;
-}
-
-/* weight_key through the page's cache of keys met before. */
+/* weight_key through the page's cache of the keys made before. */
 static PyObject *
 cached_weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
 {
-    if (w->seen == NULL) return weight_key(w, el, tag);
-    const char *v[4];
-    int simple = 1;
-    uint64_t h = 1469598103934665603ULL ^ (uint64_t)(uintptr_t)el->name;
-    for (int k = 0; k < 4; k++) {
-        v[k] = raw_or_absent(el, KEY_ATTRS[k], &simple);
-        if (!simple) return weight_key(w, el, tag);
-        h = (h ^ (v[k] == NULL ? 0xFE : 0xFF)) * 1099511628211ULL; /* no UTF-8 byte is either */
-        for (const char *p = v[k]; p != NULL && *p; p++)
-            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    }
-    KeyEntry *slot = NULL;
-    for (size_t i = 0; i < KEY_SLOTS; i++) {
-        KeyEntry *e = &w->seen[(h + i) & (KEY_SLOTS - 1)];
-        if (e->key == NULL) {
-            slot = e;
-            break;
-        }
-        if (e->hash == h && e->name == el->name && same_value(e->values[0], v[0]) &&
-            same_value(e->values[1], v[1]) && same_value(e->values[2], v[2]) &&
-            same_value(e->values[3], v[3])) {
-            Py_INCREF(e->key);
-            return e->key;
-        }
+    const char *raw[ATTR_VALUES];
+    if (w->seen.slots == NULL || !attr_values(el, KEY_ATTRS, ATTR_VALUES, raw))
+        return weight_key(w, el, tag);
+    uint64_t h = attr_hash(el->name, raw);
+    AttrEntry *slot = attr_find(&w->seen, h, el->name, raw);
+    if (slot != NULL && slot->made[0] != NULL) {
+        Py_INCREF(slot->made[0]);
+        return slot->made[0];
     }
     PyObject *key = weight_key(w, el, tag);
-    if (key == NULL || slot == NULL || w->seen_count >= KEY_SLOTS * 3 / 4) return key;
-    char *copies[4] = {NULL, NULL, NULL, NULL};
-    for (int k = 0; k < 4; k++) {
-        if (v[k] != NULL && (copies[k] = strdup(v[k])) == NULL) {
-            for (int j = 0; j < k; j++) free(copies[j]);
-            return key; /* no memory for the cache: the walk goes on without it */
-        }
-    }
-    slot->hash = h;
-    slot->name = el->name;
-    memcpy(slot->values, copies, sizeof(copies));
-    slot->key = key;
-    Py_INCREF(key);
-    w->seen_count++;
+    if (key != NULL) attr_keep(&w->seen, slot, h, el->name, raw, key, NULL);
     return key;
-}
-
-static void
-keys_seen_free(BlockWalk *w)
-{
-    if (w->seen == NULL) return;
-    for (size_t i = 0; i < KEY_SLOTS; i++) {
-        KeyEntry *e = &w->seen[i];
-        if (e->key == NULL) continue;
-        for (int k = 0; k < 4; k++) free(e->values[k]);
-        Py_DECREF(e->key);
-    }
-    free(w->seen);
-    w->seen = NULL;
 }
 
 static int
@@ -1357,7 +1323,7 @@ blocks_walk(PyObject *self, PyObject *args)
     w.positions = PyList_New(0);
     w.block_tags = block_tags;
     w.headings = headings;
-    w.seen = elements ? (KeyEntry *)calloc(KEY_SLOTS, sizeof(KeyEntry)) : NULL;
+    if (elements) attr_cache_open(&w.seen);
     PyObject *result = NULL;
     BlockFrame *stack = NULL;
     int *hstack = NULL;
@@ -1494,7 +1460,7 @@ done:
     free(stack);
     free(hstack);
     free(w.buf);
-    keys_seen_free(&w);
+    attr_cache_close(&w.seen);
     for (int k = 0; k < w.ncache; k++) Py_XDECREF(w.cache[k].tag);
     Py_XDECREF(w.blocks);
     Py_XDECREF(w.parents);

@@ -631,6 +631,7 @@ typedef struct {
     Py_ssize_t *label_len;
     long long *mark;
     Py_ssize_t *size;
+    Py_ssize_t *ends, *path; /* the walk's open ancestors: their subtree ends, their nodes */
     PyObject *labels_seq, *marks_seq, *sizes_seq;
 } Flat;
 
@@ -641,6 +642,8 @@ flat_free(Flat *f)
     free(f->label_len);
     free(f->mark);
     free(f->size);
+    free(f->ends);
+    free(f->path);
     Py_XDECREF(f->labels_seq);
     Py_XDECREF(f->marks_seq);
     Py_XDECREF(f->sizes_seq);
@@ -666,7 +669,9 @@ flat_read(PyObject *labels, PyObject *marks, PyObject *sizes, Flat *f)
     f->label_len = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
     f->mark = (long long *)malloc(sizeof(long long) * (size_t)(n + 1));
     f->size = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
-    if (!f->label || !f->label_len || !f->mark || !f->size) {
+    f->ends = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    f->path = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    if (!f->label || !f->label_len || !f->mark || !f->size || !f->ends || !f->path) {
         PyErr_NoMemory();
         return -1;
     }
@@ -711,6 +716,27 @@ put_token(Buf *b, const Flat *f, Py_ssize_t i)
     return buf_put(b, digits, (size_t)len);
 }
 
+/* "p:a/b/x": node i's label under the labels of its last `ancestors` open ancestors. */
+static int
+put_path(Buf *b, const Flat *f, Py_ssize_t depth, Py_ssize_t ancestors, Py_ssize_t i)
+{
+    if (buf_put(b, "p:", 2) < 0) return -1;
+    for (Py_ssize_t k = depth > ancestors ? depth - ancestors : 0; k < depth; k++) {
+        Py_ssize_t a = f->path[k];
+        if (buf_put(b, f->label[a], (size_t)f->label_len[a]) < 0 || buf_put(b, "/", 1) < 0)
+            return -1;
+    }
+    return buf_put(b, f->label[i], (size_t)f->label_len[i]);
+}
+
+/* Opens node i (its ancestors that ended before it closed first); the open depth. */
+static Py_ssize_t
+walk_to(Flat *f, Py_ssize_t depth, Py_ssize_t i)
+{
+    while (depth && f->ends[depth - 1] <= i) depth--;
+    return depth;
+}
+
 static uint64_t
 majority(const long long ones[64], long long total)
 {
@@ -738,7 +764,6 @@ py_term_simhash(PyObject *self, PyObject *args)
     Flat f;
     Buf b = {NULL, 0, 0};
     PyObject *result = NULL;
-    Py_ssize_t *ends = NULL, *path = NULL;
     int rc = flat_read(labels, marks, sizes, &f);
     if (rc != 0) {
         if (rc > 0) {
@@ -747,27 +772,13 @@ py_term_simhash(PyObject *self, PyObject *args)
         }
         goto done;
     }
-    ends = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
-    path = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
-    if (ends == NULL || path == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
     long long ones[64] = {0}, total = 0;
     Py_ssize_t depth = 0;
     for (Py_ssize_t i = 0; i < f.n; i++) {
-        while (depth && ends[depth - 1] <= i) depth--;
+        depth = walk_to(&f, depth, i);
         long long weight = f.mark[i] < max_weight ? f.mark[i] : max_weight;
-        /* p:a/b/c/x, node x under its last path_depth ancestors */
-        b.len = 0;
-        if (buf_put(&b, "p:", 2) < 0) goto done;
-        Py_ssize_t from = depth > path_depth ? depth - path_depth : 0;
-        for (Py_ssize_t k = from; k < depth; k++) {
-            if (buf_put(&b, f.label[path[k]], (size_t)f.label_len[path[k]]) < 0 ||
-                buf_put(&b, "/", 1) < 0)
-                goto done;
-        }
-        if (buf_put(&b, f.label[i], (size_t)f.label_len[i]) < 0) goto done;
+        b.len = 0; /* p:a/b/c/x, node x under its last path_depth ancestors */
+        if (put_path(&b, &f, depth, path_depth, i) < 0) goto done;
         count_bits(ones, blake64(b.data, b.len), weight);
         total += weight;
         Py_ssize_t end = i + f.size[i];
@@ -782,16 +793,13 @@ py_term_simhash(PyObject *self, PyObject *args)
             count_bits(ones, blake64(b.data, b.len), weight);
             total += weight;
         }
-        ends[depth] = end;
-        path[depth] = i;
-        depth++;
+        f.ends[depth] = end;
+        f.path[depth++] = i;
     }
     result = PyLong_FromUnsignedLongLong(majority(ones, total));
 done:
     flat_free(&f);
     free(b.data);
-    free(ends);
-    free(path);
     return result;
 }
 
@@ -821,7 +829,6 @@ py_shape_simhash(PyObject *self, PyObject *args)
     Flat f;
     Buf b = {NULL, 0, 0};
     PyObject *result = NULL;
-    Py_ssize_t *ends = NULL, *path = NULL;
     Feature *features = NULL;
     Py_ssize_t count = 0;
     int rc = flat_read(labels, marks, sizes, &f);
@@ -832,24 +839,16 @@ py_shape_simhash(PyObject *self, PyObject *args)
         }
         goto done;
     }
-    ends = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
-    path = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(f.n + 1));
     features = (Feature *)malloc(sizeof(Feature) * (size_t)(2 * f.n + 1));
-    if (ends == NULL || path == NULL || features == NULL) {
+    if (features == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     Py_ssize_t depth = 0;
     for (Py_ssize_t i = 0; i < f.n; i++) {
-        while (depth && ends[depth - 1] <= i) depth--;
+        depth = walk_to(&f, depth, i);
         size_t start = b.len; /* p:a/b/x, two ancestors */
-        if (buf_put(&b, "p:", 2) < 0) goto done;
-        for (Py_ssize_t k = depth > 2 ? depth - 2 : 0; k < depth; k++) {
-            if (buf_put(&b, f.label[path[k]], (size_t)f.label_len[path[k]]) < 0 ||
-                buf_put(&b, "/", 1) < 0)
-                goto done;
-        }
-        if (buf_put(&b, f.label[i], (size_t)f.label_len[i]) < 0) goto done;
+        if (put_path(&b, &f, depth, 2, i) < 0) goto done;
         features[count].start = start;
         features[count].len = b.len - start;
         count++;
@@ -874,9 +873,8 @@ py_shape_simhash(PyObject *self, PyObject *args)
             features[count].len = b.len - start;
             count++;
         }
-        ends[depth] = end;
-        path[depth] = i;
-        depth++;
+        f.ends[depth] = end;
+        f.path[depth++] = i;
     }
     for (Py_ssize_t k = 0; k < count; k++)
         features[k].hash = blake64(b.data + features[k].start, features[k].len);
@@ -892,8 +890,6 @@ py_shape_simhash(PyObject *self, PyObject *args)
 done:
     flat_free(&f);
     free(b.data);
-    free(ends);
-    free(path);
     free(features);
     return result;
 }

@@ -92,7 +92,7 @@ def main_content(
         return MainContent(title, body, "", [], page_text)
     w = weigh(walked)
     best = choose(w)
-    mass: list[float] | None = None  # what the content is made of, when not prose
+    mass: Sequence[float] | None = None  # what the content is made of, when not prose
     # the best article's prose, less what its name says it is not (a footer is no article)
     article = max(w.good[best], 0.0) * min(1.0, w.factor(best))
     if max(w.teasers) > 0:
