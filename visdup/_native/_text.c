@@ -150,6 +150,22 @@ py_blake64_many(PyObject *self, PyObject *arg)
     return out;
 }
 
+/* Room for one more item in *items, which holds `count` of *cap; -1 out of memory. */
+static int
+grow(void **items, Py_ssize_t count, Py_ssize_t *cap, size_t size)
+{
+    if (count < *cap) return 0;
+    Py_ssize_t more = *cap ? *cap * 2 : 16;
+    void *grown = realloc(*items, size * (size_t)more);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = grown;
+    *cap = more;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ long sentences
  *
  * normalise() and long_sentences() of textprint for text of ASCII and of the characters
@@ -349,15 +365,7 @@ py_long_sentences(PyObject *self, PyObject *args)
         }
         if (line_end) {
             if (len - start >= min_chars) {
-                if (count == cap) {
-                    cap *= 2;
-                    Sentence *grown = (Sentence *)realloc(found, sizeof(Sentence) * (size_t)cap);
-                    if (grown == NULL) {
-                        PyErr_NoMemory();
-                        goto done;
-                    }
-                    found = grown;
-                }
+                if (grow((void **)&found, count, &cap, sizeof(Sentence)) < 0) goto done;
                 found[count].start = start;
                 found[count].len = len - start;
                 found[count].index = index;
@@ -533,15 +541,7 @@ py_shingle_simhash(PyObject *self, PyObject *args)
         Py_ssize_t windows = ntok > words ? ntok - words + 1 : 1;
         Py_ssize_t width = ntok > words ? words : ntok;
         for (Py_ssize_t w = 0; w < windows; w++) {
-            if (nshingles == shingle_cap) {
-                shingle_cap *= 2;
-                Shingle *grown = (Shingle *)realloc(shingles, sizeof(Shingle) * (size_t)shingle_cap);
-                if (grown == NULL) {
-                    PyErr_NoMemory();
-                    goto done;
-                }
-                shingles = grown;
-            }
+            if (grow((void **)&shingles, nshingles, &shingle_cap, sizeof(Shingle)) < 0) goto done;
             size_t at = used, need = width > 0 ? (size_t)(width - 1) : 0;
             for (Py_ssize_t t = w; t < w + width; t++) need += (size_t)tok_len[t];
             if (used + need > buf_cap) { /* cannot happen: see buf_cap */

@@ -19,9 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An int sequence (a list) read into a C array of n entries; -1 on error. */
+/* A sequence (a list) of n numbers read into C: as indices into `ints`, or as floats into
+ * `doubles` (the other one NULL); -1 on error. */
 static int
-read_indices(PyObject *seq_obj, Py_ssize_t n, Py_ssize_t *out, const char *name)
+read_numbers(PyObject *seq_obj, Py_ssize_t n, Py_ssize_t *ints, double *doubles, const char *name)
 {
     PyObject *seq = PySequence_Fast(seq_obj, name);
     if (seq == NULL) return -1;
@@ -32,30 +33,15 @@ read_indices(PyObject *seq_obj, Py_ssize_t n, Py_ssize_t *out, const char *name)
     }
     PyObject **items = PySequence_Fast_ITEMS(seq);
     for (Py_ssize_t i = 0; i < n; i++) {
-        out[i] = PyLong_AsSsize_t(items[i]);
-        if (out[i] == -1 && PyErr_Occurred()) {
-            Py_DECREF(seq);
-            return -1;
+        int failed;
+        if (ints != NULL) {
+            ints[i] = PyLong_AsSsize_t(items[i]);
+            failed = ints[i] == -1 && PyErr_Occurred();
+        } else {
+            doubles[i] = PyFloat_AsDouble(items[i]);
+            failed = doubles[i] == -1.0 && PyErr_Occurred();
         }
-    }
-    Py_DECREF(seq);
-    return 0;
-}
-
-static int
-read_doubles(PyObject *seq_obj, Py_ssize_t n, double *out, const char *name)
-{
-    PyObject *seq = PySequence_Fast(seq_obj, name);
-    if (seq == NULL) return -1;
-    if (PySequence_Fast_GET_SIZE(seq) != n) {
-        Py_DECREF(seq);
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd items", name, n);
-        return -1;
-    }
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        out[i] = PyFloat_AsDouble(items[i]);
-        if (out[i] == -1.0 && PyErr_Occurred()) {
+        if (failed) {
             Py_DECREF(seq);
             return -1;
         }
@@ -112,12 +98,12 @@ py_weigh(PyObject *self, PyObject *args)
         goto done;
     }
     if (!net_b || !good_b || !teasers_b || !linked_b || !chars_b || !links_b || !count_b) goto done;
-    if (read_indices(parents_obj, n, parents, "parents") < 0 ||
-        read_indices(owners_obj, nb, owners, "owners") < 0 ||
-        read_indices(chars_obj, nb, bchars, "chars") < 0 ||
-        read_indices(links_obj, nb, blinks, "links") < 0 ||
-        read_doubles(values_obj, nb, values, "values") < 0 ||
-        read_doubles(factors_obj, n, factors, "factors") < 0)
+    if (read_numbers(parents_obj, n, parents, NULL, "parents") < 0 ||
+        read_numbers(owners_obj, nb, owners, NULL, "owners") < 0 ||
+        read_numbers(chars_obj, nb, bchars, NULL, "chars") < 0 ||
+        read_numbers(links_obj, nb, blinks, NULL, "links") < 0 ||
+        read_numbers(values_obj, nb, NULL, values, "values") < 0 ||
+        read_numbers(factors_obj, n, NULL, factors, "factors") < 0)
         goto done;
     double *net = (double *)PyBytes_AS_STRING(net_b), *good = (double *)PyBytes_AS_STRING(good_b);
     double *teasers = (double *)PyBytes_AS_STRING(teasers_b);
@@ -204,7 +190,7 @@ py_ancestry(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (path_b == NULL || depth_b == NULL || read_indices(parents_obj, n, parents, "parents") < 0)
+    if (path_b == NULL || depth_b == NULL || read_numbers(parents_obj, n, parents, NULL, "parents") < 0)
         goto done;
     double *path = (double *)PyBytes_AS_STRING(path_b);
     int64_t *depth = (int64_t *)PyBytes_AS_STRING(depth_b);
@@ -343,7 +329,7 @@ py_prune(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (read_indices(parents_obj, n, parents, "parents") < 0) goto done;
+    if (read_numbers(parents_obj, n, parents, NULL, "parents") < 0) goto done;
     for (Py_ssize_t i = 0; i < n; i++) sizes[i] = 1;
     for (Py_ssize_t i = n - 1; i > 0; i--) {
         Py_ssize_t p = parents[i];
