@@ -28,6 +28,7 @@ from visdup.content.textprint import (
     content_print,
 )
 from visdup.page.parse import parse_html
+from visdup.structure.fingerprint import python_hash64
 
 _text = pytest.importorskip("visdup._native._text", reason="text-print kernel not built")
 
@@ -140,6 +141,6 @@ def test_content_prints_same_with_and_without_kernel(monkeypatch) -> None:
 
     fast = prints()
     python_kernels(monkeypatch)
-    monkeypatch.setattr(textprint, "_hash64", textprint._python_hash64)
+    monkeypatch.setattr(textprint, "_hash64", python_hash64)
     assert prints() == fast
     assert sum(1 for p in fast if '"sentences":[]' not in p) > 40

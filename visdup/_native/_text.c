@@ -698,6 +698,19 @@ flat_read(PyObject *labels, PyObject *marks, PyObject *sizes, Flat *f)
     return 0;
 }
 
+/* flat_read for a SimHash call: 1 when read, else 0 with *result what the call returns (None
+ * for a mark past 64 bits, NULL for an error). */
+static int
+flat_open(PyObject *labels, PyObject *marks, PyObject *sizes, Flat *f, PyObject **result)
+{
+    int rc = flat_read(labels, marks, sizes, f);
+    if (rc > 0) {
+        Py_INCREF(Py_None);
+        *result = Py_None;
+    }
+    return rc == 0;
+}
+
 /* A node's token: its label, and "*b" with its mark's bucket unless the mark is 1. */
 static int
 put_token(Buf *b, const Flat *f, Py_ssize_t i)
@@ -764,14 +777,7 @@ py_term_simhash(PyObject *self, PyObject *args)
     Flat f;
     Buf b = {NULL, 0, 0};
     PyObject *result = NULL;
-    int rc = flat_read(labels, marks, sizes, &f);
-    if (rc != 0) {
-        if (rc > 0) {
-            result = Py_None;
-            Py_INCREF(result);
-        }
-        goto done;
-    }
+    if (!flat_open(labels, marks, sizes, &f, &result)) goto done;
     long long ones[64] = {0}, total = 0;
     Py_ssize_t depth = 0;
     for (Py_ssize_t i = 0; i < f.n; i++) {
@@ -831,14 +837,7 @@ py_shape_simhash(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     Feature *features = NULL;
     Py_ssize_t count = 0;
-    int rc = flat_read(labels, marks, sizes, &f);
-    if (rc != 0) {
-        if (rc > 0) {
-            result = Py_None;
-            Py_INCREF(result);
-        }
-        goto done;
-    }
+    if (!flat_open(labels, marks, sizes, &f, &result)) goto done;
     features = (Feature *)malloc(sizeof(Feature) * (size_t)(2 * f.n + 1));
     if (features == NULL) {
         PyErr_NoMemory();

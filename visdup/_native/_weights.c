@@ -50,6 +50,21 @@ read_numbers(PyObject *seq_obj, Py_ssize_t n, Py_ssize_t *ints, double *doubles,
     return 0;
 }
 
+/* A walk's parents (-1, then each element's parent before it) read into C; -1 on error,
+ * a ValueError when they are not a preorder (a parent after its child). */
+static int
+read_parents(PyObject *seq_obj, Py_ssize_t n, Py_ssize_t *parents)
+{
+    if (read_numbers(seq_obj, n, parents, NULL, "parents") < 0) return -1;
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (parents[i] < 0 || parents[i] >= i) {
+            PyErr_SetString(PyExc_ValueError, "parents: not a preorder");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* A buffer of n doubles ('d') or n int64 ('q'), as array.array gives them. */
 static int
 get_array(PyObject *obj, Py_buffer *view, char code, Py_ssize_t n, const char *name)
@@ -63,6 +78,27 @@ get_array(PyObject *obj, Py_buffer *view, char code, Py_ssize_t n, const char *n
         return -1;
     }
     return 0;
+}
+
+/* Buffers of n doubles ('d') or n int64 ('q'), as array.array gives them: all of `count`
+ * taken, or none (-1 on error). */
+static int
+get_arrays(PyObject **objs, Py_buffer *views, const char *codes, const char **names, int count,
+           Py_ssize_t n)
+{
+    for (int k = 0; k < count; k++) {
+        if (get_array(objs[k], &views[k], codes[k], n, names[k]) < 0) {
+            while (k--) PyBuffer_Release(&views[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void
+release_arrays(Py_buffer *views, int count)
+{
+    for (int k = 0; k < count; k++) PyBuffer_Release(&views[k]);
 }
 
 static PyObject *
@@ -98,7 +134,7 @@ py_weigh(PyObject *self, PyObject *args)
         goto done;
     }
     if (!net_b || !good_b || !teasers_b || !linked_b || !chars_b || !links_b || !count_b) goto done;
-    if (read_numbers(parents_obj, n, parents, NULL, "parents") < 0 ||
+    if (read_parents(parents_obj, n, parents) < 0 ||
         read_numbers(owners_obj, nb, owners, NULL, "owners") < 0 ||
         read_numbers(chars_obj, nb, bchars, NULL, "chars") < 0 ||
         read_numbers(links_obj, nb, blinks, NULL, "links") < 0 ||
@@ -114,10 +150,6 @@ py_weigh(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++) {
         net[i] = good[i] = teasers[i] = linked[i] = 0.0;
         chars[i] = links[i] = count[i] = 0;
-        if (i > 0 && (parents[i] < 0 || parents[i] >= i)) {
-            PyErr_SetString(PyExc_ValueError, "parents: not a preorder");
-            goto done;
-        }
     }
     const unsigned char *is_teaser = (const unsigned char *)teaser.buf;
     for (Py_ssize_t b = 0; b < nb; b++) { /* each paragraph counts for its owner */
@@ -190,8 +222,7 @@ py_ancestry(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (path_b == NULL || depth_b == NULL || read_numbers(parents_obj, n, parents, NULL, "parents") < 0)
-        goto done;
+    if (path_b == NULL || depth_b == NULL || read_parents(parents_obj, n, parents) < 0) goto done;
     double *path = (double *)PyBytes_AS_STRING(path_b);
     int64_t *depth = (int64_t *)PyBytes_AS_STRING(depth_b);
     if (n > 0) {
@@ -200,10 +231,6 @@ py_ancestry(PyObject *self, PyObject *args)
     }
     for (Py_ssize_t i = 1; i < n; i++) {
         Py_ssize_t p = parents[i];
-        if (p < 0 || p >= i) {
-            PyErr_SetString(PyExc_ValueError, "parents: not a preorder");
-            goto done;
-        }
         path[i] = 1.0;
         if (p) { /* the walked root's own factor discounts nothing below it */
             double m = factors[p], q = path[p];
@@ -229,28 +256,15 @@ py_choose(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOOOdL", &values_obj, &factors_obj, &path_obj, &depth_obj,
                           &bonus, &cap))
         return NULL;
-    Py_buffer vv, fv, pv, dv;
     Py_ssize_t n = PyObject_Length(path_obj);
     if (n < 0) return NULL;
-    if (get_array(values_obj, &vv, 'd', n, "values") < 0) return NULL;
-    if (get_array(factors_obj, &fv, 'd', n, "factors") < 0) {
-        PyBuffer_Release(&vv);
-        return NULL;
-    }
-    if (get_array(path_obj, &pv, 'd', n, "path") < 0) {
-        PyBuffer_Release(&vv);
-        PyBuffer_Release(&fv);
-        return NULL;
-    }
-    if (get_array(depth_obj, &dv, 'q', n, "depth") < 0) {
-        PyBuffer_Release(&vv);
-        PyBuffer_Release(&fv);
-        PyBuffer_Release(&pv);
-        return NULL;
-    }
-    const double *values = (const double *)vv.buf, *factors = (const double *)fv.buf;
-    const double *path = (const double *)pv.buf;
-    const int64_t *depth = (const int64_t *)dv.buf;
+    Py_buffer views[4];
+    PyObject *objs[4] = {values_obj, factors_obj, path_obj, depth_obj};
+    const char *names[4] = {"values", "factors", "path", "depth"};
+    if (get_arrays(objs, views, "dddq", names, 4, n) < 0) return NULL;
+    const double *values = (const double *)views[0].buf, *factors = (const double *)views[1].buf;
+    const double *path = (const double *)views[2].buf;
+    const int64_t *depth = (const int64_t *)views[3].buf;
     Py_ssize_t best = 0;
     double best_score = -Py_HUGE_VAL;
     for (Py_ssize_t i = 0; i < n; i++) {
@@ -264,10 +278,7 @@ py_choose(PyObject *self, PyObject *args)
             best_score = weighted;
         }
     }
-    PyBuffer_Release(&vv);
-    PyBuffer_Release(&fv);
-    PyBuffer_Release(&pv);
-    PyBuffer_Release(&dv);
+    release_arrays(views, 4);
     return PyLong_FromSsize_t(best);
 }
 
@@ -311,13 +322,10 @@ py_prune(PyObject *self, PyObject *args)
     }
     Py_buffer views[6];
     PyObject *objs[6] = {mass_obj, factors_obj, net_obj, good_obj, links_obj, chars_obj};
-    const char codes[6] = {'d', 'd', 'd', 'd', 'q', 'q'};
     const char *names[6] = {"mass", "factors", "net", "good", "links", "chars"};
-    int got = 0;
     PyObject *result = NULL;
     Py_ssize_t *parents = NULL, *sizes = NULL, *stack = NULL, *doomed = NULL;
-    for (; got < 6; got++)
-        if (get_array(objs[got], &views[got], codes[got], n, names[got]) < 0) goto done;
+    if (get_arrays(objs, views, "ddddqq", names, 6, n) < 0) return NULL;
     const double *mass = (const double *)views[0].buf, *factors = (const double *)views[1].buf;
     const double *net = (const double *)views[2].buf, *good = (const double *)views[3].buf;
     const int64_t *links = (const int64_t *)views[4].buf, *chars = (const int64_t *)views[5].buf;
@@ -329,16 +337,9 @@ py_prune(PyObject *self, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (read_numbers(parents_obj, n, parents, NULL, "parents") < 0) goto done;
+    if (read_parents(parents_obj, n, parents) < 0) goto done;
     for (Py_ssize_t i = 0; i < n; i++) sizes[i] = 1;
-    for (Py_ssize_t i = n - 1; i > 0; i--) {
-        Py_ssize_t p = parents[i];
-        if (p < 0 || p >= i) {
-            PyErr_SetString(PyExc_ValueError, "parents: not a preorder");
-            goto done;
-        }
-        sizes[p] += sizes[i];
-    }
+    for (Py_ssize_t i = n - 1; i > 0; i--) sizes[parents[i]] += sizes[i];
     Py_ssize_t sp = 0, nd = 0;
     stack[sp++] = index;
     while (sp) { /* top-down: a doomed branch is not looked into */
@@ -374,7 +375,7 @@ py_prune(PyObject *self, PyObject *args)
         PyList_SET_ITEM(result, i, v);
     }
 done:
-    for (int i = 0; i < got; i++) PyBuffer_Release(&views[i]);
+    release_arrays(views, 6);
     free(parents);
     free(sizes);
     free(stack);

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from visdup._native import kernel
-from visdup.structure.fingerprint import hamming, simhash64
+from visdup.structure.fingerprint import hamming, hash64, simhash64
 
 #: Long sentences kept per paragraph.
 LONG_SENTENCES = 2
@@ -50,13 +50,8 @@ _TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|\w+
 #: The compiled text-print kernel (``visdup._native._text``): the same values, computed in C.
 _kernel = kernel("_text")
 
-
-def _python_hash64(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
-
-
-#: The 64-bit hash of every layer: BLAKE2b's 8-byte digest, read big-endian.
-_hash64 = _kernel.blake64 if _kernel is not None else _python_hash64
+#: The 64-bit hash of every layer (the structural fingerprint's, one function for both).
+_hash64 = hash64
 
 
 class _Blanking(dict[int, str]):

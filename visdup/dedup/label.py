@@ -228,9 +228,11 @@ class Channel(Generic[T]):
         self.good_enough = good_enough
         self.floor = floor
         self.summarise = summarise
-        self.bound = bound
-        # ``bound`` of many candidates in one call (the same values), when the channel has it
+        # ``bound`` of all of a page's candidates in one call: the channel's own (the same
+        # values, faster), or ``bound`` taken for each
         self.bounds = bounds
+        if bounds is None and bound is not None:
+            self.bounds = lambda mine, views: [bound(mine, view) for view in views]
         self.new_budget = budget
         # a tighter, costlier ceiling than ``bound``, taken only for the candidate to measure next
         self.refine = refine
@@ -351,15 +353,13 @@ class Channel(Generic[T]):
         )
         ceilings: dict[int, float] = {}
         heap: list[tuple[float, int, int]] = []
-        bounded = (
-            iter(self.bounds(mine, [views[page_id] for page_id in first]))
-            if self.bounds is not None and self.bound is not None
-            else None
+        tops = (
+            self.bounds(mine, [views[page_id] for page_id in first])
+            if self.bounds is not None
+            else [1.0] * len(first)
         )
-        for page_id, position in first.items():
-            ceiling = 1.0
-            if self.bound is not None:
-                ceiling = next(bounded) if bounded is not None else self.bound(mine, views[page_id])
+        for (page_id, position), ceiling in zip(first.items(), tops, strict=True):
+            if self.bounds is not None:
                 if self.exact_bound and sink is not None:
                     sink[page_id] = max(ceiling, sink.get(page_id, ceiling))
                 if ceiling < self.floor:

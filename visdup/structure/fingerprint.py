@@ -38,20 +38,22 @@ _SPREAD_BYTE = tuple(
 _COUNTERS = struct.Struct("<64I")
 
 
-def _python_feature_hash(feature: str) -> int:
-    # blake2b is stable across processes, unlike hash(); 8 bytes is all SimHash needs.
-    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "big")
+def python_hash64(text: str) -> int:
+    """BLAKE2b's 8-byte digest of the text's UTF-8, big-endian: stable across processes and
+    runs, unlike hash(); 8 bytes is all SimHash needs."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
 
 
 _text_kernel = kernel("_text")
-#: The same hash in C when the text-print kernel is built.
-_feature_hash = _text_kernel.blake64 if _text_kernel is not None else _python_feature_hash
+#: The 64-bit hash of every feature and text-print layer: ``python_hash64``, in C when the
+#: text-print kernel is built.
+hash64 = _text_kernel.blake64 if _text_kernel is not None else python_hash64
 
 
 @lru_cache(maxsize=1 << 16)
 def _spread(feature: str) -> int:
     """The feature's hash with bit i moved to bit 32*i (feature strings repeat across pages)."""
-    h = _feature_hash(feature)
+    h = hash64(feature)
     value = 0
     for k in range(8):
         value |= _SPREAD_BYTE[h >> (8 * k) & 0xFF] << (8 * _FIELD * k)
@@ -61,7 +63,7 @@ def _spread(feature: str) -> int:
 def _simhash64_slow(pairs: list[tuple[str, int]]) -> int:
     counts = [0] * 64
     for text, weight in pairs:
-        h = _feature_hash(text)
+        h = hash64(text)
         for bit in range(64):
             if h >> bit & 1:
                 counts[bit] += weight
