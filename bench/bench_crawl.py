@@ -4,8 +4,10 @@
 
 Prints pages/s for each run and the on/off ratio (goal >= 0.9), CPU per page (all threads
 of the crawl process, its analysis worker processes and its label process: cores do not hide
-cost; then the crawl's own process and the label process apart) and peak memory against the
-bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest child's).
+cost; then the crawl's own process and the label process apart, and the label process's serial
+work: its pages one after another, without the template builds beside them) and peak memory
+against the bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest
+child's).
 ``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2, ``procs1`` one with 1.
 Every run uses the same server and settings; only VISDUP_ settings differ. Each crawl runs in
 its own process.
@@ -56,7 +58,8 @@ print(json.dumps({"elapsed": elapsed,
                   "visdup_pages": stats.get("visdup/pages", 0),
                   "duplicates": stats.get("visdup/duplicates", 0),
                   "ted_calls": stats.get("visdup/ted_calls", 0),
-                  "label_cpu": stats.get("visdup/label_process/cpu_ms", 0) / 1000}))
+                  "label_cpu": stats.get("visdup/label_process/cpu_ms", 0) / 1000,
+                  "label_serial": stats.get("visdup/label_process/serial_cpu_ms", 0) / 1000}))
 """
 
 
@@ -115,7 +118,9 @@ def main() -> None:
                     "process"
                     + (
                         f", {res['label_cpu'] / max(1, res['responses']) * 1e3:.1f} in the"
-                        " label process"
+                        " label process, "
+                        f"{res['label_serial'] / max(1, res['responses']) * 1e3:.1f}"
+                        " of it its serial work"
                         if res["label_cpu"]
                         else ""
                     )

@@ -180,3 +180,66 @@ def test_a_script_without_main_guard_is_not_run_again(tmp_path, guarded):
     else:
         assert result["processes"] == 0
         assert "without an `if __name__" in out.stderr
+
+
+def _linked(db: str, base: str) -> tuple[set[str], set[str]]:
+    store = Store.from_url(db)
+    try:
+        with store.engine.connect() as conn:
+            found = {u for (u,) in conn.exec_driver_sql("SELECT url FROM visdup_links")}
+        pages = {r.url for r in store.rows("url")}
+    finally:
+        store.close()
+    return {u.replace(base, "") for u in found}, {u.replace(base, "") for u in pages}
+
+
+@deferred_f_from_coro_f
+async def test_worker_processes_read_the_links_and_the_crawl_parses_no_page(tmp_path):
+    """With the analysis in worker processes the spider takes each page's links from it: the
+    crawl's own process builds no tree, and follows and stores the links a crawl that parses
+    every page itself finds (a ``<base>``, image maps, blank hrefs and the per-page cap)."""
+    from scrapy import signals
+
+    from tests.crawling import write_site
+
+    names = [f"d{i % 3}/p{i}.html" for i in range(12)]
+    pages = {}
+    for i, name in enumerate(names):
+        targets = [f"../{n}" for n in names[i : i + 4]] + ["", "#top", "/d0/p0.html?x=1"]
+        anchors = "".join(f'<a href="{t}">{t}</a>' for t in targets)
+        extra = '<base href="/d1/">' if i % 4 == 0 else ""
+        area = f'<map><area href="/d2/p{(i * 5) % 12}.html"></map>'
+        pages[name] = (
+            f"<html><head>{extra}<title>Page {i}</title></head><body><h1>Page {i}</h1>"
+            f"<p>{'Some words about this page. ' * (i + 3)}</p>{anchors}{area}</body></html>"
+        )
+    root = write_site(tmp_path / "site", pages)
+    got = []
+    for processes in (0, 1):
+        db = f"sqlite:///{tmp_path / f'links{processes}.sqlite3'}"
+        parsed: list[str] = []
+
+        def scraped(item, response, spider, parsed=parsed):
+            if getattr(response, "_cached_selector", None) is not None:
+                parsed.append(response.url)
+
+        with serve(root) as server:
+            crawler = get_crawler(
+                SiteSpider,
+                crawl_settings(
+                    db, VISDUP_ANALYSIS_PROCESSES=processes, VISDUP_MAX_LINKS_PER_PAGE=6
+                ),
+            )
+            crawler.signals.connect(scraped, signal=signals.item_scraped)
+            await crawler.crawl_async(url=server.url_for("/d0/p0.html"))
+            base = server.url
+        stats = crawler.stats
+        assert stats.get_value("visdup/errors") == 0
+        assert stats.get_value("visdup/pages_over_link_cap", 0) >= 1
+        got.append((_linked(db, base), stats.get_value("visdup/links_over_page_cap")))
+        if processes:
+            assert parsed == []
+        else:
+            assert len(parsed) == stats.get_value("visdup/pages")  # the spider parsed each
+    assert len(got[0][0][1]) >= 8
+    assert got[0] == got[1]

@@ -579,6 +579,7 @@ def test_page_feeds_have_no_empty_body_or_tree_columns():
     from visdup.items import Page
 
     response = HtmlResponse("http://example.com/", body=b"<p>x</p>", encoding="utf-8")
+    response.selector.css("p")  # read by the spider: its tree goes with the page
     page = Page.from_response(response, links=["http://example.com/a"])
     assert page.body == b"<p>x</p>" and page.tree is not None, "the pipelines still get both"
     out = io.BytesIO()

@@ -25,6 +25,9 @@ def test_page_from_response_keeps_the_parsed_tree_and_exports_without_bytes():
         request=request,
     )
     response.request.meta["redirect_urls"] = ["http://example.com/a"]
+    assert Page.from_response(response).tree is None, "no tree until the spider parses one"
+    assert response._cached_selector is None, "from_response parses nothing itself"
+    response.selector.css("p")  # the spider reads the page
     page = Page.from_response(response, links=["http://example.com/c"])
     assert page.url == "http://example.com/a" and page.final_url == "http://example.com/b"
     assert page.referer == "http://example.com/"
@@ -40,8 +43,11 @@ def test_page_from_response_keeps_the_parsed_tree_and_exports_without_bytes():
 
 
 def _response(body: bytes, content_type: str | None = None) -> HtmlResponse:
+    """A response its spider has read (parsed): ``Page.from_response`` reuses that tree."""
     headers = {"Content-Type": content_type} if content_type else {}
-    return HtmlResponse("http://example.com/p", body=body, headers=headers)
+    response = HtmlResponse("http://example.com/p", body=body, headers=headers)
+    response.selector.xpath("//title")
+    return response
 
 
 PAGE = (
@@ -70,6 +76,10 @@ def test_a_page_without_a_declared_charset_keeps_the_responses_reading():
     # parsing the bytes afresh would have read them as UTF-8, with replacement characters
     fresh = parse_html(page.body)
     assert fresh.encoding in {"utf8", "utf-8"} and "\ufffd" in fresh.root.findtext(".//title")
+    # the bytes alone (a worker process gets no tree) are read as the response read them
+    alone = analyse(page.body, url=page.url, content_type=None, encoding=response.encoding)
+    assert alone.encoding == response.encoding and alone.title == "Café"
+    assert alone.term == analysis.term and alone.content == analysis.content
 
 
 def test_a_lying_header_is_read_as_the_body_says_and_noted():

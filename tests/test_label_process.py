@@ -327,3 +327,33 @@ def test_a_renamed_template_keeps_counting_the_pages_it_had(tmp_path):
         assert len(ids) == 3  # renamed twice
         [row] = store.cluster_rows()
         assert row.id == labelling.live(placed.cluster) and row.size == 3
+
+
+@deferred_f_from_coro_f
+async def test_a_label_process_that_cannot_start_leaves_the_labelling_here(
+    tmp_path, monkeypatch, caplog
+):
+    """The label process starts beside the crawl's first fetches; one that never comes up
+    (here: its start reports failure) leaves the labelling to the crawl's process, every
+    page still stored once, and the first pages, which waited for it, labelled too."""
+    import logging
+
+    caplog.set_level(logging.INFO)
+    started = []
+
+    def no_service(self):
+        started.append(1)
+        return None
+
+    monkeypatch.setattr(CrawlContext, "_start_service", no_service)
+    db = f"sqlite:///{tmp_path / 'here.sqlite3'}"
+    crawler, base = await _crawl(db)
+    stats = crawler.stats
+    assert started == [1]
+    assert stats.get_value("visdup/label_process", 0) == 0
+    assert stats.get_value("visdup/errors", 0) == 0
+    pages = _stored(db, base)
+    assert len(pages) >= 14 and len(pages) == stats.get_value("visdup/pages")
+    assert all(problem is None for *_rest, problem in pages.values())
+    opened = [r.getMessage() for r in caplog.records if "pages already known" in r.getMessage()]
+    assert len(opened) == 1

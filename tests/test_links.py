@@ -138,3 +138,64 @@ def test_spider_links_of_a_page() -> None:
         assert got == want
     assert "http://127.0.0.1:8000/library/sys.html" in got  # its own "#section" and ""
     assert not any(u.endswith((".JPG", ".gz")) for u in got)
+
+
+def _response(base: str, body: str) -> HtmlResponse:
+    return HtmlResponse(
+        url=base, body=f"<html><body>{body}</body></html>".encode(), request=Request(base)
+    )
+
+
+def test_links_read_by_the_analysis_are_the_links_parsed_here() -> None:
+    """The href list a worker's analysis reads gives the spider the same links, cap included,
+    as the spider's own parse of the response."""
+    from visdup.dedup.analysis import analyse
+
+    base = "http://127.0.0.1:8000/library/os.html"
+    anchors = "".join(f'<a href="{h}">x</a>' for h in HREFS)
+    bodies = [
+        anchors + '<area href="map.html"><a>no href</a><a href="">blank</a>',
+        '<base href="/other/dir/">' + anchors,
+        anchors * 3 + '<a href="  ">blank</a>' * 4,
+    ]
+    capped = 0
+    for cap in (0, 5, len(HREFS), 40):
+        for body in bodies:
+            here = SiteSpider(url="http://127.0.0.1:8000/index.html")
+            there = SiteSpider(url="http://127.0.0.1:8000/index.html")
+            for spider in (here, there):
+                spider.max_links = cap
+                spider.crawler = _Counting()
+            response = _response(base, body)
+            want = here._links(response)
+            found = analyse(response.body, url=base, hrefs=cap + 1 if cap else 0)
+            assert found.hrefs is not None
+            got = there._links(_response(base, body), found.hrefs, found.href_elements)
+            assert got == want
+            assert there.crawler.stats.values == here.crawler.stats.values
+            capped += "visdup/pages_over_link_cap" in here.crawler.stats.values
+    assert capped >= 4  # the cap was reached, and counted the same, on several pages
+
+
+def test_no_links_from_a_tree_the_parser_cut_short() -> None:
+    """A page the parser could not read whole gives no href list: the spider parses it."""
+    from visdup.dedup.analysis import analyse
+
+    deep = "<div>" * 300_000 + '<a href="x.html">x</a>' + "</div>" * 300_000
+    found = analyse(f"<html><body>{deep}</body></html>".encode(), url="http://h/", hrefs=0)
+    assert found.truncated and found.hrefs is None
+    plain = analyse(b"<html><body><a href='x.html'>x</a></body></html>", url="http://h/")
+    assert plain.hrefs is None  # not asked for
+
+
+class _Stats:
+    def __init__(self) -> None:
+        self.values: dict[str, int] = {}
+
+    def inc_value(self, key: str, n: int = 1) -> None:
+        self.values[key] = self.values.get(key, 0) + n
+
+
+class _Counting:
+    def __init__(self) -> None:
+        self.stats = _Stats()

@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +39,7 @@ from visdup.dedup.analysis import (
     analyse,
     analyse_bytes,
     body_digest,
+    worker_ready,
     worker_started,
 )
 from visdup.dedup.service import (
@@ -72,6 +74,8 @@ STATS = ("pages", "duplicates", "candidates", "ted_calls", "ted_skipped", "error
 #: The pipelines whose presence switches an analysis step on (a project's None switches it off).
 CONTENT_STEP = "visdup.pipelines.ContentPipeline"
 TEMPLATE_STEP = "visdup.pipelines.ClusterPipeline"
+#: What every pipeline that analyses pages derives from.
+ANALYSIS_STEP = "visdup.pipelines._PagePipeline"
 
 
 def setting(crawler: Crawler, name: str) -> Any:
@@ -122,6 +126,8 @@ class CrawlContext:
             content=_wired(crawler, "ITEM_PIPELINES", CONTENT_STEP),
             template=_wired(crawler, "ITEM_PIPELINES", TEMPLATE_STEP),
         )
+        #: Whether the item pipelines analyse pages (any of visdup's page pipelines is on).
+        self.analyses_pages = _wired(crawler, "ITEM_PIPELINES", ANALYSIS_STEP)
         self._open_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._noted: set[str] = set()
@@ -129,6 +135,10 @@ class CrawlContext:
         self.labelling: Labelling | None = None
         #: The label process (visdup.dedup.service), when pages are labelled in one.
         self.service: LabelService | None = None
+        #: Starts the label process and warms it (see _open); calls to it wait for this.
+        self._starting: threading.Thread | None = None
+        self._labelling_ready = threading.Event()
+        self._labelling_ready.set()
         self._service_setup: ServiceSetup | None = None
         self._warmed = 0
         #: Pages the crawl's snapshot held when the run began (a restart counts from it).
@@ -159,6 +169,11 @@ class CrawlContext:
         crawler.signals.connect(self.item_gone, signal=signals.item_error)
 
     @classmethod
+    def existing(cls, crawler: Crawler) -> CrawlContext | None:
+        """The crawl's context if a visdup component made one; never makes one."""
+        return _contexts.get(crawler)
+
+    @classmethod
     def of(cls, crawler: Crawler) -> CrawlContext:
         ctx = _contexts.get(crawler)
         if ctx is None:
@@ -181,12 +196,14 @@ class CrawlContext:
     def open(self) -> None:
         """Build the labeller and warm its indexes; idempotent and thread-safe (components race)."""
         with self._open_lock:
-            if not self.opened:
-                self._open()
+            if self.opened:
+                return
+            self._open()
+        self._warm_workers()  # beside the label process's start (the pool takes the lock)
 
     @property
     def opened(self) -> bool:
-        return self.labelling is not None or self.service is not None
+        return self.labelling is not None or self.service is not None or self._starting is not None
 
     def _open(self) -> None:
         if self.opened:
@@ -219,21 +236,53 @@ class CrawlContext:
                 parent=os.getpid(),
                 log_level=logging.getLogger("visdup").getEffectiveLevel(),
             )
+            # the label process warms up while the first pages are fetched and analysed: the
+            # first call to it waits (see _labelling_call), the crawl's start does not
+            self._labelling_ready.clear()
+            self._starting = threading.Thread(
+                target=self._first_service, name="visdup-label-start", daemon=True
+            )
+            self._starting.start()
+            return
+        self._open_here()
+
+    def _first_service(self) -> None:
+        try:
             service = self._start_service()
             if service is not None:
                 self.service = service
                 self.stats.set_value("visdup/label_process", 1)
-                warmed = self._warmed
-        if self.service is None:
-            labelling = self._labelling_here()
-            warmed = labelling.warmed
-            self.labelling = labelling
+                self._opened_log(self._warmed)
+            else:
+                self._open_here()
+        except Exception:
+            logger.exception("visdup: cannot start the labelling")
+        finally:
+            self._labelling_ready.set()
+
+    def _open_here(self) -> None:
+        labelling = self._labelling_here()
+        self.labelling = labelling
+        self._opened_log(labelling.warmed)
+
+    def _opened_log(self, warmed: int) -> None:
         logger.info(
             "visdup: store %s (%d pages already known), run %d",
             _safe_url(self.database_url),
             warmed,
             self.run_id,
         )
+
+    def _warm_workers(self) -> None:
+        """Start every analysis worker now, beside the label process, not as pages come."""
+        pool = self._analysis_pool()
+        if pool is None:
+            return
+        try:
+            for _ in range(self._workers):
+                pool.submit(worker_ready)
+        except Exception:  # broken already: the first page replaces the pool
+            logger.debug("visdup: cannot start the analysis workers early", exc_info=True)
 
     def _start_service(self) -> LabelService | None:
         """A label process, up and warm; None (logged) when it cannot start."""
@@ -285,6 +334,9 @@ class CrawlContext:
         stored twice. Only the call it was working on counts against the page (twice and the
         page goes unlabelled, with an error); the calls queued behind it are sent again freely.
         """
+        self._labelling_ready.wait()
+        if self.service is None and self.labelling is None:
+            raise StoreError("visdup could not start its labelling (see the log)")
         suspected = 0
         retry = False
         for _attempt in range(2 * self.MAX_SERVICE_RESTARTS + 2):
@@ -339,11 +391,37 @@ class CrawlContext:
                     self.stats.inc_value(key, n)
 
     # ---------------------------------------------------------------- analysis
-    def analyse(self, item: Page) -> PageAnalysis:
+    @property
+    def reads_links(self) -> bool:
+        """Whether a spider should take a page's links from its analysis (``hrefs``) rather
+        than parse the page itself: the analysis runs in worker processes, which parse every
+        page anyway, so the crawl's own process, which bounds its pace, parses none."""
+        return self._workers > 0 and self.analyses_pages
+
+    async def analysed(self, item: Page, hrefs: int | None = None) -> PageAnalysis:
+        """The page's analysis, computed (off the reactor) by the first component to ask.
+
+        ``hrefs``: read the page's link targets too (:func:`visdup.dedup.analysis.analyse`);
+        they are taken off the stored value, so they go no further than the one who asked.
+        """
+        if item.analysis is None:
+            analysis = await run_in_thread(self.analyse, item, hrefs)
+            item.tree = None  # the analysis holds what it needs; the response's tree can go
+            for kind, note in analysis.notes:
+                self.note(item.url, kind, note)
+            item.analysis = (
+                replace(analysis, hrefs=None, href_elements=0)
+                if analysis.hrefs is not None
+                else analysis
+            )
+            return analysis
+        return item.analysis
+
+    def analyse(self, item: Page, hrefs: int | None = None) -> PageAnalysis:
         """The page item's analysis (blocking: call it in a worker thread)."""
         pool = self._analysis_pool()
         if pool is not None:
-            return self._analyse_in(pool, item)
+            return self._analyse_in(pool, item, hrefs)
         return analyse(
             item.body,
             url=item.url,
@@ -352,9 +430,12 @@ class CrawlContext:
             tree=item.tree,
             encoding=item.encoding,
             options=self.options,
+            hrefs=hrefs,
         )
 
-    def _analyse_in(self, pool: ProcessPoolExecutor, item: Page) -> PageAnalysis:
+    def _analyse_in(
+        self, pool: ProcessPoolExecutor, item: Page, hrefs: int | None = None
+    ) -> PageAnalysis:
         """In a worker process; a worker that dies (killed, out of memory, a crash in a
         parser) costs no page but the one that killed it.
 
@@ -371,6 +452,7 @@ class CrawlContext:
             item.content_type,
             item.encoding,
             self.options,
+            hrefs,
         )
         for _attempt in range(3):
             try:

@@ -60,16 +60,19 @@ class Page(_Carried):
 
     @classmethod
     def from_response(cls, response: Response, links: list[str] | None = None) -> Page:
-        """Build a page item from any spider's response (reusing its parsed selector)."""
+        """Build a page item from any spider's response (reusing its selector if parsed)."""
         redirects = response.request.meta.get("redirect_urls") if response.request else None
         url = redirects[0] if redirects else response.url
         referer = response.request.headers.get("Referer") if response.request else None
         content_type = response.headers.get("Content-Type")
         tree = None
         encoding = getattr(response, "encoding", None)
-        if hasattr(response, "selector") and response.body:
+        # a tree the spider parsed already is reused; none is parsed here, in the reactor's
+        # thread: the analysis parses the bytes off it (in a worker process, no tree crosses)
+        selector = getattr(response, "_cached_selector", None) if response.body else None
+        if selector is not None:
             try:
-                tree = response.selector.root
+                tree = selector.root
             except Exception:
                 tree = None
         page = cls(

@@ -28,6 +28,7 @@ import logging
 import multiprocessing
 import resource
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -337,18 +338,23 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
         send(("failed", f"{type(exc).__name__}: {exc}"))
         return
     send(("ready", labelling.warmed, counter.drain()))
+    serial = 0.0
     while True:
         try:
             message = conn.recv()
         except (EOFError, OSError):
             return  # the crawl's process is gone
         call, op, args = message
+        started = time.thread_time()
         try:
             if op == "assign":
                 value: Any = labelling.assign(*args)
             elif op == "label":
                 value = labelling.label(*args)
             elif op == "close":
+                # the pages' own work, one after another: what bounds the crawl's pace once
+                # the cores are enough for the rest (template builds run in a thread beside it)
+                counter("visdup/label_process/serial_cpu_ms", round(1000 * serial))
                 value = labelling.close(*args)
                 labelling.store.close()
                 used = resource.getrusage(resource.RUSAGE_SELF)
@@ -357,6 +363,8 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
                 )
             else:
                 raise ValueError(f"no such call {op!r}")
+            if op != "close":
+                serial += time.thread_time() - started
             reply = (call, True, value, counter.drain())
         except Exception as exc:
             # the crawl's process logs it (once): the reply carries the traceback

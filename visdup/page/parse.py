@@ -91,11 +91,15 @@ def _is_html_content_type(content_type: str | None) -> bool:
     )
 
 
-def decode(data: bytes, content_type: str | None = None) -> tuple[str, str]:
+def decode(
+    data: bytes, content_type: str | None = None, fallback: str | None = None
+) -> tuple[str, str]:
     """Decode like a browser would rather than like w3lib: a body's BOM or <meta> beats a header.
 
     w3lib lets a lying HTTP charset win (UTF-8 shown as mojibake); browsers trust the BOM first.
-    When the header's charset cannot decode the body but UTF-8 can, UTF-8 is taken.
+    When the header's charset cannot decode the body but UTF-8 can, UTF-8 is taken. A body
+    that declares nothing is read as ``fallback`` (a Scrapy response's own reading: UTF-8 if
+    it decodes, else cp1252), else as UTF-8.
     """
     bom = bom_encoding(data)
     if bom is not None:
@@ -117,7 +121,8 @@ def decode(data: bytes, content_type: str | None = None) -> tuple[str, str]:
         declared = html_body_declared_encoding(data[:65536])
         if declared:
             content_type = f"text/html; charset={declared}"
-    encoding, text = html_to_unicode(content_type, data)
+    default = (fallback and resolve_encoding(fallback)) or "utf8"
+    encoding, text = html_to_unicode(content_type, data, default_encoding=default)
     return encoding, text
 
 
@@ -137,13 +142,17 @@ def parse_html(
     *,
     content_type: str | None = None,
     url: str | None = None,
+    fallback_encoding: str | None = None,
 ) -> Document:
-    """Parse a page; never raises on bad input, ``problem`` says why a page is unusable."""
+    """Parse a page; never raises on bad input, ``problem`` says why a page is unusable.
+
+    ``fallback_encoding``: how to read bytes that declare no charset (see :func:`decode`).
+    """
     if isinstance(data, bytes):
         problem = screen(data, content_type)
         if problem:
             return Document(None, problem=problem)
-        encoding, text = decode(data, content_type)
+        encoding, text = decode(data, content_type, fallback_encoding)
     else:
         if not data.strip():
             return Document(None, problem="empty body")

@@ -17,8 +17,8 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
@@ -37,6 +37,9 @@ from visdup.items import Page
 from visdup.report.urlpatterns import _shape as path_pattern
 from visdup.spiders.budget import GOVERNED, PageBudget, PageBudgetMiddleware
 from visdup.storage.urls import canonical_url, crawl_key
+
+if TYPE_CHECKING:
+    from visdup.context import CrawlContext
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +134,14 @@ def _classify(href: str) -> tuple[str, int]:
     if ref and (ref[0].isalnum() or ref[0] in "._-~%") and not _SCHEME.match(ref):
         return ref, _FOLDER  # a relative path
     return ref, _BASE  # empty, a query, ``;params``, ``//host``, a bare scheme...
+
+
+def _tree_hrefs(root: Any) -> Iterator[str]:
+    """Non-blank ``href`` values of ``<a>`` and ``<area>``, in document order."""
+    for element in root.iter("a", "area"):
+        href = element.get("href")
+        if href and href.strip():
+            yield href
 
 
 class LinkResolver:
@@ -231,6 +242,8 @@ class SiteSpider(scrapy.Spider):
         self._counted: set[str] = set()
         #: Links resolved on earlier pages.
         self._resolver = LinkResolver(self._in_scope)
+        #: The visdup context whose analysis reads each page's links (see _link_analysis).
+        self._analysis: CrawlContext | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -268,6 +281,7 @@ class SiteSpider(scrapy.Spider):
         for name in ("visdup/links_over_page_cap", "visdup/links_over_budget"):
             self.crawler.stats.set_value(name, 0)
         frontier = await run_in_thread(self._resume_frontier)
+        self._analysis = self._link_analysis()
         for url in self.start_urls:
             if url not in self.stored and self._within_budget(url):
                 yield self._request(url)
@@ -280,6 +294,14 @@ class SiteSpider(scrapy.Spider):
         if depth is not None:
             meta["depth"] = depth
         return scrapy.Request(url, callback=self.parse, errback=self._failed, meta=meta)
+
+    def _link_analysis(self) -> CrawlContext | None:
+        """The crawl's visdup context when its analysis reads each page's links (it runs in
+        worker processes, which parse every page): then this process parses no page."""
+        from visdup.context import CrawlContext
+
+        ctx = CrawlContext.existing(self.crawler)
+        return ctx if ctx is not None and ctx.reads_links else None
 
     def _resume_frontier(self) -> list[tuple[str, int]]:
         """Resume what earlier runs left: skip the pages they stored, fetch the links they found.
@@ -363,21 +385,26 @@ class SiteSpider(scrapy.Spider):
         self._count(url)
         return True
 
-    def _links(self, response: HtmlResponse) -> list[str]:
+    def _links(
+        self, response: HtmlResponse, hrefs: Iterable[str] | None = None, elements: int = 0
+    ) -> list[str]:
         """Canonical http(s) links of <a> and <area> elements: in scope, not stored, unique,
         read from the first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
+
+        ``hrefs``: the page's non-blank link targets in document order, as its analysis read
+        them (``elements``: how many elements have an ``href``); else the response is parsed.
         """
         base = get_base_url(response)
         resolve = self._resolver.for_page(base, response.encoding)
+        if hrefs is None:
+            hrefs = _tree_hrefs(response.selector.root)
+            elements = -1  # counted on the tree if the cap is reached
         seen: set[str] = set()
         links: list[str] = []
         read = 0
-        for element in response.selector.root.iter("a", "area"):
-            href = element.get("href")
-            if not href or not href.strip():
-                continue
+        for href in hrefs:
             if self.max_links and read >= self.max_links:
-                self._capped(response, read)
+                self._capped(response, read, elements)
                 break
             read += 1
             url = resolve(href)
@@ -388,8 +415,21 @@ class SiteSpider(scrapy.Spider):
                 links.append(url)
         return links
 
-    def _capped(self, response: HtmlResponse, read: int) -> None:
-        total = int(response.selector.root.xpath("count(//a[@href]|//area[@href])"))
+    def _page_links(
+        self, response: HtmlResponse, hrefs: Iterable[str] | None = None, elements: int = 0
+    ) -> list[str]:
+        try:
+            return self._links(response, hrefs, elements)
+        except Exception as exc:
+            logger.warning("Cannot extract links from %s: %s", response.url, exc)
+            return []
+
+    def _capped(self, response: HtmlResponse, read: int, elements: int) -> None:
+        total = (
+            elements
+            if elements >= 0
+            else int(response.selector.root.xpath("count(//a[@href]|//area[@href])"))
+        )
         self.crawler.stats.inc_value("visdup/links_over_page_cap", max(0, total - read))
         self.crawler.stats.inc_value("visdup/pages_over_link_cap")
         logger.info(
@@ -400,7 +440,7 @@ class SiteSpider(scrapy.Spider):
         )
 
     # ------------------------------------------------------------------ callbacks
-    def parse(self, response: Response, **kwargs: Any) -> Iterable[Any]:
+    async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
         if not isinstance(response, HtmlResponse):
             self._settle(response, page=False)
             kind = "text" if isinstance(response, TextResponse) else "binary"
@@ -414,12 +454,24 @@ class SiteSpider(scrapy.Spider):
             return
         if not self._settle(response, page=True):
             return  # fetched while the budget was being spent: not taken
-        try:
-            links = self._links(response)
-        except Exception as exc:
-            logger.warning("Cannot extract links from %s: %s", response.url, exc)
-            links = []
-        yield Page.from_response(response, links=links)
+        if self._analysis is None:
+            page = Page.from_response(response, links=self._page_links(response))
+        else:
+            # the page is parsed once, in the worker process that analyses it: its links come
+            # back with the analysis (a page it could not read whole is parsed here after all)
+            page = Page.from_response(response)
+            hrefs: tuple[str, ...] | None = None
+            elements = 0
+            try:
+                analysis = await self._analysis.analysed(
+                    page, self.max_links + 1 if self.max_links else 0
+                )
+                hrefs, elements = analysis.hrefs, analysis.href_elements
+            except Exception as exc:
+                logger.warning("visdup: cannot analyse %s for its links: %s", response.url, exc)
+            page.links = self._page_links(response, hrefs, elements)
+        links = page.links
+        yield page
         for link in links:
             yield self._request(link)
         if self.page_budget is not None and self.page_budget.spent:
