@@ -513,17 +513,23 @@ def _plain_page(title: str, links: list[str]) -> str:
     return f"{head}<body><h1>{title}</h1><p>{text}</p>{anchors}</body></html>"
 
 
+@pytest.mark.parametrize("processes", [0, 1])
 @deferred_f_from_coro_f
-async def test_charset_notes_only_for_declared_charsets_and_logged_once(tmp_path, caplog):
-    """A lying header is noted (once in the log, every time in the stats); no charset, no note."""
+async def test_charset_notes_only_for_declared_charsets_and_logged_once(
+    tmp_path, caplog, processes
+):
+    """A lying header is noted (once in the log, every time in the stats); no charset, no note.
+    The same whether the analysis reuses the spider's tree (threads) or reads the bytes alone
+    (worker processes)."""
     import logging
 
     caplog.set_level(logging.WARNING)
     names = [f"/p{i}.html" for i in range(4)]
     pages = {n.lstrip("/"): _plain_page(f"Café {n}", names) for n in names}
     lying = write_site(tmp_path / "lying", pages)  # UTF-8 bytes, header says Latin-1
+    mode = {"VISDUP_ANALYSIS_PROCESSES": processes}
     with serve(lying, charset="iso-8859-1") as server:
-        crawler = await crawl(_db(tmp_path), server.url_for("/p0.html"))
+        crawler = await crawl(_db(tmp_path), server.url_for("/p0.html"), settings=mode)
     stats = crawler.stats.get_stats()
     assert stats["visdup/notes/charset"] == 4
     noted = [r.getMessage() for r in caplog.records if "charset declared" in r.getMessage()]
@@ -538,7 +544,7 @@ async def test_charset_notes_only_for_declared_charsets_and_logged_once(tmp_path
         (undeclared / n.lstrip("/")).write_bytes(_plain_page(f"Café {n}", names).encode("cp1252"))
     db = f"sqlite:///{tmp_path / 'undeclared.sqlite3'}"
     with serve(undeclared) as server:
-        crawler = await crawl(db, server.url_for("/p0.html"))
+        crawler = await crawl(db, server.url_for("/p0.html"), settings=mode)
     assert "visdup/notes/charset" not in crawler.stats.get_stats()
     assert not [r for r in caplog.records if "charset" in r.getMessage()]
     rows = Store.from_url(db).rows()

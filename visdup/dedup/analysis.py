@@ -417,7 +417,9 @@ def document(
     document holds a copy, which costs about half a parse.
     """
     if tree is None:  # parse_html screens the bytes itself; undeclared, read as the response was
-        return parse_html(body, content_type=content_type, url=url, fallback_encoding=encoding)
+        doc = parse_html(body, content_type=content_type, url=url, fallback_encoding=encoding)
+        _note_charset(doc, declared_charset(body, content_type) if doc.encoding else None)
+        return doc
     problem = screen(body, content_type)
     if problem:
         return Document(None, problem=problem)
@@ -429,9 +431,14 @@ def document(
     if browser == read_as:
         return from_tree(copy.deepcopy(tree) if copy_tree else tree, encoding=encoding)
     doc = parse_html(body, content_type=content_type, url=url)
-    if doc.encoding and _codec(doc.encoding) != declared:
-        doc.notes.append(f"charset declared as {declared}, the body is {doc.encoding}")
+    _note_charset(doc, declared)
     return doc
+
+
+def _note_charset(doc: Document, declared: str | None) -> None:
+    """Note a page whose declared charset is not the one its body was read in."""
+    if declared is not None and doc.encoding and _codec(doc.encoding) != declared:
+        doc.notes.append(f"charset declared as {declared}, the body is {doc.encoding}")
 
 
 def page_hrefs(root: Any, limit: int = 0) -> tuple[tuple[str, ...], int]:
