@@ -19,6 +19,7 @@ from visdup.templates.stm import (
     stm,
     stm_mapping,
     stm_upper_bound,
+    stm_upper_bounds,
     text_code,
     tree_distance_stm,
     unpacked,
@@ -187,6 +188,30 @@ def test_upper_bound_holds():
         a = random_tree(rng, rng.randint(1, 40), "ab")
         b = random_tree(rng, rng.randint(1, 40), "ab")
         assert stm(a, b) <= stm_upper_bound(label_paths(a), label_paths(b))
+
+
+def test_batched_upper_bounds_are_the_single_ones(kernel):
+    """One histogram against many in one call: the same sums, whichever side is smaller,
+    with keys of any hash (label paths are salted hashes, negative ones too)."""
+    rng = random.Random(12)
+    trees = [random_tree(rng, rng.randint(1, 60), "abcd") for _ in range(80)]
+    paths = [label_paths(t) for t in trees]
+    paths += [{}, {-1: 3, 2**62: 1}, {rng.randrange(-(2**63), 2**63): rng.randint(1, 9)}]
+    for a in paths[:20] + paths[-3:]:
+        assert stm_upper_bounds(a, paths) == [stm_upper_bound(a, b) for b in paths]
+    assert stm_upper_bounds(paths[0], []) == []
+
+
+def test_batched_upper_bounds_leave_odd_counts_to_python():
+    if stm_module._kernel is None:
+        pytest.skip("no compiled kernel")
+    assert stm_module._kernel.path_bounds({1: 2}, [{1: 3}]) == [2]
+    for odd in ({1: 2.5}, {1: True}, {1: 2**70}):
+        assert stm_module._kernel.path_bounds({1: 3}, [odd]) is None  # Python answers
+        assert stm_upper_bounds({1: 3}, [odd]) == [stm_upper_bound({1: 3}, odd)]
+    assert stm_module._kernel.path_bounds({1: 3}, [{2: 1}, "not a dict"]) is None
+    with pytest.raises(TypeError):
+        stm_module._kernel.path_bounds([1], [])
 
 
 def test_dom_tree_skips_invisible_and_keeps_texts():

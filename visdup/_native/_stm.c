@@ -1831,6 +1831,80 @@ text_length(PyObject *self, PyObject *arg)
     return PyLong_FromSsize_t(count);
 }
 
+/* ------------------------------------------------------------------ label-path bounds */
+
+/* The label-path bound of visdup.templates.stm.stm_upper_bound for two histograms: the
+   smaller count of every key they share, summed. 0 with *out set; 1 when Python must answer
+   (a value that is not an int, or a sum past 2^62); -1 with an exception. */
+static int pair_path_bound(PyObject *a, PyObject *b, long long *out) {
+    PyObject *small = a, *large = b, *key, *value;
+    Py_ssize_t pos = 0;
+    long long total = 0;
+    if (PyDict_GET_SIZE(b) < PyDict_GET_SIZE(a)) {
+        small = b;
+        large = a;
+    }
+    while (PyDict_Next(small, &pos, &key, &value)) {
+        PyObject *other = PyDict_GetItemWithError(large, key); /* borrowed */
+        long long x, y;
+        if (other == NULL) {
+            if (PyErr_Occurred()) return -1;
+            continue;
+        }
+        if (!PyLong_CheckExact(value) || !PyLong_CheckExact(other)) return 1;
+        x = PyLong_AsLongLong(value);
+        y = PyLong_AsLongLong(other);
+        if ((x == -1 || y == -1) && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 1;
+        }
+        total += x < y ? x : y;
+        if (total > ((long long)1 << 62) || total < -((long long)1 << 62)) return 1;
+    }
+    *out = total;
+    return 0;
+}
+
+static PyObject *path_bounds(PyObject *self, PyObject *args) {
+    PyObject *a, *others, *seq, *out;
+    Py_ssize_t n, i;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &a, &others)) return NULL;
+    seq = PySequence_Fast(others, "path_bounds: the other histograms must be a sequence");
+    if (seq == NULL) return NULL;
+    n = PySequence_Fast_GET_SIZE(seq);
+    out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        PyObject *b = PySequence_Fast_GET_ITEM(seq, i), *v;
+        long long total = 0;
+        int got;
+        if (!PyDict_Check(b)) {
+            got = 1;
+        } else {
+            got = pair_path_bound(a, b, &total);
+        }
+        if (got != 0) {
+            Py_DECREF(out);
+            Py_DECREF(seq);
+            if (got < 0) return NULL;
+            Py_RETURN_NONE; /* Python answers the whole batch */
+        }
+        v = PyLong_FromLongLong(total);
+        if (v == NULL) {
+            Py_DECREF(out);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, v);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
@@ -1852,6 +1926,10 @@ static PyMethodDef methods[] = {
     {"text_length", text_length, METH_O,
      "text_length(element)\n"
      "string-length(normalize-space(.)) of an lxml element, or -1 for XPath to answer."},
+    {"path_bounds", path_bounds, METH_VARARGS,
+     "path_bounds(paths, others)\n"
+     "visdup.templates.stm.stm_upper_bound(paths, b) for each histogram b of others, or None\n"
+     "when Python must answer (a count that is not an int)."},
     {"subtree_sizes", subtree_sizes, METH_O,
      "subtree_sizes(parents)\n"
      "Every node's subtree size from preorder parent indices (the root's is -1)."},

@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 
 from visdup import config
 from visdup.templates.cluster import Cluster, _PathIndex
-from visdup.templates.signature import Layout, may_link, similarity, similarity_bound
+from visdup.templates.signature import (
+    Layout,
+    may_link,
+    similarity,
+    similarity_bound,
+    similarity_bounds,
+)
 
 #: Signature similarity (2·STM/(n1+n2)) at which two atoms are linked (VISDUP_CLUSTER_THRESHOLD).
 DEFAULT_LAYOUT_THRESHOLD = config.VISDUP_CLUSTER_THRESHOLD
@@ -117,14 +123,14 @@ class LayoutClusterer:
             core = min(members, key=lambda k: (-counts[k], k))
             if self._link(layout, core, before):
                 continue
-            reachable = []
-            for other_key in members:
-                if other_key == core:
-                    continue
-                self.stats.bounds += 1
-                bound = similarity_bound(layout, self.atoms[other_key])
-                if bound >= self.threshold:
-                    reachable.append((-bound, other_key))
+            rest = [k for k in members if k != core]
+            self.stats.bounds += len(rest)
+            bounds = similarity_bounds(layout, [self.atoms[k] for k in rest])
+            reachable = [
+                (-bound, other_key)
+                for bound, other_key in zip(bounds, rest, strict=True)
+                if bound >= self.threshold
+            ]
             reachable.sort()
             for _bound, other_key in reachable:
                 if self._find(other_key) == self._find(key):

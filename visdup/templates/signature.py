@@ -51,6 +51,7 @@ from visdup.templates.stm import (
     label_paths,
     stm,
     stm_upper_bound,
+    stm_upper_bounds,
 )
 
 #: Levels below <body> kept in the skeleton.
@@ -301,6 +302,17 @@ def similarity_bound(a: Layout, b: Layout) -> float:
     if total == 0 or a.key == b.key:
         return 1.0
     return 2.0 * stm_upper_bound(a.paths, b.paths) / total
+
+
+def similarity_bounds(a: Layout, others: Sequence[Layout]) -> list[float]:
+    """:func:`similarity_bound` of ``a`` against each of ``others``, the histograms' shared
+    counts summed in one kernel call."""
+    shared = stm_upper_bounds(a.paths, [b.paths for b in others])
+    n = a.nodes
+    return [
+        1.0 if (total := n + b.nodes) == 0 or a.key == b.key else 2.0 * common / total
+        for b, common in zip(others, shared, strict=True)
+    ]
 
 
 #: A main-content node with this many equal siblings (tag and class) is one item of a list:

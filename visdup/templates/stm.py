@@ -678,3 +678,11 @@ def stm_upper_bound(paths_a: dict[int, int], paths_b: dict[int, int]) -> int:
     # the shared paths by a set intersection, their smaller counts summed: all in C
     common = paths_a.keys() & paths_b.keys()
     return sum(map(min, map(paths_a.__getitem__, common), map(paths_b.__getitem__, common)))
+
+
+def stm_upper_bounds(paths: dict[int, int], others: Sequence[dict[int, int]]) -> list[int]:
+    """:func:`stm_upper_bound` of one histogram against each of ``others``, in one call: a
+    new layout meets every signature of a cluster whose common one it does not match."""
+    if _kernel is not None and (found := _kernel.path_bounds(paths, others)) is not None:
+        return list(found)
+    return [stm_upper_bound(paths, b) for b in others]
