@@ -194,10 +194,11 @@ def _linked(db: str, base: str) -> tuple[set[str], set[str]]:
 
 
 @deferred_f_from_coro_f
-async def test_worker_processes_read_the_links_and_the_crawl_parses_no_page(tmp_path):
-    """With the analysis in worker processes the spider takes each page's links from it: the
-    crawl's own process builds no tree, and follows and stores the links a crawl that parses
-    every page itself finds (a ``<base>``, image maps, blank hrefs and the per-page cap)."""
+async def test_with_worker_processes_the_crawl_keeps_no_tree_and_finds_the_same_links(tmp_path):
+    """With the analysis in worker processes (which parse the bytes) the spider parses each
+    page for its links without keeping the tree: no response leaves its callback with one,
+    and the crawl follows and stores the links a crawl in threads finds (a ``<base>``, image
+    maps, blank hrefs and the per-page cap)."""
     from scrapy import signals
 
     from tests.crawling import write_site
@@ -239,7 +240,7 @@ async def test_worker_processes_read_the_links_and_the_crawl_parses_no_page(tmp_
         got.append((_linked(db, base), stats.get_value("visdup/links_over_page_cap")))
         if processes:
             assert parsed == []
-        else:
-            assert len(parsed) == stats.get_value("visdup/pages")  # the spider parsed each
+        else:  # in threads the analysis reuses the spider's tree: it stays with the page
+            assert len(parsed) == stats.get_value("visdup/pages")
     assert len(got[0][0][1]) >= 8
     assert got[0] == got[1]

@@ -146,11 +146,9 @@ def _response(base: str, body: str) -> HtmlResponse:
     )
 
 
-def test_links_read_by_the_analysis_are_the_links_parsed_here() -> None:
-    """The href list a worker's analysis reads gives the spider the same links, cap included,
-    as the spider's own parse of the response."""
-    from visdup.dedup.analysis import analyse
-
+def test_links_parsed_apart_are_the_responses_links_and_leave_no_tree() -> None:
+    """Where the analysis runs in worker processes the spider parses a page for its links
+    without keeping the tree on the response: the same links, cap included, and no tree."""
     base = "http://127.0.0.1:8000/library/os.html"
     anchors = "".join(f'<a href="{h}">x</a>' for h in HREFS)
     bodies = [
@@ -161,31 +159,21 @@ def test_links_read_by_the_analysis_are_the_links_parsed_here() -> None:
     capped = 0
     for cap in (0, 5, len(HREFS), 40):
         for body in bodies:
-            here = SiteSpider(url="http://127.0.0.1:8000/index.html")
-            there = SiteSpider(url="http://127.0.0.1:8000/index.html")
-            for spider in (here, there):
+            kept = SiteSpider(url="http://127.0.0.1:8000/index.html")
+            apart = SiteSpider(url="http://127.0.0.1:8000/index.html")
+            apart._parse_apart = True
+            for spider in (kept, apart):
                 spider.max_links = cap
                 spider.crawler = _Counting()
             response = _response(base, body)
-            want = here._links(response)
-            found = analyse(response.body, url=base, hrefs=cap + 1 if cap else 0)
-            assert found.hrefs is not None
-            got = there._links(_response(base, body), found.hrefs, found.href_elements)
-            assert got == want
-            assert there.crawler.stats.values == here.crawler.stats.values
-            capped += "visdup/pages_over_link_cap" in here.crawler.stats.values
+            want = kept._links(response)
+            assert response._cached_selector is not None
+            alone = _response(base, body)
+            assert apart._links(alone) == want
+            assert alone._cached_selector is None, "no tree stays with the response"
+            assert apart.crawler.stats.values == kept.crawler.stats.values
+            capped += "visdup/pages_over_link_cap" in kept.crawler.stats.values
     assert capped >= 4  # the cap was reached, and counted the same, on several pages
-
-
-def test_no_links_from_a_tree_the_parser_cut_short() -> None:
-    """A page the parser could not read whole gives no href list: the spider parses it."""
-    from visdup.dedup.analysis import analyse
-
-    deep = "<div>" * 300_000 + '<a href="x.html">x</a>' + "</div>" * 300_000
-    found = analyse(f"<html><body>{deep}</body></html>".encode(), url="http://h/", hrefs=0)
-    assert found.truncated and found.hrefs is None
-    plain = analyse(b"<html><body><a href='x.html'>x</a></body></html>", url="http://h/")
-    assert plain.hrefs is None  # not asked for
 
 
 class _Stats:

@@ -23,7 +23,6 @@ import weakref
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -392,36 +391,16 @@ class CrawlContext:
 
     # ---------------------------------------------------------------- analysis
     @property
-    def reads_links(self) -> bool:
-        """Whether a spider should take a page's links from its analysis (``hrefs``) rather
-        than parse the page itself: the analysis runs in worker processes, which parse every
-        page anyway, so the crawl's own process, which bounds its pace, parses none."""
+    def analyses_apart(self) -> bool:
+        """Whether pages are analysed in worker processes, from their bytes: then no tree
+        needs to stay with a page in the crawl's process (the site spider keeps none)."""
         return self._workers > 0 and self.analyses_pages
 
-    async def analysed(self, item: Page, hrefs: int | None = None) -> PageAnalysis:
-        """The page's analysis, computed (off the reactor) by the first component to ask.
-
-        ``hrefs``: read the page's link targets too (:func:`visdup.dedup.analysis.analyse`);
-        they are taken off the stored value, so they go no further than the one who asked.
-        """
-        if item.analysis is None:
-            analysis = await run_in_thread(self.analyse, item, hrefs)
-            item.tree = None  # the analysis holds what it needs; the response's tree can go
-            for kind, note in analysis.notes:
-                self.note(item.url, kind, note)
-            item.analysis = (
-                replace(analysis, hrefs=None, href_elements=0)
-                if analysis.hrefs is not None
-                else analysis
-            )
-            return analysis
-        return item.analysis
-
-    def analyse(self, item: Page, hrefs: int | None = None) -> PageAnalysis:
+    def analyse(self, item: Page) -> PageAnalysis:
         """The page item's analysis (blocking: call it in a worker thread)."""
         pool = self._analysis_pool()
         if pool is not None:
-            return self._analyse_in(pool, item, hrefs)
+            return self._analyse_in(pool, item)
         return analyse(
             item.body,
             url=item.url,
@@ -430,12 +409,9 @@ class CrawlContext:
             tree=item.tree,
             encoding=item.encoding,
             options=self.options,
-            hrefs=hrefs,
         )
 
-    def _analyse_in(
-        self, pool: ProcessPoolExecutor, item: Page, hrefs: int | None = None
-    ) -> PageAnalysis:
+    def _analyse_in(self, pool: ProcessPoolExecutor, item: Page) -> PageAnalysis:
         """In a worker process; a worker that dies (killed, out of memory, a crash in a
         parser) costs no page but the one that killed it.
 
@@ -452,7 +428,6 @@ class CrawlContext:
             item.content_type,
             item.encoding,
             self.options,
-            hrefs,
         )
         for _attempt in range(3):
             try:

@@ -51,8 +51,14 @@ class _PagePipeline:
         return cls(crawler)
 
     async def analysed(self, item: Page) -> PageAnalysis:
-        """The page's analysis: the spider's, or computed by the first pipeline to ask."""
-        return await self.ctx.analysed(item)
+        """The page's analysis, computed (off the reactor) by the first pipeline to ask."""
+        if item.analysis is None:
+            analysis = await run_in_thread(self.ctx.analyse, item)
+            item.analysis = analysis
+            item.tree = None  # the analysis holds what it needs; the response's tree can go
+            for kind, note in analysis.notes:
+                self.ctx.note(item.url, kind, note)
+        return item.analysis
 
     async def clustered(self, item: Page, analysis: PageAnalysis) -> None:
         """Place the page in its template cluster, once, when the crawl clusters pages."""

@@ -111,13 +111,6 @@ class PageAnalysis:
     #: ran: the labelling, one process for the whole crawl, only copies them.
     term_text: str | None = field(default=None, repr=False)
     content_json: str | None = field(default=None, repr=False)
-    #: The page's link targets as written (non-blank ``href`` of ``<a>`` and ``<area>``, in
-    #: document order), read from the tree as parsed when asked for (``hrefs``): a spider
-    #: that takes them from here needs no parse of its own. None when not asked for, or not
-    #: read (no tree, or a truncated one).
-    hrefs: tuple[str, ...] | None = field(default=None, repr=False)
-    #: ``<a>`` and ``<area>`` elements with an ``href``, blank ones too (read with ``hrefs``).
-    href_elements: int = 0
 
     def record(self, *, keep_body: bool, body: bytes = b"", **fields: Any) -> PageRecord:
         """A fresh store record of this analysis; ``fields`` are the fetch's own (status...).
@@ -163,13 +156,11 @@ def analyse(
     tree: Any = None,
     encoding: str | None = None,
     options: AnalysisOptions = AnalysisOptions(),
-    hrefs: int | None = None,
 ) -> PageAnalysis:
     """The page's analysis; ``tree``/``encoding``: what a Scrapy response already parsed.
 
-    ``hrefs``: also read the page's link targets, the first ``hrefs`` of them (0: all;
-    None: none). Never raises on a bad page: ``problem`` says why it is unusable. A tree
-    given here is not modified (the analysis works on its own copy).
+    Never raises on a bad page: ``problem`` says why it is unusable. A tree given here is
+    not modified (the analysis works on its own copy).
     """
     body_hash = body_digest(body)
     edits = options.template or options.content or options.denoise_term
@@ -190,9 +181,6 @@ def analyse(
     if doc.root is None:
         return replace(base, problem=doc.problem or "no document")
     canonical = canonical_url(doc, final_url or url)  # before <head> goes
-    if hrefs is not None and not doc.truncated:  # before anything leaves the tree
-        targets, elements = page_hrefs(doc.root, hrefs)
-        base = replace(base, hrefs=targets, href_elements=elements)
     title: str | None = None
     if options.denoise_term:
         clean(doc)
@@ -262,7 +250,6 @@ def analyse_bytes(
     content_type: str | None,
     encoding: str | None,
     options: AnalysisOptions,
-    hrefs: int | None = None,
 ) -> PageAnalysis:
     """:func:`analyse` without a parsed tree: what a worker process runs (its arguments and
     result cross the process boundary by pickling).
@@ -279,7 +266,6 @@ def analyse_bytes(
         content_type=content_type,
         encoding=encoding,
         options=options,
-        hrefs=hrefs,
     )
     found = result.template_input
     if found is not None and isinstance(found.tree, FlatTree):
@@ -439,21 +425,6 @@ def _note_charset(doc: Document, declared: str | None) -> None:
     """Note a page whose declared charset is not the one its body was read in."""
     if declared is not None and doc.encoding and _codec(doc.encoding) != declared:
         doc.notes.append(f"charset declared as {declared}, the body is {doc.encoding}")
-
-
-def page_hrefs(root: Any, limit: int = 0) -> tuple[tuple[str, ...], int]:
-    """The first ``limit`` (0: all) non-blank ``href`` values of ``<a>`` and ``<area>``, in
-    document order, and how many of those elements have an ``href`` at all."""
-    found: list[str] = []
-    elements = 0
-    for element in root.iter("a", "area"):
-        href = element.get("href")
-        if href is None:
-            continue
-        elements += 1
-        if (not limit or len(found) < limit) and href.strip():
-            found.append(href)
-    return tuple(found), elements
 
 
 def canonical_url(doc: Document, base: str) -> str | None:

@@ -17,14 +17,15 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Response, TextResponse
 from scrapy.linkextractors import IGNORED_EXTENSIONS
+from scrapy.selector import Selector
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.misc import load_object
@@ -37,9 +38,6 @@ from visdup.items import Page
 from visdup.report.urlpatterns import _shape as path_pattern
 from visdup.spiders.budget import GOVERNED, PageBudget, PageBudgetMiddleware
 from visdup.storage.urls import canonical_url, crawl_key
-
-if TYPE_CHECKING:
-    from visdup.context import CrawlContext
 
 logger = logging.getLogger(__name__)
 
@@ -134,14 +132,6 @@ def _classify(href: str) -> tuple[str, int]:
     if ref and (ref[0].isalnum() or ref[0] in "._-~%") and not _SCHEME.match(ref):
         return ref, _FOLDER  # a relative path
     return ref, _BASE  # empty, a query, ``;params``, ``//host``, a bare scheme...
-
-
-def _tree_hrefs(root: Any) -> Iterator[str]:
-    """Non-blank ``href`` values of ``<a>`` and ``<area>``, in document order."""
-    for element in root.iter("a", "area"):
-        href = element.get("href")
-        if href and href.strip():
-            yield href
 
 
 class LinkResolver:
@@ -242,8 +232,8 @@ class SiteSpider(scrapy.Spider):
         self._counted: set[str] = set()
         #: Links resolved on earlier pages.
         self._resolver = LinkResolver(self._in_scope)
-        #: The visdup context whose analysis reads each page's links (see _link_analysis).
-        self._analysis: CrawlContext | None = None
+        #: visdup analyses the pages in worker processes: no tree is kept here (see _tree).
+        self._parse_apart = False
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -281,7 +271,7 @@ class SiteSpider(scrapy.Spider):
         for name in ("visdup/links_over_page_cap", "visdup/links_over_budget"):
             self.crawler.stats.set_value(name, 0)
         frontier = await run_in_thread(self._resume_frontier)
-        self._analysis = self._link_analysis()
+        self._parse_apart = self._analysed_apart()
         for url in self.start_urls:
             if url not in self.stored and self._within_budget(url):
                 yield self._request(url)
@@ -295,13 +285,12 @@ class SiteSpider(scrapy.Spider):
             meta["depth"] = depth
         return scrapy.Request(url, callback=self.parse, errback=self._failed, meta=meta)
 
-    def _link_analysis(self) -> CrawlContext | None:
-        """The crawl's visdup context when its analysis reads each page's links (it runs in
-        worker processes, which parse every page): then this process parses no page."""
+    def _analysed_apart(self) -> bool:
+        """Whether visdup analyses this crawl's pages in worker processes (from their bytes)."""
         from visdup.context import CrawlContext
 
         ctx = CrawlContext.existing(self.crawler)
-        return ctx if ctx is not None and ctx.reads_links else None
+        return ctx is not None and ctx.analyses_apart
 
     def _resume_frontier(self) -> list[tuple[str, int]]:
         """Resume what earlier runs left: skip the pages they stored, fetch the links they found.
@@ -385,26 +374,22 @@ class SiteSpider(scrapy.Spider):
         self._count(url)
         return True
 
-    def _links(
-        self, response: HtmlResponse, hrefs: Iterable[str] | None = None, elements: int = 0
-    ) -> list[str]:
+    def _links(self, response: HtmlResponse) -> list[str]:
         """Canonical http(s) links of <a> and <area> elements: in scope, not stored, unique,
         read from the first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
-
-        ``hrefs``: the page's non-blank link targets in document order, as its analysis read
-        them (``elements``: how many elements have an ``href``); else the response is parsed.
         """
         base = get_base_url(response)
         resolve = self._resolver.for_page(base, response.encoding)
-        if hrefs is None:
-            hrefs = _tree_hrefs(response.selector.root)
-            elements = -1  # counted on the tree if the cap is reached
+        root = self._tree(response)
         seen: set[str] = set()
         links: list[str] = []
         read = 0
-        for href in hrefs:
+        for element in root.iter("a", "area"):
+            href = element.get("href")
+            if not href or not href.strip():
+                continue
             if self.max_links and read >= self.max_links:
-                self._capped(response, read, elements)
+                self._capped(response, root, read)
                 break
             read += 1
             url = resolve(href)
@@ -415,21 +400,17 @@ class SiteSpider(scrapy.Spider):
                 links.append(url)
         return links
 
-    def _page_links(
-        self, response: HtmlResponse, hrefs: Iterable[str] | None = None, elements: int = 0
-    ) -> list[str]:
-        try:
-            return self._links(response, hrefs, elements)
-        except Exception as exc:
-            logger.warning("Cannot extract links from %s: %s", response.url, exc)
-            return []
+    def _tree(self, response: HtmlResponse) -> Any:
+        """The page's tree for its links. Where visdup analyses pages in worker processes,
+        which parse the bytes themselves, it is parsed as ``response.selector`` would be but
+        not kept on the response: the crawl's process then holds no page's tree while the
+        page waits for its analysis and labels (a Page item takes a tree only if cached)."""
+        if self._parse_apart:
+            return Selector(response=response).root
+        return response.selector.root
 
-    def _capped(self, response: HtmlResponse, read: int, elements: int) -> None:
-        total = (
-            elements
-            if elements >= 0
-            else int(response.selector.root.xpath("count(//a[@href]|//area[@href])"))
-        )
+    def _capped(self, response: HtmlResponse, root: Any, read: int) -> None:
+        total = int(root.xpath("count(//a[@href]|//area[@href])"))
         self.crawler.stats.inc_value("visdup/links_over_page_cap", max(0, total - read))
         self.crawler.stats.inc_value("visdup/pages_over_link_cap")
         logger.info(
@@ -440,7 +421,7 @@ class SiteSpider(scrapy.Spider):
         )
 
     # ------------------------------------------------------------------ callbacks
-    async def parse(self, response: Response, **kwargs: Any) -> AsyncIterator[Any]:
+    def parse(self, response: Response, **kwargs: Any) -> Iterable[Any]:
         if not isinstance(response, HtmlResponse):
             self._settle(response, page=False)
             kind = "text" if isinstance(response, TextResponse) else "binary"
@@ -454,24 +435,12 @@ class SiteSpider(scrapy.Spider):
             return
         if not self._settle(response, page=True):
             return  # fetched while the budget was being spent: not taken
-        if self._analysis is None:
-            page = Page.from_response(response, links=self._page_links(response))
-        else:
-            # the page is parsed once, in the worker process that analyses it: its links come
-            # back with the analysis (a page it could not read whole is parsed here after all)
-            page = Page.from_response(response)
-            hrefs: tuple[str, ...] | None = None
-            elements = 0
-            try:
-                analysis = await self._analysis.analysed(
-                    page, self.max_links + 1 if self.max_links else 0
-                )
-                hrefs, elements = analysis.hrefs, analysis.href_elements
-            except Exception as exc:
-                logger.warning("visdup: cannot analyse %s for its links: %s", response.url, exc)
-            page.links = self._page_links(response, hrefs, elements)
-        links = page.links
-        yield page
+        try:
+            links = self._links(response)
+        except Exception as exc:
+            logger.warning("Cannot extract links from %s: %s", response.url, exc)
+            links = []
+        yield Page.from_response(response, links=links)
         for link in links:
             yield self._request(link)
         if self.page_budget is not None and self.page_budget.spent:
