@@ -408,8 +408,10 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
             print(
                 f"  shuffle {seed}: ARI to the first order {same:.3f}, same ids"
                 f" {pred == first}; per page median {times[len(times) // 2] * 1e3:.3f} ms,"
+                f" mean {sum(times) / len(times) * 1e3:.3f} ms,"
                 f" p99 {times[len(times) * 99 // 100] * 1e3:.2f} ms;"
-                f" exact STM {st.exact / st.pages:.2f} per page; key hits {st.hits / st.pages:.0%}"
+                f" label-path bounds {st.bounds / st.pages:.1f} and exact STM"
+                f" {st.exact / st.pages:.2f} per page; key hits {st.hits / st.pages:.0%}"
             )
 
 
