@@ -7,7 +7,10 @@ of the crawl process, its analysis worker processes and its label process: cores
 cost; then the crawl's own process and the label process apart, and the label process's serial
 work: its pages one after another, without the template builds beside them) and peak memory
 against the bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest
-child's).
+child's). Last, for each run, what each process would allow with a core of its own: an
+estimate from CPU per page (the crawl's process between the spider's opening and closing, the
+label process's serial work, the analysis shared by the workers) against the bare crawl's
+process, not a measurement.
 ``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2, ``procs1`` one with 1.
 Every run uses the same server and settings; only VISDUP_ settings differ. Each crawl runs in
 its own process.
@@ -41,6 +44,12 @@ settings.update({"LOG_LEVEL": "WARNING", "ROBOTSTXT_OBEY": False, "CONCURRENT_RE
                  "CONCURRENT_REQUESTS_PER_DOMAIN": 32, "HTTPCACHE_ENABLED": False})
 process = AsyncCrawlerProcess(settings)
 crawler = process.create_crawler(SiteSpider)
+from scrapy import signals
+marks = {}
+def opened(spider): marks["opened"] = time.process_time()
+def closed(spider, reason): marks["closed"] = time.process_time()  # before visdup's end
+crawler.signals.connect(opened, signal=signals.spider_opened)
+crawler.signals.connect(closed, signal=signals.spider_closed)
 process.crawl(crawler, url=sys.argv[2])
 t0 = time.perf_counter()
 process.start()
@@ -51,6 +60,8 @@ kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # analysis worker processes
 print(json.dumps({"elapsed": elapsed,
                   "cpu": ru.ru_utime + ru.ru_stime + kids.ru_utime + kids.ru_stime,
                   "cpu_main": ru.ru_utime + ru.ru_stime,
+                  "cpu_crawling": marks.get("closed", 0) - marks.get("opened", 0),
+                  "workers": stats.get("visdup/analysis/processes", 0),
                   "peak_mb": ru.ru_maxrss / 1024 + kids.ru_maxrss / 1024,
                   "peak_main_mb": ru.ru_maxrss / 1024,
                   "responses": stats.get("response_received_count", 0),
@@ -153,6 +164,29 @@ def main() -> None:
                         + ", ".join(f"{r:.2f}" for r in ratios)
                         + f"; median {statistics.median(ratios):.2f}"
                     )
+        # What each process would allow with a core of its own (an estimate from CPU per page,
+        # not a measurement): the crawl's process while it crawls, the label process's serial
+        # work, the analysis shared by its workers, each against the bare crawl's process.
+        for mode in modes:
+            if mode == "visdup off":
+                continue
+            for on, off in zip(results[mode], results["visdup off"], strict=True):
+                n = max(1, on["responses"])
+                bare = off["cpu_crawling"] / max(1, off["responses"])
+                own = on["cpu_crawling"] / n
+                label = on["label_serial"] / n
+                workers = on["workers"]
+                analysis = (on["cpu"] - on["cpu_main"] - on["label_cpu"]) / n / max(1, workers)
+                parts = {"the crawl's process": own, "the label process's serial work": label}
+                if workers:
+                    parts[f"the analysis over {workers} workers"] = analysis
+                slowest = max(parts, key=parts.__getitem__)
+                print(
+                    f"{mode}, a core for each process (estimate): "
+                    + ", ".join(f"{k} {v * 1e3:.1f}" for k, v in parts.items())
+                    + f" ms per page against the bare crawl's process {bare * 1e3:.1f}:"
+                    f" on / off <= {bare / parts[slowest]:.2f} ({slowest})"
+                )
         best = {m: max(x["pages_per_s"] for x in v) for m, v in results.items()}
         peak = {m: min(x["peak_mb"] for x in v) for m, v in results.items()}
         base = best["visdup off"]
