@@ -625,3 +625,32 @@ def _alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"  # a zombie has ended; only its parent has not read its status yet
+
+
+@pytest.mark.parametrize("processes", [0, 1])
+@deferred_f_from_coro_f
+async def test_titles_stored_before_the_sites_affix_was_known_lose_it_at_the_end(
+    tmp_path, processes
+):
+    """Every page's <title> ends in the site's name: the pages labelled before visdup had
+    seen enough of them keep it when stored, and get their own title when the crawl ends, so
+    no stored title depends on the crawl's order."""
+    names = [f"/p{i}.html" for i in range(12)]
+    text = " ".join(f"Sentence {i} about this page and what it holds." for i in range(5))
+    pages = {
+        n.lstrip("/"): (
+            f"<html><head><title>Page {i} — Example Docs</title></head><body>"
+            f"<p>{text}</p>{''.join(f'<a href={u!r}>{u}</a>' for u in names)}</body></html>"
+        )
+        for i, n in enumerate(names)
+    }
+    root = write_site(tmp_path / "site", pages)
+    db = _db(tmp_path)
+    with serve(root) as server:
+        crawler = await crawl(
+            db, server.url_for("/p0.html"), settings={"VISDUP_ANALYSIS_PROCESSES": processes}
+        )
+        base = server.url
+    titles = {r.url.replace(base, ""): r.title for r in Store.from_url(db).rows("url", "title")}
+    assert titles == {n: f"Page {i}" for i, n in enumerate(names)}
+    assert crawler.stats.get_value("visdup/titles_retitled", 0) >= 4

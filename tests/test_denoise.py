@@ -3,6 +3,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import random
 import re
 import time
 from collections import Counter
@@ -440,6 +441,44 @@ def test_site_titles_learn_the_affix_every_page_shares() -> None:
     assert last == "Page 5"
 
 
+def test_site_titles_stored_before_the_affix_was_learnt_get_their_own_at_the_end() -> None:
+    from visdup.content.titles import SiteTitles
+
+    titles = SiteTitles()
+    names = [f"Chapter {i}" for i in range(10)]
+    for i, n in enumerate(names):
+        url = f"http://docs.example/{i}"
+        raw = f"{n} — Example 1.0 documentation"
+        titles.remember(i, url, raw, titles.own(url, raw))
+    os_title = "os — Interfaces"  # a page's own parts
+    titles.remember(20, "http://docs.example/os", os_title, titles.own("http://x/", os_title))
+    titles.remember(22, "http://docs.example/one", "One part", "One part")
+    assert titles.stale() == {i: names[i] for i in range(4)}
+    assert titles.stale() == {}, "each page once"
+
+
+def test_site_titles_trusted_early_by_a_share_the_site_does_not_keep() -> None:
+    """An affix on the first pages' titles, trusted while the site had few pages, falls
+    below its share as others come: every page keeps it, whichever came first."""
+    from visdup.content.titles import SiteTitles
+
+    pages = [(f"http://one.example/{i}", f"Part {i} — The Guide") for i in range(8)]
+    pages += [(f"http://one.example/x{i}", f"Other {i}") for i in range(400)]
+    finals = []
+    for order in (pages, pages[::-1]):
+        titles = SiteTitles()
+        got = {}
+        for i, (url, raw) in enumerate(order):
+            got[url] = titles.own(url, raw)
+            titles.remember(i, url, raw, got[url])
+        ids = {i: url for i, (url, _raw) in enumerate(order)}
+        for i, title in titles.stale().items():
+            got[ids[i]] = title
+        finals.append(got)
+    assert finals[0] == finals[1]
+    assert finals[0]["http://one.example/3"] == "Part 3 — The Guide"
+
+
 def test_titles_of_the_python_manual() -> None:
     """No page of the manual is called by the site's banner or suffix."""
     from collections import Counter
@@ -452,16 +491,33 @@ def test_titles_of_the_python_manual() -> None:
     base = REPO / "debian-docs" / "usr" / "share" / "doc" / "python3.11" / "html"
     if not base.is_dir():
         pytest.skip(f"{base} is absent (bash ../shared/data/get-debian-docs.sh debian-docs)")
-    site = SiteTitles()
-    got = {}
-    for path in sorted(base.rglob("*.html")):
-        title = page_title(parse_html(path.read_bytes()).root)
-        got[path.relative_to(base).as_posix()] = site.own(f"http://docs/{path.name}", title)
+    paths = sorted(base.rglob("*.html"))
+    read = {
+        p.relative_to(base).as_posix(): page_title(parse_html(p.read_bytes()).root) for p in paths
+    }
+    finals = []
+    for order in (
+        sorted(read),
+        sorted(read, reverse=True),
+        random.Random(3).sample(sorted(read), len(read)),
+    ):
+        site = SiteTitles()
+        got = {}
+        for i, key in enumerate(order):
+            got[key] = site.own(f"http://docs/{key}", read[key])
+            site.remember(i, f"http://docs/{key}", read[key], got[key])
+        suffixed = [t for t in got.values() if t and "Python 3.11" in t and "documentation" in t]
+        learning = max(SiteTitles.MIN_PAGES, SiteTitles.AFFIX_SHARE * len(got))
+        assert len(suffixed) <= learning, "only pages seen before the affix was learnt"
+        retitled = site.stale()
+        for i, key in enumerate(order):
+            got[key] = retitled.get(i, got[key])
+        finals.append(got)
+    got = finals[0]
     assert got["library/os.html"] == "os — Miscellaneous operating system interfaces"
     assert got["genindex-Z.html"] == "Index"
-    suffixed = [t for t in got.values() if t and "Python 3.11" in t and "documentation" in t]
-    learning = max(SiteTitles.MIN_PAGES, SiteTitles.AFFIX_SHARE * len(got))
-    assert len(suffixed) <= learning, "only pages seen before the affix was learnt"
+    assert not [t for t in got.values() if t and "Python 3.11" in t and "documentation" in t]
+    assert finals[1] == got and finals[2] == got, "the same titles in any order"
     assert Counter(got.values()).most_common(1)[0][1] < 0.1 * len(got)
 
 

@@ -67,6 +67,10 @@ class SiteTitles:
     A part that opens or closes the titles of at least AFFIX_SHARE of a site's pages (and
     of MIN_PAGES) is the site's, not the page's, and is taken off; a title that most pages
     share whole (BANNER_SHARE) is a banner and gives way to the page's first heading.
+    Learned as pages come, the affixes a page loses depend on the pages before it: those
+    stored before an affix was trusted keep it, and a share trusted early may not hold by
+    the end. Stored titles are remembered (:meth:`remember`) and set again at the crawl's
+    end by what the whole crawl saw (:meth:`stale`): the same whatever the crawl's order.
     Thread-safe.
     """
 
@@ -78,6 +82,8 @@ class SiteTitles:
     AFFIX_SHARE = 0.05
     #: Share of a site's pages with one same whole title for it to be a banner.
     BANNER_SHARE = 0.5
+    #: Titles remembered for the end, at most (pages past it keep what they were given).
+    REMEMBER = 100_000
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -85,10 +91,12 @@ class SiteTitles:
         self._first: Counter[tuple[str, str]] = Counter()
         self._last: Counter[tuple[str, str]] = Counter()
         self._whole: Counter[tuple[str, str]] = Counter()
+        #: (page id, site, title as read, title as stored) of pages whose titles have parts.
+        self._kept: list[tuple[int, str, str, str | None]] = []
 
     def own(self, url: str, title: str | None, heading: str | None = None) -> str | None:
         """Record the page's title and return its own part (``heading`` when none is left)."""
-        site = urlsplit(url).netloc.lower()
+        site = _site(url)
         parts = split_title(title) if title else []
         with self._lock:
             self._pages[site] += 1
@@ -97,18 +105,50 @@ class SiteTitles:
                 if len(parts) > 1:
                     self._first[site, parts[0].lower()] += 1
                     self._last[site, parts[-1].lower()] += 1
-            n = self._pages[site]
-            if n < self.MIN_PAGES or not parts:
-                return title or heading
-            need = max(self.MIN_PAGES, self.AFFIX_SHARE * n)
-            if len(parts) == 1 and self._whole[site, parts[0].lower()] >= self.BANNER_SHARE * n:
-                return heading or title  # the site's name alone, on most of its pages
-            if len(parts) > 1 and self._last[site, parts[-1].lower()] >= need:
-                parts = parts[:-1]
-            if len(parts) > 1 and self._first[site, parts[0].lower()] >= need:
-                parts = parts[1:]
+            return self._strip(site, title, parts, heading)
+
+    def _strip(
+        self, site: str, title: str | None, parts: list[str], heading: str | None
+    ) -> str | None:
+        """``title`` without the affixes trusted now (call under the lock)."""
+        n = self._pages[site]
+        if n < self.MIN_PAGES or not parts:
+            return title or heading
+        need = max(self.MIN_PAGES, self.AFFIX_SHARE * n)
+        if len(parts) == 1 and self._whole[site, parts[0].lower()] >= self.BANNER_SHARE * n:
+            return heading or title  # the site's name alone, on most of its pages
+        if len(parts) > 1 and self._last[site, parts[-1].lower()] >= need:
+            parts = parts[:-1]
+        if len(parts) > 1 and self._first[site, parts[0].lower()] >= need:
+            parts = parts[1:]
         own = _own_part(title, parts)  # type: ignore[arg-type]
         return own or heading or title
+
+    def remember(self, page_id: int, url: str, title: str | None, stored: str | None) -> None:
+        """A stored page's ``title`` as read and as :meth:`own` gave it (``stored``), kept for
+        :meth:`stale` when it has parts an affix could be."""
+        if not title or len(split_title(title)) < 2:
+            return
+        with self._lock:
+            if len(self._kept) < self.REMEMBER:
+                self._kept.append((page_id, _site(url), title, stored))
+
+    def stale(self) -> dict[int, str | None]:
+        """Page id → its own title by what the whole crawl saw, for the remembered pages
+        whose stored title differs: those seen before an affix was trusted, and those seen
+        while one was that the site's later pages no longer bear out."""
+        with self._lock:
+            kept, self._kept = self._kept, []
+            out: dict[int, str | None] = {}
+            for page_id, site, title, stored in kept:
+                now = self._strip(site, title, split_title(title), None)
+                if now != stored:
+                    out[page_id] = now
+            return out
+
+
+def _site(url: str) -> str:
+    return urlsplit(url).netloc.lower()
 
 
 def _own_part(title: str, parts: list[str]) -> str:

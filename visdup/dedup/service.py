@@ -171,7 +171,8 @@ class Labelling:
         # the template it was placed in, by the id it goes by now: one that merged into another
         # since (or was renamed by a smaller signature key) has no row left to count the page
         record.cluster_id = self.live(job.cluster) if job.cluster is not None else None
-        record.title = self.titles.own(job.url, record.title)  # without the site's affixes
+        title = record.title
+        record.title = self.titles.own(job.url, title)  # without the site's affixes
         snapshot = self.snapshot
         if retry:
             mine = self.store.stored_page(job.url)
@@ -217,6 +218,8 @@ class Labelling:
                 "content", record.content_simhash, analysis.content
             )
         page_id = labeller.commit(record, prepared, self.run_id)
+        if page_id is not None:  # its title is set again at the end, by the whole crawl
+            self.titles.remember(page_id, job.url, title, record.title)
         # Labelled in threads (no label process), another page's placing may have merged or
         # renamed the template after this page read its id and before it was inserted: that
         # merge moved the template's stored pages without this one. A merge after the insert
@@ -248,6 +251,10 @@ class Labelling:
         """Queued template builds stored, the snapshot closed: its totals for the stats."""
         if self._clusters is not None:  # templates still queued are built and stored
             self._clusters.finish()
+        retitled = self.titles.stale()
+        if retitled:  # titles given before the site's affixes were known as they are now
+            self.store.update_pages({page_id: {"title": t} for page_id, t in retitled.items()})
+            self.count("visdup/titles_retitled", len(retitled))
         if self.snapshot is None:
             return {}
         return close_crawl_snapshot(self.snapshot, reason)
