@@ -134,8 +134,8 @@ class CrawlContext:
         self.labelling: Labelling | None = None
         #: The label process (visdup.dedup.service), when pages are labelled in one.
         self.service: LabelService | None = None
-        #: Starts the label process and warms it (see _open); calls to it wait for this.
-        self._starting: threading.Thread | None = None
+        #: Set once the labelling is up (the label process starts in a thread, see _open);
+        #: calls to it wait for this.
         self._labelling_ready = threading.Event()
         self._labelling_ready.set()
         self._service_setup: ServiceSetup | None = None
@@ -202,7 +202,12 @@ class CrawlContext:
 
     @property
     def opened(self) -> bool:
-        return self.labelling is not None or self.service is not None or self._starting is not None
+        # a label process being started (its setup is made just before) counts as opened
+        return (
+            self.labelling is not None
+            or self.service is not None
+            or self._service_setup is not None
+        )
 
     def _open(self) -> None:
         if self.opened:
@@ -238,10 +243,9 @@ class CrawlContext:
             # the label process warms up while the first pages are fetched and analysed: the
             # first call to it waits (see _labelling_call), the crawl's start does not
             self._labelling_ready.clear()
-            self._starting = threading.Thread(
+            threading.Thread(
                 target=self._first_service, name="visdup-label-start", daemon=True
-            )
-            self._starting.start()
+            ).start()
             return
         self._open_here()
 
