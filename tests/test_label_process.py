@@ -357,3 +357,57 @@ async def test_a_label_process_that_cannot_start_leaves_the_labelling_here(
     assert all(problem is None for *_rest, problem in pages.values())
     opened = [r.getMessage() for r in caplog.records if "pages already known" in r.getMessage()]
     assert len(opened) == 1
+
+
+@deferred_f_from_coro_f
+async def test_a_page_crosses_to_the_label_process_once(tmp_path, monkeypatch):
+    """With the cluster and label pipelines both on, one call places and labels a page: the
+    template input is sent once, and every stored page still names its template."""
+    from visdup.dedup.service import LabelService
+
+    ops: list[str] = []
+    call = LabelService.call
+
+    def counted(self, op, *args, **kwargs):
+        ops.append(op)
+        return call(self, op, *args, **kwargs)
+
+    monkeypatch.setattr(LabelService, "call", counted)
+    db = f"sqlite:///{tmp_path / 'once.sqlite3'}"
+    crawler, _base = await _crawl(db)
+    stats = crawler.stats
+    assert stats.get_value("visdup/label_process") == 1
+    assert stats.get_value("visdup/errors", 0) == 0
+    pages = stats.get_value("visdup/pages")
+    assert pages >= 14
+    assert ops.count("label") == pages and "assign" not in ops
+    assert stats.get_value("visdup/clusters", 0) >= 2
+    store = Store.from_url(db)
+    try:
+        rows = [r for r in store.rows() if r.term is not None]
+        assert len(rows) == pages and all(r.cluster_id is not None for r in rows)
+        assert {r.cluster_id for r in rows} <= {c.id for c in store.cluster_rows()}
+    finally:
+        store.close()
+
+
+def test_a_page_that_cannot_be_placed_is_still_labelled(tmp_path):
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import PageJob
+
+    counted: list[str] = []
+    with _threaded_labelling(tmp_path) as (store, labelling):
+        labelling.count = lambda key, n=1: counted.append(key)
+
+        def broken(url, page):
+            raise RuntimeError("no template for you")
+
+        labelling.assign = broken
+        url = "http://example.test/a.html"
+        analysis = analyse(_article(_EXTRAS[0]), url=url, options=AnalysisOptions(template=True))
+        assert analysis.template_input is not None
+        outcome = labelling.label(PageJob(url=url, status=200, links=[]), analysis, place=True)
+        assert outcome.page_id is not None and outcome.assignment is None
+        assert counted.count("visdup/errors") == 1
+        [row] = store.rows()
+        assert row.cluster_id is None and row.term is not None

@@ -75,6 +75,8 @@ CONTENT_STEP = "visdup.pipelines.ContentPipeline"
 TEMPLATE_STEP = "visdup.pipelines.ClusterPipeline"
 #: What every pipeline that analyses pages derives from.
 ANALYSIS_STEP = "visdup.pipelines._PagePipeline"
+#: The pipeline that labels and stores pages (and then places them in their clusters too).
+LABEL_STEP = "visdup.pipelines.LabelPipeline"
 
 
 def setting(crawler: Crawler, name: str) -> Any:
@@ -127,6 +129,8 @@ class CrawlContext:
         )
         #: Whether the item pipelines analyse pages (any of visdup's page pipelines is on).
         self.analyses_pages = _wired(crawler, "ITEM_PIPELINES", ANALYSIS_STEP)
+        #: Whether pages are labelled: the labelling call then places them in their clusters.
+        self.labels_pages = _wired(crawler, "ITEM_PIPELINES", LABEL_STEP)
         self._open_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._noted: set[str] = set()
@@ -318,13 +322,14 @@ class CrawlContext:
         self.open()
         return self._labelling_call("assign", url, page)
 
-    def label(self, item: Page, analysis: PageAnalysis) -> Outcome:
-        """Label the page and store it (blocking: call it in a worker thread)."""
+    def label(self, item: Page, analysis: PageAnalysis, place: bool = False) -> Outcome:
+        """Label the page and store it (blocking: call it in a worker thread); ``place``:
+        first place it in its template cluster, in the same call (``Outcome.assignment``)."""
         self.open()
         # a worker process packed the body already when it could (PageAnalysis.packed_body)
         keep = self.store_body and analysis.packed_body is None
         job = PageJob.of(item, item.body if keep else None)
-        return self._labelling_call("label", job, analysis)
+        return self._labelling_call("label", job, analysis, place)
 
     #: Times the label process is started again in one crawl before the crawl gives up on it.
     MAX_SERVICE_RESTARTS = 5

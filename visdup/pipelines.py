@@ -6,10 +6,12 @@ item's declared ``analysis`` field; the pipelines then only read it. ``TermPipel
 ``ContentPipeline`` make sure the analysis exists, ``ClusterPipeline`` places the page in its
 template cluster, ``LabelPipeline`` labels and stores it (both through
 :class:`visdup.dedup.service.Labelling`: in the label process when analysis runs in worker
-processes, else in a worker thread). Every pipeline works alone and in any order: each first
-runs the steps it needs that have not run yet, so swapping priorities changes nothing.
-Switching ``ContentPipeline`` or ``ClusterPipeline`` off (``None``) switches its step off for
-the whole crawl.
+processes, else in a worker thread). With both on, ``LabelPipeline`` places and labels a page
+in one call, so the page crosses to the labelling once: its ``cluster`` and ``fit`` are set
+when it leaves ``LabelPipeline``. Every pipeline works alone and in any order: each first runs
+the steps it needs that have not run yet, so swapping priorities changes nothing. Switching
+``ContentPipeline`` or ``ClusterPipeline`` off (``None``) switches its step off for the whole
+crawl.
 
 Items other than :class:`visdup.items.Page` pass through untouched.
 """
@@ -65,8 +67,11 @@ class _PagePipeline:
         if item.cluster is not None or analysis.template_input is None:
             return
         assignment = await run_in_thread(self._assign, item.url, analysis)
-        if assignment is None:
-            return
+        if assignment is not None:
+            self.placed(item, assignment)
+
+    def placed(self, item: Page, assignment: Assignment) -> None:
+        """What a page's template assignment tells the item, the stats and the records."""
         item.cluster = assignment.cluster
         item.fit = assignment.fit
         ctx = self.ctx
@@ -117,7 +122,11 @@ class ContentPipeline(_PagePipeline):
 
 
 class ClusterPipeline(_PagePipeline):
-    """Page → its template cluster (online, CURE-style); records once the template exists."""
+    """Page → its template cluster (online, CURE-style); records once the template exists.
+
+    With ``LabelPipeline`` on, that pipeline places the page in the same call that labels it
+    (one hand-off to the labelling instead of two), so this one only switches the step on.
+    """
 
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
@@ -126,7 +135,9 @@ class ClusterPipeline(_PagePipeline):
 
     async def process_item(self, item: Any) -> Any:
         if isinstance(item, Page):
-            await self.clustered(item, await self.analysed(item))
+            analysis = await self.analysed(item)
+            if not self.ctx.labels_pages:
+                await self.clustered(item, analysis)
         return item
 
 
@@ -137,15 +148,18 @@ class LabelPipeline(_PagePipeline):
         if not isinstance(item, Page):
             return item
         analysis = await self.analysed(item)
-        await self.clustered(item, analysis)  # the stored row names its cluster
         ctx = self.ctx
+        # placed in its template cluster in the same call (the stored row names its cluster)
+        place = item.cluster is None and analysis.template_input is not None
         try:
-            outcome = await run_in_thread(ctx.label, item, analysis)
+            outcome = await run_in_thread(ctx.label, item, analysis, place)
         except Exception as exc:
             ctx.inc("visdup/errors")
             logger.exception("visdup: cannot store %s", item.url)
             ctx.give_verdict(item.url, None)
             raise DropItem(f"visdup could not store {item.url}: {exc}", log_level="ERROR") from exc
+        if outcome.assignment is not None:
+            self.placed(item, outcome.assignment)
         return self._finish(item, outcome)
 
     def _finish(self, item: Page, outcome: Outcome) -> Page:

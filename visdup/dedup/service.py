@@ -100,6 +100,8 @@ class Outcome:
     duplicate_of: int | None = None
     #: Pages in the page's group when it joined it (only with VISDUP_CLUSTER_CAP).
     group_size: int | None = None
+    #: Its template cluster, when the call placed it there too (``label(place=True)``).
+    assignment: Assignment | None = None
 
 
 class Labelling:
@@ -161,12 +163,34 @@ class Labelling:
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         return self.clusters().assign(url, page)
 
-    def label(self, job: PageJob, analysis: PageAnalysis, retry: bool = False) -> Outcome:
+    def label(
+        self, job: PageJob, analysis: PageAnalysis, place: bool = False, retry: bool = False
+    ) -> Outcome:
         """Label the page and store it with its links, in one transaction.
 
+        ``place``: first place it in its template cluster (a page crosses to the label process
+        once for both); a page that cannot be placed is still labelled, without a cluster.
         ``retry``: sent again after a label process died under it, which may have stored it
         first: then the stored labels are its outcome, as if that process had answered.
         """
+        assignment = self._place(job, analysis) if place else None
+        outcome = self._label(job, analysis, retry)
+        outcome.assignment = assignment
+        return outcome
+
+    def _place(self, job: PageJob, analysis: PageAnalysis) -> Assignment | None:
+        if analysis.template_input is None:
+            return None
+        try:
+            assignment = self.assign(job.url, analysis.template_input)
+        except Exception:
+            logger.exception("visdup: cannot cluster %s", job.url)
+            self.count("visdup/errors", 1)
+            return None
+        job.cluster, job.fit = assignment.cluster, assignment.fit
+        return assignment
+
+    def _label(self, job: PageJob, analysis: PageAnalysis, retry: bool) -> Outcome:
         record = analysis.record(keep_body=self.store_body, body=job.body or b"", **job.fetch())
         # the template it was placed in, by the id it goes by now: one that merged into another
         # since (or was renamed by a smaller signature key) has no row left to count the page
