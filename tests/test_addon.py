@@ -62,12 +62,19 @@ def test_addon_wires_pipelines_middleware_and_defaults(db):
             assert on[name] == priority, (setting, name)
     assert c.settings.get("VISDUP_SIMILARITY_THRESHOLD") == 0.95
     assert c.settings.getint("DOWNLOAD_MAXSIZE") == 32 * 1024 * 1024
+    assert c.settings.getint("CONCURRENT_ITEMS") == 8
 
 
 def test_project_settings_override_the_addon_defaults(db):
-    c = crawler(db, VISDUP_SIMILARITY_THRESHOLD=0.5, DOWNLOAD_MAXSIZE=1000)
+    c = crawler(db, VISDUP_SIMILARITY_THRESHOLD=0.5, DOWNLOAD_MAXSIZE=1000, CONCURRENT_ITEMS=50)
     assert c.settings.getfloat("VISDUP_SIMILARITY_THRESHOLD") == 0.5
     assert c.settings.getint("DOWNLOAD_MAXSIZE") == 1000
+    assert c.settings.getint("CONCURRENT_ITEMS") == 50
+
+
+def test_switched_off_the_addon_leaves_item_concurrency_alone(db):
+    c = crawler(db, VISDUP_ENABLED=False)
+    assert c.settings.getint("CONCURRENT_ITEMS") == 100  # Scrapy's own default
 
 
 @pytest.mark.parametrize(("setting", "path"), COMPONENTS)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.misc import load_object
 
-from visdup.config import SCRAPY_DEFAULTS, check, defaults
+from visdup.config import SCRAPY_DEFAULTS, SCRAPY_DEFAULTS_ON, check, defaults
 from visdup.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -52,6 +52,8 @@ class Addon:
             enabled = True  # the components refuse the bad value when the crawl opens
         if not enabled:
             return
+        for name, value in SCRAPY_DEFAULTS_ON.items():
+            settings.set(name, value, priority="addon")
         if settings.get("VISDUP_FRONTIER_URL"):
             settings.set("SCHEDULER", SCHEDULER, priority="addon")
             if settings.get("SCHEDULER") not in (SCHEDULER, load_object(SCHEDULER)):

@@ -185,6 +185,16 @@ SCRAPY_DEFAULTS = {
     "DOWNLOAD_WARNSIZE": 8 * 1024 * 1024,
 }
 
+#: Defaults the add-on puts under Scrapy's own settings when visdup is on (at add-on priority).
+#: Scrapy gives every response ``CONCURRENT_ITEMS`` asyncio tasks (100 by default) and keeps
+#: them, done or not, until the response's last item leaves the item pipelines. A page item
+#: spends milliseconds in visdup's, so hundreds of responses wait there at once (up to
+#: ``SCRAPER_SLOT_MAX_ACTIVE_SIZE`` of them) with 100 tasks each: a crawl's process then
+#: spends a fifth of its CPU in garbage collection. Eight still take a page's links while its
+#: page item is in the pipelines; a project that yields many items per response and wants
+#: more of them at once sets its own.
+SCRAPY_DEFAULTS_ON = {"CONCURRENT_ITEMS": 8}
+
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
