@@ -4,16 +4,17 @@
 
 Prints pages/s for each run and the on/off ratio (goal >= 0.9), CPU per page (all threads
 of the crawl process, its analysis worker processes and its label process: cores do not hide
-cost; then the crawl's own process and the label process apart, and the label process's serial
-work: its pages one after another, without the template builds beside them) and peak memory
+cost; then the crawl's own process, with the seconds it spent collecting garbage, and the
+label process apart, and the label process's serial work: its pages one after another,
+without the template builds beside them) and peak memory
 against the bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest
 child's). Last, for each run, what each process would allow with a core of its own: an
 estimate from CPU per page (the crawl's process between the spider's opening and closing, the
 label process's serial work, the analysis shared by the workers) against the bare crawl's
 process, not a measurement.
 ``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2, ``procs1`` one with 1.
-Every run uses the same server and settings; only VISDUP_ settings differ. Each crawl runs in
-its own process.
+Every run uses the same server and settings; only VISDUP_ settings differ (and the
+``CONCURRENT_ITEMS`` the add-on sets when visdup is on). Each crawl runs in its own process.
 """
 
 from __future__ import annotations
@@ -33,7 +34,14 @@ from bench._data import debian_docs
 from visdup.demo.server import serve
 
 CRAWL = """
-import json, resource, sys, time
+import gc, json, resource, sys, time
+collecting = {"s": 0.0, "at": 0.0}
+def count_gc(phase, info):  # the crawl's process collecting garbage (its thread's CPU)
+    if phase == "start":
+        collecting["at"] = time.thread_time()
+    else:
+        collecting["s"] += time.thread_time() - collecting["at"]
+gc.callbacks.append(count_gc)
 from scrapy.crawler import AsyncCrawlerProcess
 from visdup.cli.crawl import crawl_settings
 from visdup.spiders.site import SiteSpider
@@ -61,6 +69,7 @@ print(json.dumps({"elapsed": elapsed,
                   "cpu": ru.ru_utime + ru.ru_stime + kids.ru_utime + kids.ru_stime,
                   "cpu_main": ru.ru_utime + ru.ru_stime,
                   "cpu_crawling": marks.get("closed", 0) - marks.get("opened", 0),
+                  "gc": collecting["s"],
                   "workers": stats.get("visdup/analysis/processes", 0),
                   "peak_mb": ru.ru_maxrss / 1024 + kids.ru_maxrss / 1024,
                   "peak_main_mb": ru.ru_maxrss / 1024,
@@ -126,7 +135,7 @@ def main() -> None:
                     f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s, "
                     f"{res['cpu'] / max(1, res['responses']) * 1e3:.1f} ms CPU per page "
                     f"({res['cpu_main'] / max(1, res['responses']) * 1e3:.1f} in the crawl's "
-                    "process"
+                    f"process, {res['gc']:.2f} s of it collecting garbage"
                     + (
                         f", {res['label_cpu'] / max(1, res['responses']) * 1e3:.1f} in the"
                         " label process, "

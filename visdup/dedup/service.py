@@ -3,7 +3,8 @@
 :class:`Labelling` holds what placing and labelling a page needs (the store, the labeller's
 indexes, the template clusters, the site's title affixes, the drift snapshot) and does both
 steps for one page at a time: :meth:`Labelling.assign` (its template cluster) and
-:meth:`Labelling.label` (candidates, confirmation, verdict, one transaction).
+:meth:`Labelling.label` (candidates, confirmation, verdict, one transaction), or both in one
+call (``label(place=True)``: what a crawl with both pipelines sends, so a page crosses once).
 
 With analysis in worker processes, what is left in the crawl's process is Scrapy and this
 labelling, and the labelling alone costs about as much as Scrapy's own work on a page: the
