@@ -172,6 +172,30 @@ def test_a_page_and_its_links_commit_together(store_url, monkeypatch):
     store.close()
 
 
+def test_a_layout_signature_stored_first_elsewhere_is_kept(store_url):
+    """Two writers meet the same new signature: the second keeps the first one's row, and
+    its transaction goes on (no error, nothing rolled back)."""
+    from sqlalchemy import select
+
+    from visdup.storage.schema import layouts
+
+    store = Store.from_url(store_url)
+    key = 2**63 + 12345  # an unsigned key past the signed range, as real keys are
+    with store.engine.begin() as conn:
+        assert store.put_layout(conn, key, cluster_id=1, labels=["body"], sizes=[1], version=1)
+    with store.engine.begin() as conn:
+        again = store.put_layout(
+            conn, key, cluster_id=2, labels=["body", "x"], sizes=[2, 1], version=2
+        )
+        assert again is False
+        conn.execute(text("INSERT INTO visdup_meta (key, value) VALUES ('after', '1')"))
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(layouts.c.cluster_id, layouts.c.labels)).all()
+        assert [tuple(r) for r in rows] == [(1, '["body"]')]
+        assert conn.execute(text("SELECT value FROM visdup_meta WHERE key = 'after'")).scalar()
+    store.close()
+
+
 def test_sqlite_transactions_begin_before_a_savepoint(tmp_path):
     """The pysqlite recipe: work before and after a SAVEPOINT belongs to one transaction."""
     store = Store.from_url(_sqlite(tmp_path))

@@ -129,7 +129,10 @@ _PAGE_BY_BODY_HASH = (
     .limit(1)
 )
 _INSERT_COMPARISONS = insert(schema.comparisons)
-_INSERT_LAYOUT = insert(layouts)
+#: A signature another process stored first is left as it is: no savepoint per new layout.
+#: (PostgreSQL's driver reports no row count here: the row it wrote says it was written.)
+_INSERT_LAYOUT_PG = postgresql.insert(layouts).on_conflict_do_nothing().returning(layouts.c.key)
+_INSERT_LAYOUT_SQLITE = sqlite.insert(layouts).on_conflict_do_nothing()
 #: One cluster's row; the columns to set are the other keys of the parameters.
 _UPDATE_CLUSTER = update(clusters).where(clusters.c.id == bindparam("cluster_id"))
 
@@ -625,22 +628,16 @@ class Store:
         version: int,
     ) -> bool:
         """Store a layout signature met for the first time; False if another process has."""
-        signed = _signed(key)
-        try:
-            with conn.begin_nested():
-                conn.execute(
-                    _INSERT_LAYOUT,
-                    {
-                        "key": signed,
-                        "cluster_id": cluster_id,
-                        "labels": json.dumps(list(labels)),
-                        "sizes": json.dumps(list(sizes)),
-                        "version": version,
-                    },
-                )
-        except IntegrityError:
-            return False
-        return True
+        row = {
+            "key": _signed(key),
+            "cluster_id": cluster_id,
+            "labels": json.dumps(list(labels)),
+            "sizes": json.dumps(list(sizes)),
+            "version": version,
+        }
+        if self.is_postgres:
+            return conn.execute(_INSERT_LAYOUT_PG, row).first() is not None
+        return conn.execute(_INSERT_LAYOUT_SQLITE, row).rowcount == 1
 
     def changed_layouts(
         self, conn: Connection, since: int
