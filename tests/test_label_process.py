@@ -411,3 +411,109 @@ def test_a_page_that_cannot_be_placed_is_still_labelled(tmp_path):
         assert counted.count("visdup/errors") == 1
         [row] = store.rows()
         assert row.cluster_id is None and row.term is not None
+
+
+@deferred_f_from_coro_f
+async def test_a_page_placed_then_refused_by_the_store_keeps_its_placing(tmp_path):
+    """The label process places a page, then its page row is refused (here by a trigger in
+    the database): the page is dropped with an error, but the crawl still learns where it
+    was placed, and the other pages are stored."""
+    from sqlalchemy import text
+
+    db = f"sqlite:///{tmp_path / 'refused.sqlite3'}"
+    store = Store.from_url(db)
+    with store.engine.begin() as conn:
+        conn.execute(
+            text(
+                "CREATE TRIGGER refuse BEFORE INSERT ON visdup_pages"
+                " WHEN NEW.url LIKE '%/venues.html'"
+                " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
+            )
+        )
+    store.close()
+    dropped: list[Any] = []
+
+    def on_dropped(item: Any, **_: Any) -> None:  # held here: signals keep weak references
+        dropped.append(item)
+
+    with serve(SITE) as server:
+        crawler = get_crawler(SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=1))
+        crawler.signals.connect(on_dropped, signals.item_dropped)
+        await crawler.crawl_async(url=server.url_for("/"))
+        base = server.url
+    stats = crawler.stats
+    assert stats.get_value("visdup/label_process") == 1
+    assert stats.get_value("visdup/errors") == 1
+    [refused] = [item for item in dropped if item.url.endswith("/venues.html")]
+    assert refused.cluster is not None and refused.page_id is None
+    pages = _stored(db, base)
+    assert "/venues.html" not in pages and len(pages) == stats.get_value("visdup/pages") >= 13
+    store = Store.from_url(db)
+    try:
+        assert refused.cluster in {c.id for c in store.cluster_rows()} | {
+            r.cluster_id for r in store.rows()
+        }
+    finally:
+        store.close()
+
+
+def test_labelling_that_fails_after_placing_says_where_the_page_was_placed(tmp_path):
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import LabelFailed, PageJob
+
+    with _threaded_labelling(tmp_path) as (store, labelling):
+
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("disk full")
+
+        labelling.labeller.commit = refused
+        url = "http://example.test/a.html"
+        analysis = analyse(_article(_EXTRAS[0]), url=url, options=AnalysisOptions(template=True))
+        job = PageJob(url=url, status=200, links=[])
+        try:
+            labelling.label(job, analysis, place=True)
+        except LabelFailed as exc:
+            assert exc.assignment.cluster == job.cluster is not None
+            assert "disk full" in str(exc)
+        else:
+            raise AssertionError("the labelling did not fail")
+        assert store.rows() == [] and [c.id for c in store.cluster_rows()] == [job.cluster]
+
+
+def test_a_page_the_label_process_dies_under_twice_is_labelled_without_its_template(
+    tmp_path, monkeypatch
+):
+    """Two deaths under a call that places and labels a page: the placing may be what kills
+    it, so the page is sent once more to be labelled alone; a third death leaves it
+    unlabelled. The label process here stands in for one that dies (a crash in a kernel)."""
+    from visdup.dedup.service import Outcome, PageJob, ServiceGone
+
+    class Dying:
+        def __init__(self, dies_unplaced: bool):
+            self.calls: list[tuple[bool, bool]] = []
+            self.dies_unplaced = dies_unplaced
+
+        def call(self, op: str, job: Any, analysis: Any, place: bool, retry: bool, **_: Any):
+            assert op == "label"
+            self.calls.append((place, retry))
+            if place or self.dies_unplaced:
+                raise ServiceGone("killed", suspect=True)
+            return Outcome(7)
+
+    crawler = get_crawler(SiteSpider, crawl_settings(f"sqlite:///{tmp_path / 'd.sqlite3'}"))
+    context = CrawlContext.of(crawler)
+    monkeypatch.setattr(context, "_restart_service", lambda dead: None)
+    job = PageJob(url="http://example.test/a.html")
+    context.service = survives = Dying(dies_unplaced=False)
+    assert context._labelling_call("label", job, None, True).page_id == 7
+    assert survives.calls == [(True, False), (True, True), (False, True)]
+    assert crawler.stats.get_value("visdup/errors") == 1
+    context.service = dies = Dying(dies_unplaced=True)
+    try:
+        context._labelling_call("label", job, None, True)
+    except ServiceGone:
+        pass
+    else:
+        raise AssertionError("a page that keeps killing the label process was labelled")
+    assert dies.calls == [(True, False), (True, True), (False, True)]
+    context.store.close()

@@ -340,7 +340,9 @@ class CrawlContext:
         When that process dies, a new one starts and the call is sent again. A page it had
         stored before dying is then found stored with its labels (``retry``): none is lost or
         stored twice. Only the call it was working on counts against the page (twice and the
-        page goes unlabelled, with an error); the calls queued behind it are sent again freely.
+        page goes unlabelled, with an error; a page it was placing and labelling is first sent
+        once more to be labelled without its template, since the placing may be what kills
+        it); the calls queued behind it are sent again freely.
         """
         self._labelling_ready.wait()
         if self.service is None and self.labelling is None:
@@ -360,7 +362,16 @@ class CrawlContext:
                 self._restart_service(service)
                 retry = True
                 suspected += exc.suspect
-                if suspected >= 2:
+                if suspected >= 2 and op == "label" and args[2]:
+                    # it may be the placing that kills it: the page is labelled without it
+                    logger.error(
+                        "visdup: the label process died twice under %s; labelling it without"
+                        " its template",
+                        args[0].url,
+                    )
+                    self.inc("visdup/errors")
+                    args = (*args[:2], False)
+                elif suspected >= 2:
                     raise ServiceGone(
                         f"the label process died twice under this call ({op})"
                     ) from exc

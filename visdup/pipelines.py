@@ -154,6 +154,9 @@ class LabelPipeline(_PagePipeline):
         try:
             outcome = await run_in_thread(ctx.label, item, analysis, place)
         except Exception as exc:
+            placed = getattr(exc, "assignment", None)  # LabelFailed: placed, then not stored
+            if isinstance(placed, Assignment):
+                self.placed(item, placed)
             ctx.inc("visdup/errors")
             logger.exception("visdup: cannot store %s", item.url)
             ctx.give_verdict(item.url, None)

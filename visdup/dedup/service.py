@@ -175,7 +175,13 @@ class Labelling:
         first: then the stored labels are its outcome, as if that process had answered.
         """
         assignment = self._place(job, analysis) if place else None
-        outcome = self._label(job, analysis, retry)
+        try:
+            outcome = self._label(job, analysis, retry)
+        except Exception as exc:
+            if assignment is None:
+                raise
+            # the placing is stored: the crawl still counts it and gets the records it made
+            raise LabelFailed(f"{type(exc).__name__}: {exc}", assignment) from exc
         outcome.assignment = assignment
         return outcome
 
@@ -304,6 +310,15 @@ class ServiceError(VisdupError):
     """A step failed in the label process (its message names the error)."""
 
 
+class LabelFailed(VisdupError):
+    """A page was placed in its template cluster, then its labelling failed: the placing is
+    stored, and ``assignment`` carries what it gave (the cluster, the records it made)."""
+
+    def __init__(self, message: str, assignment: Assignment):
+        super().__init__(message)
+        self.assignment = assignment
+
+
 class ServiceGone(VisdupError):
     """The label process ended before it answered.
 
@@ -402,7 +417,9 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
             # the crawl's process logs it (once): the reply carries the traceback
             logger.debug("visdup: %s failed in the label process", op, exc_info=True)
             where = "".join(traceback.format_exception(exc)[:-1]).rstrip()  # its last line: below
-            reply = (call, False, f"{type(exc).__name__}: {exc}\n{where}", counter.drain())
+            text = f"{type(exc).__name__}: {exc}\n{where}"
+            placed = exc.assignment if isinstance(exc, LabelFailed) else None
+            reply = (call, False, (text, placed), counter.drain())
         send(reply)
         if op == "close":
             return
@@ -514,7 +531,10 @@ class LabelService:
                     if ok:
                         future.set_result(value)
                     else:
-                        future.set_exception(ServiceError(value))
+                        text, placed = value
+                        future.set_exception(
+                            ServiceError(text) if placed is None else LabelFailed(text, placed)
+                        )
         finally:
             with self._lock:
                 self._gone = True
