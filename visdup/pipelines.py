@@ -26,7 +26,7 @@ from scrapy.utils.asyncio import run_in_thread
 
 from visdup.context import CrawlContext, check_enabled
 from visdup.dedup.analysis import PageAnalysis
-from visdup.dedup.service import Outcome
+from visdup.dedup.service import LabelFailed, Outcome
 from visdup.items import Page, Record
 from visdup.templates.assign import Assignment
 from visdup.verdicts import DUPLICATE_VERDICTS, NOVEL
@@ -154,9 +154,8 @@ class LabelPipeline(_PagePipeline):
         try:
             outcome = await run_in_thread(ctx.label, item, analysis, place)
         except Exception as exc:
-            placed = getattr(exc, "assignment", None)  # LabelFailed: placed, then not stored
-            if isinstance(placed, Assignment):
-                self.placed(item, placed)
+            if isinstance(exc, LabelFailed):  # placed, then not stored
+                self.placed(item, exc.assignment)
             ctx.inc("visdup/errors")
             logger.exception("visdup: cannot store %s", item.url)
             ctx.give_verdict(item.url, None)

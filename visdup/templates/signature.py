@@ -298,21 +298,22 @@ def similarity(a: Layout, b: Layout) -> float:
 
 def similarity_bound(a: Layout, b: Layout) -> float:
     """An upper bound on :func:`similarity` from the label-path histograms (no STM)."""
-    total = a.nodes + b.nodes
-    if total == 0 or a.key == b.key:
-        return 1.0
-    return 2.0 * stm_upper_bound(a.paths, b.paths) / total
+    return _bound(a, b, stm_upper_bound(a.paths, b.paths))
 
 
 def similarity_bounds(a: Layout, others: Sequence[Layout]) -> list[float]:
     """:func:`similarity_bound` of ``a`` against each of ``others``, the histograms' shared
     counts summed in one kernel call."""
     shared = stm_upper_bounds(a.paths, [b.paths for b in others])
-    n = a.nodes
-    return [
-        1.0 if (total := n + b.nodes) == 0 or a.key == b.key else 2.0 * common / total
-        for b, common in zip(others, shared, strict=True)
-    ]
+    return [_bound(a, b, common) for b, common in zip(others, shared, strict=True)]
+
+
+def _bound(a: Layout, b: Layout, common: int) -> float:
+    """The similarity two signatures would have if ``common`` of their nodes matched."""
+    total = a.nodes + b.nodes
+    if total == 0 or a.key == b.key:
+        return 1.0
+    return 2.0 * common / total
 
 
 #: A main-content node with this many equal siblings (tag and class) is one item of a list:
