@@ -366,13 +366,13 @@ async def test_a_page_crosses_to_the_label_process_once(tmp_path, monkeypatch):
     from visdup.dedup.service import LabelService
 
     ops: list[str] = []
-    call = LabelService.call
+    submit = LabelService.submit  # every call, blocking or awaited, is submitted
 
-    def counted(self, op, *args, **kwargs):
+    def counted(self, op, *args):
         ops.append(op)
-        return call(self, op, *args, **kwargs)
+        return submit(self, op, *args)
 
-    monkeypatch.setattr(LabelService, "call", counted)
+    monkeypatch.setattr(LabelService, "submit", counted)
     db = f"sqlite:///{tmp_path / 'once.sqlite3'}"
     crawler, _base = await _crawl(db)
     stats = crawler.stats
@@ -517,3 +517,70 @@ def test_a_page_the_label_process_dies_under_twice_is_labelled_without_its_templ
         raise AssertionError("a page that keeps killing the label process was labelled")
     assert dies.calls == [(True, False), (True, True), (False, True)]
     context.store.close()
+
+
+@deferred_f_from_coro_f
+async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monkeypatch):
+    """With the workers and the label process up, the crawl's process hands a page over and
+    awaits the answer on the event loop: no thread of its own waits for it. A call that does
+    not pickle fails alone; a label process found dead there sends the page the blocking way
+    (a thread: a new process, the page sent again), and it is stored once."""
+    import threading
+
+    from scrapy.utils.asyncio import run_in_thread
+
+    import visdup.context as context_module
+    from visdup.dedup.service import ServiceGone
+    from visdup.items import Page
+
+    db = f"sqlite:///{tmp_path / 'loop.sqlite3'}"
+    crawler = get_crawler(SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=1))
+    context = CrawlContext.of(crawler)
+    await run_in_thread(context.open)
+    await run_in_thread(context._labelling_ready.wait)
+    assert context.service is not None and context._pool is not None
+    threads: list[str] = []
+
+    async def counted(func, *args, **kwargs):
+        threads.append(func.__name__)
+        return await run_in_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(context_module, "run_in_thread", counted)
+
+    def page(name: str) -> Page:
+        url = f"http://example.test/{name}"
+        item = Page(url=url, final_url=url, status=200, content_type="text/html")
+        item.body = (SITE / name).read_bytes()
+        return item
+
+    first, second = page("index.html"), page("venues.html")
+    analyses = [await context.analysed(first), await context.analysed(second)]
+    assert all(a.term is not None and a.template_input is not None for a in analyses)
+    outcome = await context.labelled(first, analyses[0], True)
+    assert outcome.page_id is not None and outcome.assignment is not None
+    assert threads == []
+    unpicklable = context.service.submit("label", threading.Lock())
+    try:
+        unpicklable.result(timeout=30)
+    except ServiceGone:
+        raise AssertionError("a call that does not pickle ended the label process") from None
+    except TypeError:
+        pass
+    assert context.service.process.is_alive()
+
+    dead = context.service
+    os.kill(dead.process.pid, signal.SIGKILL)
+    dead.process.join(10)
+    again = await context.labelled(second, analyses[1], True)
+    assert threads == ["_label_again"]
+    assert context.service is not dead and context.service.process.is_alive()
+    assert crawler.stats.get_value("visdup/label_process/restarts") == 1
+    assert again.page_id is not None and again.page_id != outcome.page_id
+    await context.spider_closed(None, "finished")
+    store = Store.from_url(db)
+    try:
+        rows = store.rows("url", "cluster_id")
+        assert sorted(r.url for r in rows) == [first.url, second.url]
+        assert all(r.cluster_id is not None for r in rows)
+    finally:
+        store.close()

@@ -12,6 +12,7 @@ into a failed crawl (``scrapy crawl`` exits non-zero) before the spider opens.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import multiprocessing
 import os
@@ -20,16 +21,18 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Mapping
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.asyncio import run_in_thread
+from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
+from twisted.python.failure import Failure
 
 from visdup.config import check, defaults, resolve
 from visdup.dedup.analysis import (
@@ -65,6 +68,8 @@ if TYPE_CHECKING:
     from visdup.templates.signature import TemplateInput
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _contexts: weakref.WeakKeyDictionary[Crawler, CrawlContext] = weakref.WeakKeyDictionary()
 
@@ -326,15 +331,46 @@ class CrawlContext:
         """Label the page and store it (blocking: call it in a worker thread); ``place``:
         first place it in its template cluster, in the same call (``Outcome.assignment``)."""
         self.open()
+        return self._labelling_call("label", self._job(item, analysis), analysis, place)
+
+    async def labelled(self, item: Page, analysis: PageAnalysis, place: bool = False) -> Outcome:
+        """:meth:`label`, awaited on the event loop: with a label process up, no thread of
+        the crawl's process waits for the answer (a thread per page costs the crawl's pace).
+        A label process that dies under the call, and the first calls while it starts, take
+        the blocking path in a thread."""
+        service = self.service
+        if service is None or not self._labelling_ready.is_set():
+            return await run_in_thread(self.label, item, analysis, place)
+        job = self._job(item, analysis)
+        try:
+            return await _awaited(service.submit("label", job, analysis, place, False))
+        except ServiceGone as exc:
+            return await run_in_thread(self._label_again, service, exc, job, analysis, place)
+
+    def _job(self, item: Page, analysis: PageAnalysis) -> PageJob:
         # a worker process packed the body already when it could (PageAnalysis.packed_body)
         keep = self.store_body and analysis.packed_body is None
-        job = PageJob.of(item, item.body if keep else None)
-        return self._labelling_call("label", job, analysis, place)
+        return PageJob.of(item, item.body if keep else None)
+
+    def _label_again(
+        self,
+        dead: LabelService,
+        gone: ServiceGone,
+        job: PageJob,
+        analysis: PageAnalysis,
+        place: bool,
+    ) -> Outcome:
+        """A label call :meth:`labelled` saw the label process die under: as in
+        :meth:`_labelling_call` once that has seen it die."""
+        self._restart_service(dead)
+        return self._labelling_call(
+            "label", job, analysis, place, retry=True, suspected=int(gone.suspect)
+        )
 
     #: Times the label process is started again in one crawl before the crawl gives up on it.
     MAX_SERVICE_RESTARTS = 5
 
-    def _labelling_call(self, op: str, *args: Any) -> Any:
+    def _labelling_call(self, op: str, *args: Any, retry: bool = False, suspected: int = 0) -> Any:
         """``op`` of :class:`Labelling`, here or in the label process.
 
         When that process dies, a new one starts and the call is sent again. A page it had
@@ -347,8 +383,6 @@ class CrawlContext:
         self._labelling_ready.wait()
         if self.service is None and self.labelling is None:
             raise StoreError("visdup could not start its labelling (see the log)")
-        suspected = 0
-        retry = False
         for _attempt in range(2 * self.MAX_SERVICE_RESTARTS + 2):
             service = self.service
             extra = (retry,) if op == "label" else ()
@@ -431,6 +465,34 @@ class CrawlContext:
             options=self.options,
         )
 
+    async def analysed(self, item: Page) -> PageAnalysis:
+        """:meth:`analyse`, awaited on the event loop: with worker processes, no thread of the
+        crawl's process waits for the page's analysis. A pool being replaced, or broken under
+        the page, sends it down the blocking path in a thread."""
+        pool = self._pool  # not under the lock: a label process's restart may hold it
+        if pool is None:
+            return await run_in_thread(self.analyse, item)
+        job = self._analysis_job(item)
+        try:
+            future = pool.submit(job)
+        except Exception:  # broken, or being shut down (see _analyse_in)
+            return await run_in_thread(self.analyse, item)
+        try:
+            return await _awaited(future)
+        except BrokenProcessPool:
+            return await run_in_thread(self._analyse_alone, item, job, pool)
+
+    def _analysis_job(self, item: Page) -> Callable[[], PageAnalysis]:
+        return partial(
+            analyse_bytes,
+            item.body,
+            item.url,
+            item.final_url,
+            item.content_type,
+            item.encoding,
+            self.options,
+        )
+
     def _analyse_in(self, pool: ProcessPoolExecutor, item: Page) -> PageAnalysis:
         """In a worker process; a worker that dies (killed, out of memory, a crash in a
         parser) costs no page but the one that killed it.
@@ -440,15 +502,7 @@ class CrawlContext:
         quarantine worker, one page at a time. The page that kills that one too is stored
         with its problem; the crawl goes on.
         """
-        job = partial(
-            analyse_bytes,
-            item.body,
-            item.url,
-            item.final_url,
-            item.content_type,
-            item.encoding,
-            self.options,
-        )
+        job = self._analysis_job(item)
         for _attempt in range(3):
             try:
                 future = pool.submit(job)
@@ -460,8 +514,19 @@ class CrawlContext:
             try:
                 return future.result()
             except BrokenProcessPool:
-                self._replace_pool(pool)
-                break
+                return self._analyse_alone(item, job, pool)
+        return self._analyse_alone(item, job)
+
+    def _analyse_alone(
+        self,
+        item: Page,
+        job: Callable[[], PageAnalysis],
+        broken: ProcessPoolExecutor | None = None,
+    ) -> PageAnalysis:
+        """A page whose pool broke under it (``broken``: replaced first), or that none took,
+        again in the quarantine worker (see _analyse_in)."""
+        if broken is not None:
+            self._replace_pool(broken)
         self.inc("visdup/analysis/retried")
         with self._quarantine_lock:
             if self._quarantine is None:
@@ -617,6 +682,27 @@ class CrawlContext:
             return False
         d.callback(records)
         return True
+
+
+async def _awaited(future: Future[T]) -> T:
+    """A concurrent future's result, awaited in a Scrapy coroutine under any reactor (or
+    none): the thread that completes the future hands the result to the event loop."""
+    if is_asyncio_available():
+        return await asyncio.wrap_future(future)
+    from twisted.internet import reactor
+
+    settled: Deferred[T] = Deferred()
+
+    def settle(done: Future[T]) -> None:
+        try:
+            value = done.result()
+        except BaseException as exc:
+            settled.errback(Failure(exc))
+        else:
+            settled.callback(value)
+
+    future.add_done_callback(lambda done: reactor.callFromThread(settle, done))  # type: ignore[attr-defined]
+    return await maybe_deferred_to_future(settled)
 
 
 def _refused(exc: VisdupError) -> VisdupError:

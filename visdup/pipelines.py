@@ -53,9 +53,9 @@ class _PagePipeline:
         return cls(crawler)
 
     async def analysed(self, item: Page) -> PageAnalysis:
-        """The page's analysis, computed (off the reactor) by the first pipeline to ask."""
+        """The page's analysis, computed (off the event loop) by the first pipeline to ask."""
         if item.analysis is None:
-            analysis = await run_in_thread(self.ctx.analyse, item)
+            analysis = await self.ctx.analysed(item)
             item.analysis = analysis
             item.tree = None  # the analysis holds what it needs; the response's tree can go
             for kind, note in analysis.notes:
@@ -152,7 +152,7 @@ class LabelPipeline(_PagePipeline):
         # placed in its template cluster in the same call (the stored row names its cluster)
         place = item.cluster is None and analysis.template_input is not None
         try:
-            outcome = await run_in_thread(ctx.label, item, analysis, place)
+            outcome = await ctx.labelled(item, analysis, place)
         except Exception as exc:
             if isinstance(exc, LabelFailed):  # placed, then not stored
                 self.placed(item, exc.assignment)

@@ -27,6 +27,7 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import queue
 import resource
 import threading
 import time
@@ -454,7 +455,12 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
 
 
 class LabelService:
-    """The crawl's side of the label process: blocking calls from any thread."""
+    """The crawl's side of the label process: calls from any thread, answered as futures.
+
+    One thread sends the calls in the order they were made (it pickles them, and its send
+    blocks while the label process works and its pipe is full), one reads the answers; so a
+    caller, the event loop included, only ever queues a call and waits on its future.
+    """
 
     #: Seconds the label process may take to warm its indexes before the crawl gives up.
     START_TIMEOUT = 600.0
@@ -463,9 +469,11 @@ class LabelService:
         self.setup = setup
         self._counts = counts
         self._lock = threading.Lock()
-        self._send_lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, Future[Any]] = {}
+        self._outbox: queue.SimpleQueue[tuple[int, str, tuple[Any, ...]] | None] = (
+            queue.SimpleQueue()
+        )
         self._ready: Future[int] = Future()
         self._gone = False
         context = multiprocessing.get_context("spawn")  # nothing of the reactor is copied
@@ -477,32 +485,47 @@ class LabelService:
         child.close()
         self._reader = threading.Thread(target=self._read, name="visdup-label-reader", daemon=True)
         self._reader.start()
+        self._sender = threading.Thread(target=self._send, name="visdup-label-sender", daemon=True)
+        self._sender.start()
 
     def warmed(self) -> int:
         """Pages the label process's indexes hold from earlier runs (waits until it is up)."""
         return self._ready.result(timeout=self.START_TIMEOUT)
 
     def call(self, op: str, *args: Any, timeout: float | None = None) -> Any:
+        """``op``'s answer (blocking)."""
+        return self.submit(op, *args).result(timeout=timeout)
+
+    def submit(self, op: str, *args: Any) -> Future[Any]:
+        """``op`` queued for the label process; never blocks (its future carries the answer,
+        or :class:`ServiceGone`, or the call's own error, such as one that does not pickle)."""
         future: Future[Any] = Future()
-        # Ids are taken under the send lock, so the process receives calls in id order and
-        # answers them so: when it dies, the oldest call still waiting is the one it was on.
-        # Sends have a lock of their own: a send blocks while the label process works and its
-        # pipe is full, and the reader must still take answers meanwhile (it takes _lock).
-        with self._send_lock:
-            with self._lock:
-                if self._gone:
-                    raise ServiceGone("the label process has ended", suspect=False)
-                call = next(self._ids)
-                self._pending[call] = future
+        # Ids are taken and queued under one lock, so the process receives calls in id order
+        # and answers them so: when it dies, the oldest call still waiting is the one it was on.
+        with self._lock:
+            if self._gone:
+                raise ServiceGone("the label process has ended", suspect=False)
+            call = next(self._ids)
+            self._pending[call] = future
+            self._outbox.put((call, op, args))
+        return future
+
+    def _send(self) -> None:
+        while (message := self._outbox.get()) is not None:
+            call = message[0]
             try:
-                self._conn.send((call, op, args))
+                self._conn.send(message)
             except BaseException as exc:
                 with self._lock:
-                    self._pending.pop(call, None)
+                    future = self._pending.pop(call, None)
+                if future is None:  # answered already: the process is gone (see _read)
+                    continue
                 if isinstance(exc, OSError) or not self.process.is_alive():
-                    raise ServiceGone(f"the label process has ended: {exc}", suspect=False) from exc
-                raise  # the call itself cannot be sent (it does not pickle): its own error
-        return future.result(timeout=timeout)
+                    future.set_exception(
+                        ServiceGone(f"the label process has ended: {exc}", suspect=False)
+                    )
+                else:  # the call itself cannot be sent (it does not pickle): its own error
+                    future.set_exception(exc)
 
     def _read(self) -> None:
         try:
@@ -556,5 +579,7 @@ class LabelService:
             self.process.kill()
             self.process.join(5)
         self._reader.join(5)  # it sees the pipe's end once the process is gone
-        with self._send_lock, contextlib.suppress(OSError):
+        self._outbox.put(None)  # after what is queued, which fails on the closed pipe
+        self._sender.join(5)
+        with contextlib.suppress(OSError):
             self._conn.close()
