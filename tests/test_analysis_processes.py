@@ -100,7 +100,7 @@ class KillWorkers:
 @deferred_f_from_coro_f
 async def test_a_killed_worker_costs_no_page(tmp_path):
     """Workers killed mid-crawl (the kernel's OOM killer does it): every page is still
-    analysed and stored, by new workers or, for the pages in flight, in quarantine."""
+    analysed and stored, the pages they were on by the new workers that take their place."""
     db = f"sqlite:///{tmp_path / 'killed.sqlite3'}"
     with serve(SITE) as server:
         settings = crawl_settings(

@@ -584,3 +584,56 @@ async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monke
         assert all(r.cluster_id is not None for r in rows)
     finally:
         store.close()
+
+
+@deferred_f_from_coro_f
+async def test_pages_that_come_while_the_label_process_starts_keep_their_order(
+    tmp_path, monkeypatch
+):
+    """Pages wait on the event loop for a label process that is still starting, and are sent
+    in the order they came: the first stored is the first that came (it is the original of
+    the others), not whichever thread woke first."""
+    import asyncio
+    import time
+
+    from scrapy.utils.asyncio import run_in_thread
+
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.service import LabelService
+    from visdup.items import Page
+
+    warmed = LabelService.warmed
+
+    def slow_start(self):
+        time.sleep(1.0)  # the pages below all come before the label process is up
+        return warmed(self)
+
+    monkeypatch.setattr(LabelService, "warmed", slow_start)
+    sent: list[str] = []
+    submit = LabelService.submit
+
+    def recorded(self, op, *args):
+        if op == "label":
+            sent.append(args[0].url)
+        return submit(self, op, *args)
+
+    monkeypatch.setattr(LabelService, "submit", recorded)
+    db = f"sqlite:///{tmp_path / 'order.sqlite3'}"
+    crawler = get_crawler(SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=1))
+    context = CrawlContext.of(crawler)
+    await run_in_thread(context.open)
+    assert not context._labelling_up.done()
+    body = (SITE / "index.html").read_bytes()
+    items = []
+    for n in range(12):
+        url = f"http://example.test/copy{n}.html"
+        item = Page(url=url, final_url=url, status=200, content_type="text/html")
+        item.body = body
+        items.append((item, analyse(body, url=url, options=AnalysisOptions(template=True))))
+    outcomes = await asyncio.gather(*(context.labelled(i, a, True) for i, a in items))
+    urls = [item.url for item, _a in items]
+    assert sent == urls
+    first = outcomes[0].page_id
+    assert first is not None and outcomes[0].verdict == "novel"
+    assert all(o.duplicate_of == first for o in outcomes[1:])
+    await context.spider_closed(None, "finished")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import multiprocessing
 import os
 import re
 import sys
@@ -22,8 +21,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -59,6 +57,7 @@ from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
 from visdup.templates.assign import Assignment
+from visdup.workers import WorkerDied, WorkerPool
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -147,18 +146,18 @@ class CrawlContext:
         #: calls to it wait for this.
         self._labelling_ready = threading.Event()
         self._labelling_ready.set()
+        #: The same for the event loop: done once the labelling is up (see labelled).
+        self._labelling_up: Future[None] = Future()
+        self._labelling_up.set_result(None)
+        #: Pages awaiting _labelling_up on the event loop (touched there only).
+        self._awaiting_labelling = 0
         self._service_setup: ServiceSetup | None = None
         self._warmed = 0
         #: Pages the crawl's snapshot held when the run began (a restart counts from it).
         self._held_at_start = 0
         self.run_id: int | None = None
-        self._pool: ProcessPoolExecutor | None = None
-        #: One worker for pages whose worker died under them (see _analyse_in).
-        self._quarantine: ProcessPoolExecutor | None = None
-        self._quarantine_lock = threading.Lock()
+        self._pool: WorkerPool | None = None
         self._workers = _worker_count(self.config["VISDUP_ANALYSIS_PROCESSES"])
-        #: Worker processes of replaced pools, by pool: stopped when the crawl closes.
-        self._strays: list[dict[int, Any]] = []
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
         self.snapshot: Snapshot | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
@@ -252,6 +251,7 @@ class CrawlContext:
             # the label process warms up while the first pages are fetched and analysed: the
             # first call to it waits (see _labelling_call), the crawl's start does not
             self._labelling_ready.clear()
+            self._labelling_up = Future()
             threading.Thread(
                 target=self._first_service, name="visdup-label-start", daemon=True
             ).start()
@@ -271,6 +271,7 @@ class CrawlContext:
             logger.exception("visdup: cannot start the labelling")
         finally:
             self._labelling_ready.set()
+            self._labelling_up.set_result(None)
 
     def _open_here(self) -> None:
         labelling = self._labelling_here()
@@ -336,10 +337,17 @@ class CrawlContext:
     async def labelled(self, item: Page, analysis: PageAnalysis, place: bool = False) -> Outcome:
         """:meth:`label`, awaited on the event loop: with a label process up, no thread of
         the crawl's process waits for the answer (a thread per page costs the crawl's pace).
-        A label process that dies under the call, and the first calls while it starts, take
-        the blocking path in a thread."""
+        Pages that come while the label process starts wait for it here, and are sent in
+        the order they came, ahead of any page after them. A label process that dies under
+        the call takes the blocking path in a thread."""
+        if self._awaiting_labelling or not self._labelling_up.done():
+            self._awaiting_labelling += 1
+            try:  # each resumes in turn, the order their waits began
+                await _awaited(self._labelling_up)
+            finally:
+                self._awaiting_labelling -= 1
         service = self.service
-        if service is None or not self._labelling_ready.is_set():
+        if service is None:
             return await run_in_thread(self.label, item, analysis, place)
         job = self._job(item, analysis)
         try:
@@ -455,6 +463,9 @@ class CrawlContext:
         pool = self._analysis_pool()
         if pool is not None:
             return self._analyse_in(pool, item)
+        return self._analyse_here(item)
+
+    def _analyse_here(self, item: Page) -> PageAnalysis:
         return analyse(
             item.body,
             url=item.url,
@@ -467,20 +478,21 @@ class CrawlContext:
 
     async def analysed(self, item: Page) -> PageAnalysis:
         """:meth:`analyse`, awaited on the event loop: with worker processes, no thread of the
-        crawl's process waits for the page's analysis. A pool being replaced, or broken under
-        the page, sends it down the blocking path in a thread."""
+        crawl's process waits for the page's analysis (see :meth:`_analyse_in`)."""
         pool = self._pool  # not under the lock: a label process's restart may hold it
         if pool is None:
             return await run_in_thread(self.analyse, item)
         job = self._analysis_job(item)
-        try:
-            future = pool.submit(job)
-        except Exception:  # broken, or being shut down (see _analyse_in)
-            return await run_in_thread(self.analyse, item)
-        try:
-            return await _awaited(future)
-        except BrokenProcessPool:
-            return await run_in_thread(self._analyse_alone, item, job, pool)
+        for attempt in range(2):
+            try:
+                future = pool.submit(job)
+            except RuntimeError:  # shut down, or no worker can start: in a thread, then
+                return await run_in_thread(self._analyse_here, item)
+            try:
+                return await _awaited(future)
+            except WorkerDied:
+                self._worker_died(item, attempt)
+        return self._unanalysed(item)
 
     def _analysis_job(self, item: Page) -> Callable[[], PageAnalysis]:
         return partial(
@@ -493,79 +505,63 @@ class CrawlContext:
             self.options,
         )
 
-    def _analyse_in(self, pool: ProcessPoolExecutor, item: Page) -> PageAnalysis:
+    def _analyse_in(self, pool: WorkerPool, item: Page) -> PageAnalysis:
         """In a worker process; a worker that dies (killed, out of memory, a crash in a
-        parser) costs no page but the one that killed it.
+        parser) costs no page but, if it dies again under it, the page that killed it.
 
-        A dead worker breaks its whole pool, and with it every page in flight: the pool is
-        replaced for later pages, and each page that was in flight runs again alone, in a
-        quarantine worker, one page at a time. The page that kills that one too is stored
-        with its problem; the crawl goes on.
+        A dead worker fails only the page it was on, and a new worker takes its place: the
+        page is analysed once more there. The page that kills that one too is stored with its
+        problem; the crawl goes on.
         """
         job = self._analysis_job(item)
-        for _attempt in range(3):
+        for attempt in range(2):
             try:
                 future = pool.submit(job)
-            except Exception:  # broken, or being shut down by a thread that saw it break
-                # (CPython's pool then fails in several ways: RuntimeError, OSError, ValueError)
-                self._replace_pool(pool)
-                pool = self._analysis_pool() or pool
-                continue
+            except RuntimeError:  # shut down, or no worker can start: here, then
+                return self._analyse_here(item)
             try:
                 return future.result()
-            except BrokenProcessPool:
-                return self._analyse_alone(item, job, pool)
-        return self._analyse_alone(item, job)
+            except WorkerDied:
+                self._worker_died(item, attempt)
+        return self._unanalysed(item)
 
-    def _analyse_alone(
-        self,
-        item: Page,
-        job: Callable[[], PageAnalysis],
-        broken: ProcessPoolExecutor | None = None,
-    ) -> PageAnalysis:
-        """A page whose pool broke under it (``broken``: replaced first), or that none took,
-        again in the quarantine worker (see _analyse_in)."""
-        if broken is not None:
-            self._replace_pool(broken)
-        self.inc("visdup/analysis/retried")
-        with self._quarantine_lock:
-            if self._quarantine is None:
-                self._quarantine = _worker_pool(1)
-            try:
-                return self._quarantine.submit(job).result()
-            except (BrokenProcessPool, OSError):
-                self._quarantine.shutdown(wait=False, cancel_futures=True)
-                self._quarantine = None
-        self.inc("visdup/analysis/worker_died")
-        logger.error("visdup: %s kills the analysis worker process; stored unanalysed", item.url)
+    def _worker_replaced(self, exitcode: int | None) -> None:
+        self.inc("visdup/analysis/restarts")
+        logger.warning(
+            "visdup: an analysis worker process died (exit code %s); a new one takes its place",
+            exitcode,
+        )
+
+    def _worker_died(self, item: Page, attempt: int) -> None:
+        if attempt == 0:
+            self.inc("visdup/analysis/retried")
+            logger.warning(
+                "visdup: an analysis worker process died under %s; a new one analyses it again",
+                item.url,
+            )
+        else:
+            self.inc("visdup/analysis/worker_died")
+            logger.error(
+                "visdup: %s kills the analysis worker process; stored unanalysed", item.url
+            )
+
+    def _unanalysed(self, item: Page) -> PageAnalysis:
         return PageAnalysis(
             url=item.url,
             body_hash=body_digest(item.body),
             problem="analysis worker died",
         )
 
-    def _replace_pool(self, broken: ProcessPoolExecutor) -> None:
-        """A new pool for later pages, once, however many pages saw the old one break."""
-        with self._open_lock:
-            if self._pool is broken:
-                self._pool = None
-                self.inc("visdup/analysis/restarts")
-                logger.warning("visdup: an analysis worker process died; starting new ones")
-            # A submit racing the pool's breakdown can start a worker the pool never stops,
-            # and Python's exit then waits for it forever: the crawl's close stops them.
-            processes = getattr(broken, "_processes", None)
-            if processes is not None:
-                self._strays.append(processes)
-        broken.shutdown(wait=False, cancel_futures=True)
-
-    def _analysis_pool(self) -> ProcessPoolExecutor | None:
+    def _analysis_pool(self) -> WorkerPool | None:
         """The worker processes of VISDUP_ANALYSIS_PROCESSES, started on first use."""
         count = self._workers
         if not count:
             return None
         with self._open_lock:
             if self._pool is None:
-                self._pool = _worker_pool(count)
+                self._pool = WorkerPool(
+                    count, worker_started, (os.getpid(),), died=self._worker_replaced
+                )
                 self.stats.set_value("visdup/analysis/processes", count)
             return self._pool
 
@@ -629,15 +625,9 @@ class CrawlContext:
             stats.update(
                 {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
             )
-        for pool in (self._pool, self._quarantine):
-            if pool is not None:
-                _stop_pool(pool)
-        self._pool = self._quarantine = None
-        for processes in self._strays:  # workers of pools that broke (see _replace_pool)
-            for process in list(processes.values()):
-                if process.is_alive():
-                    process.kill()
-        self._strays.clear()
+        if self._pool is not None:
+            _stop_pool(self._pool)
+        self._pool = None
         for key, value in totals.items():
             self.stats.set_value(key, value)
         stats.update(totals)
@@ -711,26 +701,15 @@ def _refused(exc: VisdupError) -> VisdupError:
     return exc
 
 
-def _stop_pool(pool: ProcessPoolExecutor, wait: float = 10.0) -> None:
-    """Stop a pool's workers without waiting forever: CPython's pool can miss a worker that
-    died right after it started, and its shutdown(wait=True) then never returns."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+def _stop_pool(pool: WorkerPool, wait: float = 10.0) -> None:
+    """Stop the workers without waiting forever: one still on a page is killed at the end."""
+    processes = pool.processes
     pool.shutdown(wait=False, cancel_futures=True)
     deadline = time.monotonic() + wait
     for process in processes:
         process.join(max(0.0, deadline - time.monotonic()))
         if process.is_alive():
             process.kill()
-
-
-def _worker_pool(count: int) -> ProcessPoolExecutor:
-    # spawn: a fresh interpreter, nothing of the reactor or the store is copied
-    return ProcessPoolExecutor(
-        count,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=worker_started,
-        initargs=(os.getpid(),),
-    )
 
 
 #: Most worker processes VISDUP_ANALYSIS_PROCESSES = -1 starts: past them the crawl's own

@@ -375,8 +375,13 @@ class SiteSpider(scrapy.Spider):
         return True
 
     def _links(self, response: HtmlResponse) -> list[str]:
-        """Canonical http(s) links of <a> and <area> elements: in scope, not stored, unique,
-        read from the first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
+        """Canonical http(s) links of <a> and <area> elements: in scope, unique, read from the
+        first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
+
+        Links to pages stored by earlier runs stay in the list, and are only not fetched
+        again: a page is stored with every link, the frontier a killed crawl resumes from. A
+        page whose link target was stored before it, by a crawl killed in between, is
+        fetched again and must still be stored with that link.
         """
         base = get_base_url(response)
         resolve = self._resolver.for_page(base, response.encoding)
@@ -396,7 +401,7 @@ class SiteSpider(scrapy.Spider):
             if url is None or url in seen:
                 continue
             seen.add(url)
-            if url not in self.stored and self._within_budget(url):
+            if url in self.stored or self._within_budget(url):
                 links.append(url)
         return links
 
@@ -441,8 +446,10 @@ class SiteSpider(scrapy.Spider):
             logger.warning("Cannot extract links from %s: %s", response.url, exc)
             links = []
         yield Page.from_response(response, links=links)
+        stored = self.stored
         for link in links:
-            yield self._request(link)
+            if link not in stored:
+                yield self._request(link)
         if self.page_budget is not None and self.page_budget.spent:
             raise CloseSpider(MAX_PAGES_REASON)
 

@@ -1,0 +1,267 @@
+"""Worker processes for the pages' analysis: a pipe each, one reader thread for them all.
+
+Why not :class:`concurrent.futures.ProcessPoolExecutor`: it moves every task through a
+manager thread and a feeder thread, three thread hand-offs a page in the crawl's process
+(about half a millisecond of its CPU a page on a manual's small pages, with the GIL passed
+each time), and one worker that dies breaks the whole pool with every page in flight. Here
+the thread that submits a task writes it straight into an idle worker's pipe, or queues it;
+one reader thread takes each answer and gives that worker the next queued task. A worker
+that dies fails only the task it was on (:class:`WorkerDied`), and a new one takes its place.
+
+Workers are spawned: a fresh interpreter, nothing of the reactor or the store is copied.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import pickle
+import threading
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import BrokenExecutor, Executor, Future, InvalidStateError
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+#: New workers a pool starts in place of dead ones before it gives up (every task then fails).
+MAX_RESPAWNS = 50
+
+
+class WorkerDied(BrokenExecutor):
+    """The worker process ended (killed, out of memory, a crash) while on this task."""
+
+
+class _Worker:
+    __slots__ = ("conn", "process", "task")
+
+    def __init__(self, process: Any, conn: Connection):
+        self.process = process
+        self.conn = conn
+        #: The future of the task the worker is on, None when idle.
+        self.task: Future[Any] | None = None
+
+
+class WorkerPool(Executor):
+    """``count`` worker processes, each running ``initializer(*initargs)`` first."""
+
+    def __init__(
+        self,
+        count: int,
+        initializer: Callable[..., object] | None = None,
+        initargs: tuple[Any, ...] = (),
+        died: Callable[[int | None], object] | None = None,
+    ):
+        """``died(exitcode)``: called (in the reader thread) for each worker that ends while
+        the pool runs, whether a task was on it or not."""
+        if count < 1:
+            raise ValueError("a worker pool needs at least one worker")
+        self._context = multiprocessing.get_context("spawn")
+        self._initializer = initializer
+        self._initargs = initargs
+        self._on_death = died
+        # reentrant: a future's done callbacks run under it and may submit again
+        self._lock = threading.RLock()
+        self._workers: dict[Connection, _Worker] = {}
+        self._idle: list[_Worker] = []
+        self._queue: deque[tuple[Future[Any], bytes]] = deque()
+        self._closed = False
+        self._respawns = 0
+        # wakes the reader when the workers change or the pool closes
+        self._wake_in, self._wake_out = self._context.Pipe(duplex=False)
+        with self._lock:
+            for _ in range(count):
+                self._start_worker()
+        self._reader = threading.Thread(target=self._read, name="visdup-workers", daemon=True)
+        self._reader.start()
+
+    @property
+    def processes(self) -> list[Any]:
+        """The worker processes now alive or ending (for a caller that must kill them)."""
+        with self._lock:
+            return [w.process for w in self._workers.values()]
+
+    def _start_worker(self) -> None:  # under the lock
+        conn, child = self._context.Pipe()
+        process = self._context.Process(
+            target=_serve,
+            args=(child, self._initializer, self._initargs),
+            name="visdup-analysis",
+            daemon=True,
+        )
+        process.start()
+        child.close()  # the worker's end: when it dies, this pool's end reads EOF
+        worker = _Worker(process, conn)
+        self._workers[conn] = worker
+        self._idle.append(worker)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        """``fn(*args, **kwargs)`` in a worker; never blocks on a busy one (a task that does
+        not pickle fails in its future). RuntimeError: the pool takes no more tasks (shut
+        down, or its workers keep dying)."""
+        future: Future[Any] = Future()
+        try:
+            payload = pickle.dumps((fn, args, kwargs), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            future.set_exception(exc)
+            return future
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot submit to a worker pool that is shut down")
+            if not self._workers:
+                raise RuntimeError("no worker process can start: they keep dying")
+            self._queue.append((future, payload))
+            self._dispatch()
+        return future
+
+    def _dispatch(self) -> None:  # under the lock
+        """Queued tasks to idle workers. A send blocks only while the worker reads it: an
+        idle worker waits in its pipe's read."""
+        while self._idle and self._queue:
+            future, payload = self._queue.popleft()
+            if future.cancelled():
+                continue  # cancelled while it waited
+            worker = self._idle.pop()
+            try:
+                worker.conn.send_bytes(payload)
+            except OSError:  # it died while idle: the reader replaces it, the task waits
+                self._queue.appendleft((future, payload))
+                continue
+            future.set_running_or_notify_cancel()
+            worker.task = future
+
+    def _read(self) -> None:
+        while True:
+            with self._lock:
+                if self._closed and not self._workers:
+                    return  # the wake pipe closes with the pool (shutdown may still write)
+                waiting: list[Any] = [*self._workers, self._wake_in]
+            for conn in wait(waiting):
+                if conn is self._wake_in:
+                    with contextlib.suppress(EOFError, OSError):
+                        while self._wake_in.poll():
+                            self._wake_in.recv_bytes()
+                    continue
+                assert isinstance(conn, Connection)
+                self._answer(conn)
+
+    def _answer(self, conn: Connection) -> None:
+        with self._lock:
+            worker = self._workers.get(conn)
+        if worker is None:
+            return
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            self._died(worker)
+            return
+        try:
+            ok, value = pickle.loads(data)
+        except Exception as exc:  # an answer that does not unpickle here
+            ok, value = False, exc
+        with self._lock:
+            future, worker.task = worker.task, None
+            self._idle.append(worker)
+            self._dispatch()
+            if self._closed and not self._queue:
+                self._retire_idle()
+        if future is not None:
+            with contextlib.suppress(InvalidStateError):  # cancelled as it was sent
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(value)
+
+    def _died(self, worker: _Worker) -> None:
+        with self._lock:
+            self._workers.pop(worker.conn, None)
+            if worker in self._idle:
+                self._idle.remove(worker)
+            future, worker.task = worker.task, None
+            with contextlib.suppress(OSError):
+                worker.conn.close()
+            if not self._closed and self._respawns < MAX_RESPAWNS:
+                self._respawns += 1
+                try:
+                    self._start_worker()
+                except Exception:
+                    logger.exception("visdup: cannot start an analysis worker process")
+            failed: list[Future[Any]] = []
+            if self._workers:
+                self._dispatch()
+                if self._closed and not self._queue:
+                    self._retire_idle()
+            else:  # none left and none can start: nothing queued will ever run
+                failed = [f for f, _payload in self._queue]
+                self._queue.clear()
+        worker.process.join(1)
+        code = worker.process.exitcode
+        if self._on_death is not None and not self._closed:
+            try:
+                self._on_death(code)
+            except Exception:
+                logger.exception("visdup: a worker's death could not be reported")
+        if future is not None:
+            with contextlib.suppress(InvalidStateError):
+                future.set_exception(WorkerDied(f"the worker process ended (exit code {code})"))
+        for waiting in failed:
+            if waiting.set_running_or_notify_cancel():
+                waiting.set_exception(WorkerDied("the worker processes keep dying"))
+
+    def _retire_idle(self) -> None:  # under the lock
+        """Idle workers are told to end; the reader sees each one's pipe close and drops it
+        (only the reader closes the pipes: it may be waiting on them)."""
+        for worker in self._idle:
+            with contextlib.suppress(OSError):
+                worker.conn.send_bytes(b"")
+        self._idle.clear()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop taking tasks; each worker ends once its task is done (``cancel_futures``:
+        queued tasks are cancelled; without it they still run first)."""
+        with self._lock:
+            self._closed = True
+            if cancel_futures:
+                for future, _payload in self._queue:
+                    future.cancel()
+                self._queue.clear()
+            pending = [f for f, _payload in self._queue]
+            pending += [w.task for w in self._workers.values() if w.task is not None]
+            if not self._queue:
+                self._retire_idle()
+        with contextlib.suppress(OSError):
+            self._wake_out.send_bytes(b"")
+        if wait:
+            for future in pending:
+                with contextlib.suppress(Exception):
+                    future.exception()
+            self._reader.join()
+
+
+def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs: Any) -> None:
+    """A worker process: tasks in, answers out, until the pool's end of the pipe closes."""
+    if initializer is not None:
+        initializer(*initargs)
+    while True:
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        if not data:  # the pool is shutting down
+            return
+        try:
+            fn, args, kwargs = pickle.loads(data)
+            answer: tuple[bool, Any] = (True, fn(*args, **kwargs))
+        except BaseException as exc:  # the task's own error goes back to its future
+            answer = (False, exc)
+        try:
+            out = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # a result or error that does not pickle
+            text = f"{type(exc).__name__}: {exc}"
+            out = pickle.dumps((False, RuntimeError(f"the answer cannot be sent: {text}")))
+        try:
+            conn.send_bytes(out)
+        except OSError:
+            return
