@@ -175,3 +175,20 @@ def test_links_parsed_apart_are_the_responses_links_and_leave_no_tree() -> None:
             assert apart.crawler.stats.get_stats() == kept.crawler.stats.get_stats()
             capped += "visdup/pages_over_link_cap" in kept.crawler.stats.get_stats()
     assert capped >= 4  # the cap was reached, and counted the same, on several pages
+
+
+def test_a_page_keeps_its_links_to_stored_pages_and_fetches_only_the_others() -> None:
+    """Pages stored by earlier runs are not fetched again, but a page still lists its links to
+    them: it is stored with every link (a crawl killed after the target and before the page
+    fetches the page again, and the stored links are the frontier)."""
+    from visdup.items import Page
+
+    spider = SiteSpider(url="http://127.0.0.1:8000/index.html")
+    spider.stored = {"http://127.0.0.1:8000/stored.html"}
+    base = "http://127.0.0.1:8000/page.html"
+    body = b'<html><body><a href="stored.html">s</a><a href="new.html">n</a></body></html>'
+    response = HtmlResponse(url=base, body=body, encoding="utf-8", request=Request(base))
+    out = list(spider.parse(response))
+    [page] = [o for o in out if isinstance(o, Page)]
+    assert page.links == ["http://127.0.0.1:8000/stored.html", "http://127.0.0.1:8000/new.html"]
+    assert [r.url for r in out if isinstance(r, Request)] == ["http://127.0.0.1:8000/new.html"]

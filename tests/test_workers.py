@@ -37,7 +37,8 @@ def dies() -> None:
 
 
 def _busy(pool: WorkerPool, count: int) -> list[int]:
-    """Pids of the workers that are on a task, once ``count`` of them are."""
+    """Pids of the workers that were sent a task, once ``count`` of them were (a worker is
+    sent one only once it is ready)."""
     for _ in range(400):
         busy = [w.process.pid for w in list(pool._workers.values()) if w.task is not None]
         if len(busy) >= count:
@@ -63,8 +64,8 @@ def test_tasks_answers_and_their_own_errors():
 
 
 def test_a_worker_that_dies_fails_only_its_task_and_is_replaced():
-    deaths: list[int | None] = []
-    pool = WorkerPool(2, died=deaths.append)
+    deaths: list[tuple[int | None, bool]] = []
+    pool = WorkerPool(2, died=lambda code, replaced: deaths.append((code, replaced)))
     try:
         slow = pool.submit(pid_after, 1.0)
         killed = pool.submit(pid_after, 30.0)
@@ -75,7 +76,7 @@ def test_a_worker_that_dies_fails_only_its_task_and_is_replaced():
         assert len(done) == 2
         outcomes = sorted([type(f.exception()).__name__ for f in (slow, killed)])
         assert outcomes == ["NoneType", "WorkerDied"]
-        assert deaths == [-signal.SIGKILL]
+        assert deaths == [(-signal.SIGKILL, True)]
         # the dead worker's place is taken: two workers again, and they work
         assert len(pool.processes) == 2 and all(p.is_alive() for p in pool.processes)
         assert sorted(f.result(30) for f in [pool.submit(square, n) for n in range(6)]) == [
@@ -92,7 +93,7 @@ def test_a_worker_that_dies_fails_only_its_task_and_is_replaced():
         assert pool.submit(square, 3).result(30) == 9
         # an idle worker that dies is replaced too
         os.kill(pool.processes[0].pid, signal.SIGKILL)
-        for _ in range(400):
+        for _ in range(3000):
             if len(deaths) == 3:
                 break
             time.sleep(0.01)
@@ -149,3 +150,25 @@ async def test_a_page_that_kills_its_worker_twice_is_stored_unanalysed(tmp_path,
     finally:
         pool.shutdown()
         context.store.close()
+
+
+def test_workers_that_die_as_they_start_take_no_task_and_are_not_started_forever(monkeypatch):
+    """A worker that cannot start (its initializer fails: a broken install) is never sent a
+    task, so no page is blamed for it; after a few, the pool starts no more and says so to its
+    callers (RuntimeError), who then analyse elsewhere."""
+    import visdup.workers as workers
+
+    monkeypatch.setattr(workers, "MAX_START_FAILURES", 3)
+    deaths: list[tuple[int | None, bool]] = []
+    pool = WorkerPool(
+        1, initializer=fails, died=lambda code, replaced: deaths.append((code, replaced))
+    )
+    try:
+        waiting = pool.submit(square, 4)
+        with pytest.raises(WorkerDied, match="keep dying"):
+            waiting.result(60)
+        assert [replaced for _code, replaced in deaths] == [True, True, False]
+        with pytest.raises(RuntimeError):
+            pool.submit(square, 1)
+    finally:
+        pool.shutdown()

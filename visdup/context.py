@@ -39,7 +39,6 @@ from visdup.dedup.analysis import (
     analyse,
     analyse_bytes,
     body_digest,
-    worker_ready,
     worker_started,
 )
 from visdup.dedup.service import (
@@ -252,6 +251,7 @@ class CrawlContext:
             # first call to it waits (see _labelling_call), the crawl's start does not
             self._labelling_ready.clear()
             self._labelling_up = Future()
+            self._labelling_up.set_running_or_notify_cancel()  # one page's cancel: not all
             threading.Thread(
                 target=self._first_service, name="visdup-label-start", daemon=True
             ).start()
@@ -287,15 +287,12 @@ class CrawlContext:
         )
 
     def _warm_workers(self) -> None:
-        """Start every analysis worker now, beside the label process, not as pages come."""
-        pool = self._analysis_pool()
-        if pool is None:
-            return
+        """Start every analysis worker now, beside the label process, not as pages come (each
+        imports the analysis as it starts, and takes pages once it is ready)."""
         try:
-            for _ in range(self._workers):
-                pool.submit(worker_ready)
-        except Exception:  # broken already: the first page replaces the pool
-            logger.debug("visdup: cannot start the analysis workers early", exc_info=True)
+            self._analysis_pool()
+        except Exception:  # the system refuses processes now: the first page tries again
+            logger.warning("visdup: cannot start the analysis workers yet", exc_info=True)
 
     def _start_service(self) -> LabelService | None:
         """A label process, up and warm; None (logged) when it cannot start."""
@@ -337,9 +334,10 @@ class CrawlContext:
     async def labelled(self, item: Page, analysis: PageAnalysis, place: bool = False) -> Outcome:
         """:meth:`label`, awaited on the event loop: with a label process up, no thread of
         the crawl's process waits for the answer (a thread per page costs the crawl's pace).
-        Pages that come while the label process starts wait for it here, and are sent in
-        the order they came, ahead of any page after them. A label process that dies under
-        the call takes the blocking path in a thread."""
+        Pages that come while the label process starts wait for it here, on the event loop,
+        and are sent in the order their waits began, ahead of the pages that come after it is
+        up (one that comes in the instant it finishes starting may pass some of them). A label
+        process that dies under the call takes the blocking path in a thread."""
         if self._awaiting_labelling or not self._labelling_up.done():
             self._awaiting_labelling += 1
             try:  # each resumes in turn, the order their waits began
@@ -486,7 +484,10 @@ class CrawlContext:
         for attempt in range(2):
             try:
                 future = pool.submit(job)
-            except RuntimeError:  # shut down, or no worker can start: in a thread, then
+            except RuntimeError:  # shut down, or no worker can start
+                if attempt:  # never here a page that just killed a worker
+                    self._worker_died(item, attempt)
+                    break
                 return await run_in_thread(self._analyse_here, item)
             try:
                 return await _awaited(future)
@@ -517,7 +518,10 @@ class CrawlContext:
         for attempt in range(2):
             try:
                 future = pool.submit(job)
-            except RuntimeError:  # shut down, or no worker can start: here, then
+            except RuntimeError:  # shut down, or no worker can start
+                if attempt:  # never here a page that just killed a worker
+                    self._worker_died(item, attempt)
+                    break
                 return self._analyse_here(item)
             try:
                 return future.result()
@@ -525,11 +529,13 @@ class CrawlContext:
                 self._worker_died(item, attempt)
         return self._unanalysed(item)
 
-    def _worker_replaced(self, exitcode: int | None) -> None:
-        self.inc("visdup/analysis/restarts")
+    def _worker_replaced(self, exitcode: int | None, replaced: bool) -> None:
+        if replaced:
+            self.inc("visdup/analysis/restarts")
         logger.warning(
-            "visdup: an analysis worker process died (exit code %s); a new one takes its place",
+            "visdup: an analysis worker process died (exit code %s)%s",
             exitcode,
+            "; a new one takes its place" if replaced else "",
         )
 
     def _worker_died(self, item: Page, attempt: int) -> None:
@@ -703,8 +709,8 @@ def _refused(exc: VisdupError) -> VisdupError:
 
 def _stop_pool(pool: WorkerPool, wait: float = 10.0) -> None:
     """Stop the workers without waiting forever: one still on a page is killed at the end."""
-    processes = pool.processes
     pool.shutdown(wait=False, cancel_futures=True)
+    processes = pool.processes  # after: none is started once it is shut down
     deadline = time.monotonic() + wait
     for process in processes:
         process.join(max(0.0, deadline - time.monotonic()))

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import multiprocessing
 import pickle
+import signal
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -26,8 +27,12 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-#: New workers a pool starts in place of dead ones before it gives up (every task then fails).
-MAX_RESPAWNS = 50
+#: Workers that may die before they are ready (an interpreter or an import that fails) before
+#: the pool stops starting new ones; a worker that dies once ready is always replaced.
+MAX_START_FAILURES = 10
+
+#: What a worker sends once it is ready for tasks (its initializer done).
+_READY = b"ready"
 
 
 class WorkerDied(BrokenExecutor):
@@ -35,11 +40,14 @@ class WorkerDied(BrokenExecutor):
 
 
 class _Worker:
-    __slots__ = ("conn", "process", "task")
+    __slots__ = ("conn", "process", "ready", "task")
 
     def __init__(self, process: Any, conn: Connection):
         self.process = process
         self.conn = conn
+        #: Whether it said it is ready: only then does it take tasks (a send to a worker still
+        #: starting would wait for its imports).
+        self.ready = False
         #: The future of the task the worker is on, None when idle.
         self.task: Future[Any] | None = None
 
@@ -52,28 +60,34 @@ class WorkerPool(Executor):
         count: int,
         initializer: Callable[..., object] | None = None,
         initargs: tuple[Any, ...] = (),
-        died: Callable[[int | None], object] | None = None,
+        died: Callable[[int | None, bool], object] | None = None,
     ):
-        """``died(exitcode)``: called (in the reader thread) for each worker that ends while
-        the pool runs, whether a task was on it or not."""
+        """``died(exitcode, replaced)``: called (in the reader thread) for each worker that
+        ends while the pool runs, whether a task was on it or not, and whether a new worker
+        was started in its place."""
         if count < 1:
             raise ValueError("a worker pool needs at least one worker")
         self._context = multiprocessing.get_context("spawn")
         self._initializer = initializer
         self._initargs = initargs
         self._on_death = died
-        # reentrant: a future's done callbacks run under it and may submit again
+        # reentrant: shutdown's cancel() runs done callbacks under it, which may submit again
         self._lock = threading.RLock()
         self._workers: dict[Connection, _Worker] = {}
         self._idle: list[_Worker] = []
         self._queue: deque[tuple[Future[Any], bytes]] = deque()
         self._closed = False
-        self._respawns = 0
+        self._start_failures = 0
         # wakes the reader when the workers change or the pool closes
         self._wake_in, self._wake_out = self._context.Pipe(duplex=False)
         with self._lock:
-            for _ in range(count):
-                self._start_worker()
+            try:
+                for _ in range(count):
+                    self._start_worker()
+            except BaseException:
+                for worker in self._workers.values():
+                    worker.process.kill()
+                raise
         self._reader = threading.Thread(target=self._read, name="visdup-workers", daemon=True)
         self._reader.start()
 
@@ -93,9 +107,7 @@ class WorkerPool(Executor):
         )
         process.start()
         child.close()  # the worker's end: when it dies, this pool's end reads EOF
-        worker = _Worker(process, conn)
-        self._workers[conn] = worker
-        self._idle.append(worker)
+        self._workers[conn] = _Worker(process, conn)
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
         """``fn(*args, **kwargs)`` in a worker; never blocks on a busy one (a task that does
@@ -118,15 +130,19 @@ class WorkerPool(Executor):
 
     def _dispatch(self) -> None:  # under the lock
         """Queued tasks to idle workers. A send blocks only while the worker reads it: an
-        idle worker waits in its pipe's read."""
+        idle worker is ready and waits in its pipe's read."""
         while self._idle and self._queue:
             future, payload = self._queue.popleft()
             if future.cancelled():
                 continue  # cancelled while it waited
             worker = self._idle.pop()
+            if not worker.process.is_alive():  # killed while idle: the reader replaces it
+                self._queue.appendleft((future, payload))
+                continue
             try:
                 worker.conn.send_bytes(payload)
-            except OSError:  # it died while idle: the reader replaces it, the task waits
+            except OSError:  # it died while idle, or its pipe broke: the task waits
+                worker.process.kill()  # so that the reader sees its end and replaces it
                 self._queue.appendleft((future, payload))
                 continue
             future.set_running_or_notify_cancel()
@@ -157,6 +173,18 @@ class WorkerPool(Executor):
         except (EOFError, OSError):
             self._died(worker)
             return
+        if not worker.ready:
+            with self._lock:
+                worker.ready = data == _READY
+                if not worker.ready:  # not a worker of this pool's kind: it cannot take tasks
+                    worker.process.kill()
+                    return
+                self._start_failures = 0
+                self._idle.append(worker)
+                self._dispatch()
+                if self._closed and not self._queue:
+                    self._retire_idle()
+            return
         try:
             ok, value = pickle.loads(data)
         except Exception as exc:  # an answer that does not unpickle here
@@ -182,12 +210,21 @@ class WorkerPool(Executor):
             future, worker.task = worker.task, None
             with contextlib.suppress(OSError):
                 worker.conn.close()
-            if not self._closed and self._respawns < MAX_RESPAWNS:
-                self._respawns += 1
+            if not worker.ready:
+                self._start_failures += 1
+            replaced = False
+            if not self._closed and self._start_failures < MAX_START_FAILURES:
                 try:
                     self._start_worker()
+                    replaced = True
                 except Exception:
                     logger.exception("visdup: cannot start an analysis worker process")
+            elif not self._closed and not worker.ready:
+                logger.error(
+                    "visdup: %d analysis worker processes in a row died as they started;"
+                    " no more are started",
+                    self._start_failures,
+                )
             failed: list[Future[Any]] = []
             if self._workers:
                 self._dispatch()
@@ -200,7 +237,7 @@ class WorkerPool(Executor):
         code = worker.process.exitcode
         if self._on_death is not None and not self._closed:
             try:
-                self._on_death(code)
+                self._on_death(code, replaced)
             except Exception:
                 logger.exception("visdup: a worker's death could not be reported")
         if future is not None:
@@ -241,9 +278,14 @@ class WorkerPool(Executor):
 
 
 def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs: Any) -> None:
-    """A worker process: tasks in, answers out, until the pool's end of the pipe closes."""
+    """A worker process: tasks in, answers out, until the pool's end of the pipe closes.
+
+    Ctrl-C reaches every process of the terminal's group: the crawl's process decides what
+    it means (Scrapy's graceful stop first) and ends its workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is not None:
         initializer(*initargs)
+    conn.send_bytes(_READY)
     while True:
         try:
             data = conn.recv_bytes()
@@ -254,8 +296,10 @@ def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs
         try:
             fn, args, kwargs = pickle.loads(data)
             answer: tuple[bool, Any] = (True, fn(*args, **kwargs))
-        except BaseException as exc:  # the task's own error goes back to its future
+        except Exception as exc:  # the task's own error goes back to its future
             answer = (False, exc)
+        except BaseException as exc:  # SystemExit and the like: never raised in the crawl
+            answer = (False, RuntimeError(f"the task ended its worker: {exc!r}"))
         try:
             out = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # a result or error that does not pickle

@@ -237,12 +237,6 @@ def worker_started(parent: int) -> None:
     threading.Thread(target=watch, name="visdup-parent-watch", daemon=True).start()
 
 
-def worker_ready() -> int:
-    """A worker process's first task: unpickling it imports this module and what the
-    analysis needs, so that the crawl's first page finds the worker ready."""
-    return os.getpid()
-
-
 def analyse_bytes(
     body: bytes,
     url: str,

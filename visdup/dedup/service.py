@@ -33,7 +33,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, InvalidStateError
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -497,9 +497,12 @@ class LabelService:
         return self.submit(op, *args).result(timeout=timeout)
 
     def submit(self, op: str, *args: Any) -> Future[Any]:
-        """``op`` queued for the label process; never blocks (its future carries the answer,
-        or :class:`ServiceGone`, or the call's own error, such as one that does not pickle)."""
+        """``op`` queued for the label process; never blocks. Its future carries the answer,
+        or :class:`ServiceGone`, or the call's own error (one that does not pickle); it cannot
+        be cancelled (the call may be on its way). ServiceGone is raised here when the label
+        process is known to be gone."""
         future: Future[Any] = Future()
+        future.set_running_or_notify_cancel()  # an awaiter's cancel leaves the call alone
         # Ids are taken and queued under one lock, so the process receives calls in id order
         # and answers them so: when it dies, the oldest call still waiting is the one it was on.
         with self._lock:
@@ -521,10 +524,9 @@ class LabelService:
                 if future is None:  # answered already: the process is gone (see _read)
                     continue
                 if isinstance(exc, OSError) or not self.process.is_alive():
-                    future.set_exception(
-                        ServiceGone(f"the label process has ended: {exc}", suspect=False)
-                    )
-                else:  # the call itself cannot be sent (it does not pickle): its own error
+                    exc = ServiceGone(f"the label process has ended: {exc}", suspect=False)
+                # else the call itself cannot be sent (it does not pickle): its own error
+                with contextlib.suppress(InvalidStateError):
                     future.set_exception(exc)
 
     def _read(self) -> None:
@@ -579,7 +581,9 @@ class LabelService:
             self.process.kill()
             self.process.join(5)
         self._reader.join(5)  # it sees the pipe's end once the process is gone
-        self._outbox.put(None)  # after what is queued, which fails on the closed pipe
+        with self._lock:  # no call queued behind the end
+            self._gone = True
+            self._outbox.put(None)  # after what is queued, which fails on the closed pipe
         self._sender.join(5)
         with contextlib.suppress(OSError):
             self._conn.close()
