@@ -456,13 +456,6 @@ class CrawlContext:
         needs to stay with a page in the crawl's process (the site spider keeps none)."""
         return self._workers > 0 and self.analyses_pages
 
-    def analyse(self, item: Page) -> PageAnalysis:
-        """The page item's analysis (blocking: call it in a worker thread)."""
-        pool = self._analysis_pool()
-        if pool is not None:
-            return self._analyse_in(pool, item)
-        return self._analyse_here(item)
-
     def _analyse_here(self, item: Page) -> PageAnalysis:
         return analyse(
             item.body,
@@ -475,17 +468,26 @@ class CrawlContext:
         )
 
     async def analysed(self, item: Page) -> PageAnalysis:
-        """:meth:`analyse`, awaited on the event loop: with worker processes, no thread of the
-        crawl's process waits for the page's analysis (see :meth:`_analyse_in`)."""
+        """The page item's analysis: in a worker process, awaited on the event loop (no thread
+        of the crawl's process waits for it), or in a thread without workers.
+
+        A worker that dies (killed, out of memory, a crash in a parser) fails only the page
+        it was on, and a new worker takes its place and analyses the page once more. The page
+        that kills that one too is stored with its problem; the crawl goes on. A pool that
+        takes no page (no worker can start) leaves the analysis to a thread, but never that
+        of a page that just killed a worker.
+        """
         pool = self._pool  # not under the lock: a label process's restart may hold it
+        if pool is None and self._workers:
+            pool = await run_in_thread(self._analysis_pool)  # started on first use
         if pool is None:
-            return await run_in_thread(self.analyse, item)
+            return await run_in_thread(self._analyse_here, item)
         job = self._analysis_job(item)
         for attempt in range(2):
             try:
                 future = pool.submit(job)
             except RuntimeError:  # shut down, or no worker can start
-                if attempt:  # never here a page that just killed a worker
+                if attempt:
                     self._worker_died(item, attempt)
                     break
                 return await run_in_thread(self._analyse_here, item)
@@ -505,29 +507,6 @@ class CrawlContext:
             item.encoding,
             self.options,
         )
-
-    def _analyse_in(self, pool: WorkerPool, item: Page) -> PageAnalysis:
-        """In a worker process; a worker that dies (killed, out of memory, a crash in a
-        parser) costs no page but, if it dies again under it, the page that killed it.
-
-        A dead worker fails only the page it was on, and a new worker takes its place: the
-        page is analysed once more there. The page that kills that one too is stored with its
-        problem; the crawl goes on.
-        """
-        job = self._analysis_job(item)
-        for attempt in range(2):
-            try:
-                future = pool.submit(job)
-            except RuntimeError:  # shut down, or no worker can start
-                if attempt:  # never here a page that just killed a worker
-                    self._worker_died(item, attempt)
-                    break
-                return self._analyse_here(item)
-            try:
-                return future.result()
-            except WorkerDied:
-                self._worker_died(item, attempt)
-        return self._unanalysed(item)
 
     def _worker_replaced(self, exitcode: int | None, replaced: bool) -> None:
         if replaced:
