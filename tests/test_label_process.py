@@ -537,7 +537,7 @@ async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monke
     crawler = get_crawler(SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=1))
     context = CrawlContext.of(crawler)
     await run_in_thread(context.open)
-    await run_in_thread(context._labelling_ready.wait)
+    await run_in_thread(context._labelling_up.result)
     assert context.service is not None and context._pool is not None
     threads: list[str] = []
 

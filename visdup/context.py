@@ -141,11 +141,8 @@ class CrawlContext:
         self.labelling: Labelling | None = None
         #: The label process (visdup.dedup.service), when pages are labelled in one.
         self.service: LabelService | None = None
-        #: Set once the labelling is up (the label process starts in a thread, see _open);
-        #: calls to it wait for this.
-        self._labelling_ready = threading.Event()
-        self._labelling_ready.set()
-        #: The same for the event loop: done once the labelling is up (see labelled).
+        #: Done once the labelling is up (the label process starts in a thread, see _open):
+        #: threads wait for it (_labelling_call), the event loop awaits it (labelled).
         self._labelling_up: Future[None] = Future()
         self._labelling_up.set_result(None)
         #: Pages awaiting _labelling_up on the event loop (touched there only).
@@ -249,7 +246,6 @@ class CrawlContext:
             )
             # the label process warms up while the first pages are fetched and analysed: the
             # first call to it waits (see _labelling_call), the crawl's start does not
-            self._labelling_ready.clear()
             self._labelling_up = Future()
             self._labelling_up.set_running_or_notify_cancel()  # one page's cancel: not all
             threading.Thread(
@@ -270,7 +266,6 @@ class CrawlContext:
         except Exception:
             logger.exception("visdup: cannot start the labelling")
         finally:
-            self._labelling_ready.set()
             self._labelling_up.set_result(None)
 
     def _open_here(self) -> None:
@@ -386,7 +381,7 @@ class CrawlContext:
         once more to be labelled without its template, since the placing may be what kills
         it); the calls queued behind it are sent again freely.
         """
-        self._labelling_ready.wait()
+        self._labelling_up.result()
         if self.service is None and self.labelling is None:
             raise StoreError("visdup could not start its labelling (see the log)")
         for _attempt in range(2 * self.MAX_SERVICE_RESTARTS + 2):

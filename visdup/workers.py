@@ -181,9 +181,7 @@ class WorkerPool(Executor):
                     return
                 self._start_failures = 0
                 self._idle.append(worker)
-                self._dispatch()
-                if self._closed and not self._queue:
-                    self._retire_idle()
+                self._idle_again()
             return
         try:
             ok, value = pickle.loads(data)
@@ -192,9 +190,7 @@ class WorkerPool(Executor):
         with self._lock:
             future, worker.task = worker.task, None
             self._idle.append(worker)
-            self._dispatch()
-            if self._closed and not self._queue:
-                self._retire_idle()
+            self._idle_again()
         if future is not None:
             with contextlib.suppress(InvalidStateError):  # cancelled as it was sent
                 if ok:
@@ -227,9 +223,7 @@ class WorkerPool(Executor):
                 )
             failed: list[Future[Any]] = []
             if self._workers:
-                self._dispatch()
-                if self._closed and not self._queue:
-                    self._retire_idle()
+                self._idle_again()
             else:  # none left and none can start: nothing queued will ever run
                 failed = [f for f, _payload in self._queue]
                 self._queue.clear()
@@ -246,6 +240,13 @@ class WorkerPool(Executor):
         for waiting in failed:
             if waiting.set_running_or_notify_cancel():
                 waiting.set_exception(WorkerDied("the worker processes keep dying"))
+
+    def _idle_again(self) -> None:  # under the lock
+        """A worker became idle (or the workers changed): queued tasks go out, and once a
+        shut-down pool has none left, its idle workers end."""
+        self._dispatch()
+        if self._closed and not self._queue:
+            self._retire_idle()
 
     def _retire_idle(self) -> None:  # under the lock
         """Idle workers are told to end; the reader sees each one's pipe close and drops it
