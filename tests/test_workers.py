@@ -103,6 +103,22 @@ def test_a_worker_that_dies_fails_only_its_task_and_is_replaced():
         pool.shutdown()
 
 
+def test_workers_that_die_one_after_another_are_each_replaced():
+    # each replacement's pipe tends to take the dead one's file descriptors: the reader must
+    # wait on the new pipe, never on the closed one
+    deaths: list[tuple[int | None, bool]] = []
+    pool = WorkerPool(1, died=lambda code, replaced: deaths.append((code, replaced)))
+    try:
+        for n in range(6):
+            with pytest.raises(WorkerDied):
+                pool.submit(dies).result(30)
+            assert pool.submit(square, n).result(30) == n * n
+        assert deaths == [(-signal.SIGKILL, True)] * 6
+        assert len(pool.processes) == 1
+    finally:
+        pool.shutdown()
+
+
 def test_shutdown_ends_every_worker_and_takes_no_more_tasks():
     pool = WorkerPool(1)
     running = pool.submit(pid_after, 0.5)

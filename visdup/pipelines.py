@@ -64,7 +64,7 @@ class _PagePipeline:
 
     async def clustered(self, item: Page, analysis: PageAnalysis) -> None:
         """Place the page in its template cluster, once, when the crawl clusters pages."""
-        if item.cluster is not None or analysis.template_input is None:
+        if item.cluster is not None or not analysis.has_template_input:
             return
         assignment = await run_in_thread(self._assign, item.url, analysis)
         if assignment is not None:
@@ -150,7 +150,7 @@ class LabelPipeline(_PagePipeline):
         analysis = await self.analysed(item)
         ctx = self.ctx
         # placed in its template cluster in the same call (the stored row names its cluster)
-        place = item.cluster is None and analysis.template_input is not None
+        place = item.cluster is None and analysis.has_template_input
         try:
             outcome = await ctx.labelled(item, analysis, place)
         except Exception as exc:

@@ -17,12 +17,13 @@ import contextlib
 import logging
 import multiprocessing
 import pickle
+import selectors
 import signal
 import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future, InvalidStateError
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -80,6 +81,10 @@ class WorkerPool(Executor):
         self._start_failures = 0
         # wakes the reader when the workers change or the pool closes
         self._wake_in, self._wake_out = self._context.Pipe(duplex=False)
+        # what the reader waits on (only the reader touches it): the wake pipe, each worker
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._wake_in, selectors.EVENT_READ)
+        self._watched: set[Connection] = set()
         with self._lock:
             try:
                 for _ in range(count):
@@ -149,19 +154,29 @@ class WorkerPool(Executor):
             worker.task = future
 
     def _read(self) -> None:
-        while True:
-            with self._lock:
-                if self._closed and not self._workers:
-                    return  # the wake pipe closes with the pool (shutdown may still write)
-                waiting: list[Any] = [*self._workers, self._wake_in]
-            for conn in wait(waiting):
-                if conn is self._wake_in:
-                    with contextlib.suppress(EOFError, OSError):
-                        while self._wake_in.poll():
-                            self._wake_in.recv_bytes()
-                    continue
-                assert isinstance(conn, Connection)
-                self._answer(conn)
+        # one selector for the pool's life (a new one each wait cost the crawl's process
+        # about as much as the answer it read); it follows the workers as they change
+        selector = self._selector
+        try:
+            while True:
+                with self._lock:
+                    if self._closed and not self._workers:
+                        return  # the wake pipe closes with the pool (shutdown may still write)
+                    workers = set(self._workers)
+                for conn in workers - self._watched:
+                    selector.register(conn, selectors.EVENT_READ)
+                self._watched = workers
+                for key, _events in selector.select():
+                    ready = key.fileobj
+                    if ready is self._wake_in:
+                        with contextlib.suppress(EOFError, OSError):
+                            while self._wake_in.poll():
+                                self._wake_in.recv_bytes()
+                        continue
+                    assert isinstance(ready, Connection)
+                    self._answer(ready)
+        finally:
+            selector.close()
 
     def _answer(self, conn: Connection) -> None:
         with self._lock:
@@ -204,6 +219,10 @@ class WorkerPool(Executor):
             if worker in self._idle:
                 self._idle.remove(worker)
             future, worker.task = worker.task, None
+            if worker.conn in self._watched:  # before it closes: a new pipe may take its fd
+                self._watched.discard(worker.conn)
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    self._selector.unregister(worker.conn)
             with contextlib.suppress(OSError):
                 worker.conn.close()
             if not worker.ready:

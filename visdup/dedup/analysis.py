@@ -22,6 +22,7 @@ import copy
 import hashlib
 import logging
 import os
+import pickle
 import threading
 import time
 from collections.abc import Mapping
@@ -145,6 +146,97 @@ class PageAnalysis:
             if not self.content.empty:
                 record.content_simhash = self.content.simhash
         return record
+
+    @property
+    def has_template_input(self) -> bool:
+        """Whether the page can be placed in a template cluster (read without unpickling)."""
+        return self.template_input is not None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The object parts cross as one blob that only the process reading them unpickles:
+        # the crawl's process passes a worker's analysis on to the label process unopened.
+        light = tuple(getattr(self, name) for name in _LIGHT)
+        parts = (self.term, self.content, self.template_input)
+        blob = (
+            pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
+            if any(part is not None for part in parts)
+            else None
+        )
+        return (_sealed, (light, tuple(part is not None for part in parts), blob))
+
+
+#: The analysis's object parts (a term, a content print, a template input), in this order:
+#: what :meth:`PageAnalysis.__reduce__` pickles apart.
+_PARTS = ("term", "content", "template_input")
+_LIGHT = tuple(name for name in PageAnalysis.__dataclass_fields__ if name not in _PARTS)
+
+
+class _SealedAnalysis(PageAnalysis):
+    """A :class:`PageAnalysis` unpickled with its object parts still pickled: they are
+    unpickled when first read, and pickled on again as they came (no cost in a process that
+    only forwards the analysis). Equal to the plain analysis of the same values."""
+
+    __slots__ = ("_blob", "_parts", "_present")
+    _blob: bytes | None
+    _parts: list[Any] | None
+    #: Which parts the blob holds (None once replace() gave the parts as values).
+    _present: tuple[bool, bool, bool] | None
+
+    def _opened(self) -> list[Any]:
+        parts = getattr(self, "_parts", None)
+        if parts is None:
+            blob = getattr(self, "_blob", None)
+            parts = list(pickle.loads(blob)) if blob is not None else [None, None, None]
+            object.__setattr__(self, "_parts", parts)
+        return parts
+
+    def _set(self, index: int, value: Any) -> None:
+        # only dataclasses.replace() builds one from values: its blob no longer holds them
+        parts = self._opened()
+        parts[index] = value
+        object.__setattr__(self, "_blob", None)
+        object.__setattr__(self, "_present", None)
+
+    term = property(  # type: ignore[assignment]
+        lambda self: self._opened()[0], lambda self, value: self._set(0, value)
+    )
+    content = property(  # type: ignore[assignment]
+        lambda self: self._opened()[1], lambda self, value: self._set(1, value)
+    )
+    template_input = property(  # type: ignore[assignment]
+        lambda self: self._opened()[2], lambda self, value: self._set(2, value)
+    )
+
+    @property
+    def has_template_input(self) -> bool:
+        present = getattr(self, "_present", None)
+        return present[2] if present is not None else self.template_input is not None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        blob = getattr(self, "_blob", None)
+        if blob is None and getattr(self, "_present", None) is None:
+            return PageAnalysis.__reduce__(self)  # built by replace(): pickled anew
+        light = tuple(getattr(self, name) for name in _LIGHT)
+        return (_sealed, (light, self._present, blob))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PageAnalysis):
+            return NotImplemented
+        names = PageAnalysis.__dataclass_fields__
+        return all(getattr(self, name) == getattr(other, name) for name in names)
+
+    __hash__ = PageAnalysis.__hash__
+
+
+def _sealed(
+    light: tuple[Any, ...], present: tuple[bool, bool, bool], blob: bytes | None
+) -> PageAnalysis:
+    analysis = object.__new__(_SealedAnalysis)
+    for name, value in zip(_LIGHT, light, strict=True):
+        object.__setattr__(analysis, name, value)
+    object.__setattr__(analysis, "_blob", blob)
+    object.__setattr__(analysis, "_present", present)
+    return analysis
 
 
 def analyse(
