@@ -156,7 +156,7 @@ class PageAnalysis:
         # The object parts cross as one blob that only the process reading them unpickles:
         # the crawl's process passes a worker's analysis on to the label process unopened.
         light = tuple(getattr(self, name) for name in _LIGHT)
-        parts = (self.term, self.content, self.template_input)
+        parts = tuple(getattr(self, name) for name in _PARTS)
         blob = (
             pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL)
             if any(part is not None for part in parts)
