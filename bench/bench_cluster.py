@@ -403,13 +403,17 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                 else 1.0
             )
             first = first or pred
+            # flat in the clusters' size: the last quarter of pages meets 4x the atoms
+            quarter = max(1, len(times) // 4)
+            early, late = (sum(t) / len(t) * 1e3 for t in (times[:quarter], times[-quarter:]))
             times.sort()
             st = clusterer.stats
             print(
                 f"  shuffle {seed}: ARI to the first order {same:.3f}, same ids"
                 f" {pred == first}; per page median {times[len(times) // 2] * 1e3:.3f} ms,"
                 f" mean {sum(times) / len(times) * 1e3:.3f} ms,"
-                f" p99 {times[len(times) * 99 // 100] * 1e3:.2f} ms;"
+                f" p99 {times[len(times) * 99 // 100] * 1e3:.2f} ms,"
+                f" mean of the first / last quarter {early:.3f} / {late:.3f} ms;"
                 f" label-path bounds {st.bounds / st.pages:.1f} and exact STM"
                 f" {st.exact / st.pages:.2f} per page; key hits {st.hits / st.pages:.0%}"
             )

@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,99 @@ def test_converging_layouts_merge():
     joined = online.add(bridge)
     assert online.cluster_of(a.key) == online.cluster_of(b.key) == joined
     assert online.stats.merges >= 2
+
+
+def _random_layout(rng: random.Random, base: list, marks: frozenset[str], outline: tuple):
+    """A variant of ``base`` (nested ``[label, children]``): a few leaves dropped, added or
+    renamed, so that variants of one base sit on both sides of the threshold."""
+    from visdup.templates.signature import make_layout
+
+    def copy(node: list) -> list:
+        label, children = node
+        kept = [copy(c) for c in children if c[1] or rng.random() > 0.15]
+        for i, child in enumerate(kept):
+            if not child[1] and rng.random() < 0.1:
+                kept[i] = [rng.choice(["p", "ul", "table", "aside"]), []]
+        if rng.random() < 0.15:
+            kept.insert(rng.randrange(len(kept) + 1), [rng.choice(["div", "span", "form"]), []])
+        return [label, kept]
+
+    labels: list[str] = []
+    sizes: list[int] = []
+
+    def flat(node: list) -> int:
+        at = len(labels)
+        labels.append(node[0])
+        sizes.append(0)
+        sizes[at] = 1 + sum(flat(c) for c in node[1])
+        return sizes[at]
+
+    flat(copy(base))
+    return make_layout(labels, sizes, marks, outline)
+
+
+def _linked_components(layouts: list, threshold: float) -> dict[int, int]:
+    """Atom key → smallest key of its connected group, every pair measured (no index)."""
+    from visdup.templates.signature import may_link, similarity
+
+    atoms = {layout.key: layout for layout in layouts}
+    keys = sorted(atoms)
+    parent = {k: k for k in keys}
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            k = parent[k]
+        return k
+
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            if may_link(atoms[a], atoms[b]) and similarity(atoms[a], atoms[b]) >= threshold:
+                ra, rb = find(a), find(b)
+                parent[max(ra, rb)] = min(ra, rb)
+    return {k: find(k) for k in keys}
+
+
+@pytest.mark.parametrize("hubs", [1, 8])
+def test_layout_clusters_are_the_linked_components_whatever_the_hubs_and_the_order(hubs):
+    from visdup.templates.layouts import LayoutClusterer, cluster_id
+
+    rng = random.Random(7)
+
+    def tree(depth: int) -> list:
+        width = rng.randint(2, 5) if depth else 0
+        return [
+            rng.choice(["div", "section", "nav", "header"]),
+            [tree(depth - 1) for _ in range(width)],
+        ]
+
+    bases = [["body", [tree(2), tree(2), ["#main", []], tree(1)]] for _ in range(4)]
+    kinds = [(frozenset(), ()), (frozenset({"post"}), (1, 2)), (frozenset({"post"}), (2, 1))]
+    pages = []
+    for _ in range(260):
+        marks, outline = rng.choice(kinds)
+        pages.append(_random_layout(rng, rng.choice(bases), marks, outline))
+    pages += rng.sample(pages, 60)  # pages met again: key hits
+    threshold = 0.75  # variants of one base fall on both sides of it
+    truth = _linked_components(pages, threshold)
+    sizes = sorted(Counter(truth.values()).values())
+    assert sizes[-8] >= 15 and sizes[0] == 1  # clusters of many atoms, and lone atoms
+    counts: dict[int, int] = {}
+    for layout in pages:
+        counts[layout.key] = counts.get(layout.key, 0) + 1
+    for seed in range(4):
+        order = pages[:]
+        random.Random(seed).shuffle(order)
+        clusterer = LayoutClusterer(threshold=threshold)
+        clusterer.HUBS = hubs
+        for layout in order:
+            clusterer.add(layout)
+        assert {k: clusterer.cluster_of(k) for k in truth} == {
+            k: cluster_id(root) for k, root in truth.items()
+        }
+        members: dict[int, list[int]] = {}
+        for k, root in truth.items():
+            members.setdefault(cluster_id(root), []).append(k)
+        assert clusterer.sizes() == {c: sum(counts[k] for k in ks) for c, ks in members.items()}
+        assert clusterer.clusters() == {c: sorted(ks) for c, ks in members.items()}
+        for cid, ks in members.items():  # the most common atom, the smallest key on a tie
+            assert clusterer.core(cid).key == min(ks, key=lambda k: (-counts[k], k))
