@@ -73,10 +73,13 @@ def test_records_have_exact_values():
         "9780000000042",
         "Northwind",
     )
-    # p4 has no reviews: the review column is None, not a neighbour's text.
-    assert p4["review"] is None
+    # The reviews are part of the main text, not a column of their own (the first review of
+    # one book, none of another): p4 has none, and no neighbour's review either.
+    assert "review" not in dataset.columns
+    assert "Gripping." in p1["main_text"] and "Gripping." not in p4["main_text"]
     a2 = by_url["article-a2.html"]
-    assert (a2["headline"], a2["posted"], a2["byline"]) == (
+    # The headline reads as the page's own <title>: a reader calls it the title.
+    assert (a2["title"], a2["posted"], a2["byline"]) == (
         "A quiet harbour",
         "2024-04-12",
         "Tom Reyes",
@@ -144,7 +147,7 @@ def test_writers(tmp_path):
         table = list(csv.DictReader(fh))
     assert list(table[0])[:3] == ["url", "cluster", "fits"]
     p1 = next(r for r in table if r["url"] == "product-p1.html")
-    assert p1["isbn_13"] == "9780000000011" and p1["headline"] == ""
+    assert p1["isbn_13"] == "9780000000011" and p1["posted"] == ""
 
 
 def test_helpers():
@@ -390,3 +393,76 @@ def test_a_labelled_value_is_read_from_its_own_label_when_rows_shift() -> None:
         for t in (template, stored):
             record = extract_record(t, "u", tree)
             assert (record["isbn_13"], record["isbn_10"]) == (isbn_13, isbn_10)
+
+
+def _manual(style: str) -> list[tuple[str, bytes]]:
+    """Pages of a generated manual: each names itself in its <title>, has its own sections
+    (ids made from their headings, as Sphinx and DocBook write them) and a sidebar or header
+    that links the pages before and after it."""
+    import random
+
+    rng = random.Random(3)
+    words = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma omega".split()
+    names = [f"{rng.choice(words).title()} {rng.choice(words)} {k}" for k in range(14)]
+    out = []
+    for k, name in enumerate(names):
+        sections = []
+        for _s in range(rng.randint(1, 4)):
+            heading = " ".join(rng.sample(words, 2)).title()
+            slug_ = heading.lower().replace(" ", "-")
+            paras = "".join(
+                f"<p>{' '.join(rng.choices(words, k=12))}.</p>" for _ in range(rng.randint(1, 3))
+            )
+            code = f"<pre>{rng.choice(words)}()</pre>" if rng.random() < 0.4 else ""
+            sections.append(
+                f'<div class="section" id="s-{slug_}"><h2>{heading}</h2>{paras}{code}</div>'
+            )
+        before, after = names[k - 1] if k else "Index", names[(k + 1) % len(names)]
+        if style == "sphinx":
+            body = (
+                f'<div id="bd"><div class="body"><h1>{name}</h1>{"".join(sections)}</div>'
+                '<div class="sidebar"><h3>Contents</h3><ul><li><a href="index.html">Home</a></li>'
+                '</ul><div><h4>Previous topic</h4><p class="topless">'
+                f'<a href="p{k - 1}.html">{before}</a></p></div><div><h4>Next topic</h4>'
+                f'<p class="topless"><a href="p{k + 1}.html">{after}</a></p></div></div></div>'
+            )
+            title = f"{name} | Manual"
+        else:  # DocBook: the page names itself in its header row, its own heading varies
+            heading = f"<h1>{name}</h1>" if k % 3 == 0 else f"<h2>{name.upper()}</h2>"
+            body = (
+                '<div class="navheader"><table><tr><th colspan="3">'
+                f"{name}</th></tr><tr><td><a href='p{k - 1}.html'>Prev</a></td><td>"
+                f"<a href='index.html'>Up</a></td><td><a href='p{k + 1}.html'>Next</a>"
+                f'</td></tr></table></div><div class="chapter" id="{name.split()[0].upper()}'
+                f'-{k}">{heading}{"".join(sections)}</div>'
+            )
+            title = name
+        html = f"<html><head><title>{title}</title></head><body>{body}</body></html>"
+        out.append((f"p{k}.html", html.encode()))
+    return out
+
+
+def test_a_manuals_columns_are_its_slots_and_its_text_one_field():
+    """Fields named from labels and the page's own title; the article's own sections, code
+    and page-made ids stay in ``main_text``: no column holds one page's third section and
+    another's first paragraph."""
+    for style, columns in (
+        ("sphinx", ["title", "previous_topic", "next_topic"]),
+        # the chapter's own heading (an h1 on some pages, an h2 on others) is a slot too
+        ("docbook", ["title", "chapter"]),
+    ):
+        pages_ = _manual(style)
+        dataset = extract_pages(pages_, min_cluster_size=2)
+        assert len(dataset.templates) == 1
+        assert dataset.templates[0].field_names == columns, style
+        by_url = {r["url"]: r for r in dataset.records}
+        for k, (url, html) in enumerate(pages_):
+            record = by_url[url]
+            own = html.decode().split("<title>")[1].split("</title>")[0].split(" | ")[0]
+            assert record["title"] == own
+            assert record["fits"] is True
+            first_paragraph = html.decode().split("<p>")[1].split("</p>")[0]
+            assert first_paragraph in record["main_text"]
+            if style == "sphinx":
+                nxt = pages_[(k + 1) % len(pages_)][1].decode()
+                assert record["next_topic"] == nxt.split("<h1>")[1].split("</h1>")[0]

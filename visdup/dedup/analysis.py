@@ -418,9 +418,9 @@ def _layout_step(
     try:
         text = found.text if found is not None else None
         if layouts:
-            return TemplateInput(layouts[0], tree, text)
+            return TemplateInput(layouts[0], tree, text, doc.title)
         node = found.node if found else None
-        return TemplateInput(page_layout_of(doc.root, node, url), tree, text)
+        return TemplateInput(page_layout_of(doc.root, node, url), tree, text, doc.title)
     except Exception:
         logger.exception("visdup: cannot read the layout of %s", url)
         return None

@@ -67,9 +67,11 @@ class Assignment:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
-#: A page in its cluster's template sample: (rank, url, DOM tree, main text, signature key);
-#: trees are kept packed (:class:`visdup.templates.stm.PackedTree`).
-Sample = tuple[int, str, PackedTree, str | None, int]
+#: A page in its cluster's template sample: (rank, url, DOM tree, main text, signature key,
+#: title); trees are kept packed (:class:`visdup.templates.stm.PackedTree`).
+Sample = tuple[int, str, PackedTree, str | None, int, str | None]
+#: What a template is built from, a page each: (url, DOM tree, main text, title).
+Built = tuple[str, PackedTree, str | None, str | None]
 
 
 def sample_rank(url: str) -> int:
@@ -261,15 +263,14 @@ class CrawlClusters:
         rank = sample_rank(url)
         if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
             kept = tree if isinstance(tree, PackedTree) else PackedTree.of(tree)
-            sample.append((rank, url, kept, text, key))
+            sample.append((rank, url, kept, text, key, page.title))
             sample.sort(key=_by_rank)
             del sample[self.template_max_pages :]
         template = self.templates.get(cid)
         built = self.built_at.get(cid, 0)
         if size >= self.template_min_pages and (built == 0 or size >= 2 * built):
             self.built_at[cid] = size
-            trees = [(u, t) for _r, u, t, _x, _k in sample]
-            texts = {u: x for _r, u, _t, x, _k in sample}
+            trees = [(u, t, x, h) for _r, u, t, x, _k, h in sample]
             medoid = self._medoid(cid, sample)
             self._built_from[cid] = _built_from(sample, medoid)
             if template is None and (self.extract or self._pool is None):
@@ -279,7 +280,7 @@ class CrawlClusters:
                 self._store_template(conn, cid, template)
                 if not self.extract:
                     return []
-                earlier = [self._record(template, u, t, texts[u]) for u, t in trees if u != url]
+                earlier = [self._record(template, u, t, x) for u, t, x, _h in trees if u != url]
                 return [*earlier, self._record(template, url, tree, text)]
             if (
                 self._pool is not None
@@ -316,12 +317,12 @@ class CrawlClusters:
             return None
         return next((i for i, entry in enumerate(sample) if entry[4] == core.key), None)
 
-    def _build(
-        self, cid: int, trees: list[tuple[str, PackedTree]], medoid: int | None = None
-    ) -> Template | None:
+    def _build(self, cid: int, trees: list[Built], medoid: int | None = None) -> Template | None:
         build = partial(
             build_template,
-            [t for _u, t in trees],
+            [t for _u, t, _x, _h in trees],
+            main_texts=[x for _u, _t, x, _h in trees],
+            titles=[h for _u, _t, _x, h in trees],
             medoid=medoid,
             cluster=cid,
             representative=trees[medoid if medoid is not None else 0][0],
@@ -345,9 +346,7 @@ class CrawlClusters:
         logger.debug("visdup: template of cluster %d built from %d pages", cid, len(trees))
         return template
 
-    def _build_later(
-        self, cid: int, trees: list[tuple[str, PackedTree]], medoid: int | None
-    ) -> None:
+    def _build_later(self, cid: int, trees: list[Built], medoid: int | None) -> None:
         template = self._build(cid, trees, medoid)
         if template is None:
             return
@@ -395,7 +394,7 @@ class CrawlClusters:
                     continue
                 self._built_from[cid] = _built_from(sample, medoid)
                 try:
-                    self._build_later(cid, [(u, t) for _r, u, t, _x, _k in sample], medoid)
+                    self._build_later(cid, [(u, t, x, h) for _r, u, t, x, _k, h in sample], medoid)
                 except Exception:  # one template left as it was; the others and the merges go on
                     logger.exception("visdup: cannot store the template of cluster %d", cid)
             self._pool.shutdown(wait=True)
@@ -424,7 +423,7 @@ class CrawlClusters:
 
 def _built_from(sample: list[Sample], medoid: int | None) -> tuple[tuple[str, ...], int | None]:
     """What a template is built from: its sample's URLs and the page it starts from."""
-    return tuple(url for _r, url, _t, _x, _k in sample), medoid
+    return tuple(entry[1] for entry in sample), medoid
 
 
 def _by_rank(entry: Sample) -> tuple[int, str]:

@@ -264,6 +264,8 @@ def extract_pages(
         members = [trees[k] for k in cluster.members]
         template = build_template(
             members,
+            main_texts=[inputs[k].text for k in cluster.members],
+            titles=[inputs[k].title for k in cluster.members],
             medoid=cluster.members.index(cluster.representative),
             cluster=cluster.id,
             representative=cluster.representative,

@@ -150,6 +150,8 @@ class TemplateInput:
     tree: FlatTree | PackedTree | None = None
     #: The page's main content as text (its record's ``main_text``).
     text: str | None = None
+    #: The page's own title (its ``<title>``): the template's title field reads the same.
+    title: str | None = None
 
 
 def layout_key(labels: Sequence[str], sizes: Sequence[int]) -> int:
@@ -751,7 +753,7 @@ def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) 
         chosen=lambda node: layouts.append(page_layout_of(root, node, url)),
     )
     layout = layouts[0] if layouts else page_layout_of(root, found.node, url)
-    return TemplateInput(layout, dom, found.text)
+    return TemplateInput(layout, dom, found.text, title)
 
 
 def page_layout(html: bytes | str, *, url: str | None = None) -> Layout:

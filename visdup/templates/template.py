@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,7 +55,12 @@ MAX_LABEL_CHARS = 40
 
 _SLUG = re.compile(r"[^0-9a-z]+")
 _LEADING_SEPARATOR = re.compile(r"^[:\uff1a]\s*")
+#: A heading that reads the same on every page names what follows it ("Next topic", "Related
+#: posts"), as a caption does; inside the main text it is a section's, and what follows it is
+#: that text (:func:`_in_main_text`).
+_HEADING_LABELS = frozenset({"h2", "h3", "h4", "h5", "h6"})
 _LABEL_TAGS = frozenset({"th", "dt", "label", "strong", "b", "em", "span", "td", "legend"})
+_LABEL_TAGS |= _HEADING_LABELS
 
 
 def _has_digit(text: str) -> bool:
@@ -197,11 +202,16 @@ def build_template(
     required_share: float = DEFAULT_REQUIRED_SHARE,
     field_support: float = DEFAULT_FIELD_SUPPORT,
     max_nodes: int = DEFAULT_MAX_NODES,
+    main_texts: Sequence[str | None] | None = None,
+    titles: Sequence[str | None] | None = None,
 ) -> Template:
     """Generalise a cluster's pages into a template (``medoid``: index of the initial template).
 
     Pages may come packed (the crawl keeps its samples so): they are unpacked here, in the
-    process that builds.
+    process that builds. ``main_texts``: each page's main content as text (its record's
+    ``main_text``); an unlabelled text that is part of it on nearly every page is no field of
+    its own (:func:`_in_main_text`). ``titles``: each page's own title (``<title>``); a field
+    that reads the same on most pages is the template's ``title`` (:func:`_own_title`).
     """
     if not sample:
         raise ValueError("a template needs at least one page")
@@ -268,12 +278,47 @@ def build_template(
         required[i] = False
     labelled: dict[int, tuple[str, Anchor]] = {}
     parents = base.parents()
-    names = _field_names(base, fixed, field_nodes, labelled, parents)
+    stable = _stable_names(base, others, mappings) if others else None
+    own_title = (
+        _own_title(
+            base,
+            field_nodes,
+            others,
+            mappings,
+            [titles[medoid], *(titles[i] for i in picked if i != medoid)],
+        )
+        if titles is not None
+        else None
+    )
+    _field_names(base, fixed, field_nodes, labelled, parents, stable)  # the captions
     lists = _Lists(base, fixed, parents)
+    field_nodes = [
+        i for i in field_nodes if lists.one_record(i, labelled[i][0] if i in labelled else None)
+    ]
+    if main_texts is not None and others:
+        title = _title_field(base, field_nodes, parents)
+        captioned = {i for i, (_c, anchor) in labelled.items() if not _by_heading(base, anchor)}
+        flow = _in_main_text(
+            base,
+            [i for i in field_nodes if i not in captioned],
+            [trees[i] for i in picked if i != medoid],
+            mappings,
+            [main_texts[medoid], *(main_texts[i] for i in picked if i != medoid)],
+        )
+        field_nodes = [
+            i
+            for i in field_nodes
+            if i in captioned
+            or (title is not None and i == title[0])
+            or i == own_title
+            or i not in flow
+        ]
+    # Named once the fields are known: a dropped one leaves no gap in the numbering.
+    labelled = {}
+    names = _field_names(base, fixed, field_nodes, labelled, parents, stable, own_title)
     fields = [
         Field(name, i, labelled[i][1] if i in labelled else None)
         for name, i in zip(names, field_nodes, strict=True)
-        if lists.one_record(i, labelled[i][0] if i in labelled else None)
     ]
     logger.debug(
         "Template over %d pages: %d nodes, %d required, %d fields",
@@ -291,6 +336,121 @@ def build_template(
         cluster=cluster,
         representative=representative,
     )
+
+
+#: An unlabelled text that lies inside the page's main text on at least this share of the
+#: sample pages where it has a value, and that fewer than this share of the pages have at all,
+#: is part of that text (``main_text``), not a field: the article's own paragraphs, headings
+#: and code, which STM maps by position, one page's third section onto another's. A slot of
+#: the template (a book's author in its details block) is on every page. Chosen on the
+#: PostgreSQL and Python manuals and warpcore (their body fragments: inside on 0.94-1.00 of
+#: the pages that have them, present on 0.17-0.70) against SWDE booksamillion and the test
+#: site (every unlabelled field on all pages or nearly).
+MAIN_TEXT_SHARE = 0.9
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> str:
+    """Text as its words between spaces, case-folded: a value is inside a text when its words
+    stand there in a row, however either is spaced or punctuated (no words: two spaces)."""
+    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+
+
+def _in_main_text(
+    base: FlatTree,
+    nodes: Sequence[int],
+    others: Sequence[FlatTree],
+    mappings: Sequence[Sequence[tuple[int, int]]],
+    main_texts: Sequence[str | None],
+) -> set[int]:
+    """The text nodes among ``nodes`` of ``base`` that are part of the page's main text, not
+    slots of the template: their value lies inside the main text on :data:`MAIN_TEXT_SHARE`
+    of the pages (``base`` first, then ``others``, those with a main text) where they have
+    one, and either fewer pages than that have one at all, or on half of them it stands in one
+    of several blocks of a kind (sections, paragraphs, list items), where which one STM maps
+    shifts from page to page. Also the item of a list that fewer than half of the pages have
+    (a release's third bug fix, a page's fifth section), wherever it stands: one page's
+    item in the column, another's elsewhere."""
+    seen: Counter[int] = Counter()
+    inside: Counter[int] = Counter()
+    repeated: Counter[int] = Counter()
+    items: Counter[int] = Counter()
+    pages: list[tuple[FlatTree, dict[int, int] | None, str | None]] = [(base, None, main_texts[0])]
+    pages += [
+        (other, dict(pairs), text)
+        for other, pairs, text in zip(others, mappings, main_texts[1:], strict=True)
+    ]
+    counted = 0
+    for tree, mapping, main in pages:
+        if not main:
+            continue
+        counted += 1
+        flow = _words(main)
+        blocks = _Blocks(tree)
+        for i in nodes:
+            j = i if mapping is None else mapping.get(i)
+            value = tree.texts[j] if j is not None else None
+            if not value or j is None:
+                continue
+            words = _words(value)
+            if words == "  ":
+                continue  # no word in it: punctuation, a symbol
+            seen[i] += 1
+            in_blocks = blocks.repeated(j)
+            items[i] += in_blocks
+            if words in flow:
+                inside[i] += 1
+                repeated[i] += in_blocks
+    return {
+        i
+        for i, n in seen.items()
+        if (
+            inside[i] >= MAIN_TEXT_SHARE * n
+            and (n < MAIN_TEXT_SHARE * counted or 2 * repeated[i] >= inside[i])
+        )
+        or (2 * n < counted and 2 * items[i] >= n)
+    }
+
+
+class _Blocks:
+    """Whether a node of a page lies in one of several sibling blocks of a kind: the same tag
+    and class names (an element with an id and no class is a kind of its own)."""
+
+    def __init__(self, tree: FlatTree):
+        self.tree = tree
+        self.parents = tree.parents()
+        self._known: dict[int, bool] = {}
+
+    def _kind(self, k: int) -> tuple[str, str]:
+        hint = self.tree.hints[k]
+        words = _hint_words(hint)
+        classes = words[1:] if "#" in hint else words
+        tag = self.tree.labels[k].split(".", 1)[0]
+        if classes:
+            return tag, ".".join(sorted(classes))
+        return tag, "#" + words[0] if words else ""
+
+    def repeated(self, node: int) -> bool:
+        path = []
+        found = False
+        while node > 0:
+            known = self._known.get(node)
+            if known is not None:
+                found = known
+                break
+            path.append(node)
+            parent = self.parents[node]
+            if parent < 0:
+                break
+            kind = self._kind(node)
+            if any(k != node and self._kind(k) == kind for k in self.tree.children(parent)):
+                found = True
+                break
+            node = parent
+        for k in path:
+            self._known[k] = found
+        return found
 
 
 def _details(texts: Sequence[str | None], fixed: Sequence[bool]) -> list[int]:
@@ -484,15 +644,103 @@ def _title_field(
     return (best[1], best[2]) if best is not None else None
 
 
+def _by_heading(tree: FlatTree, anchor: Anchor) -> bool:
+    """Whether a field's label is a heading (its element: ``up`` levels above the text)."""
+    node = anchor.label
+    parents = None
+    for _ in range(anchor.up):
+        parents = parents or tree.parents()
+        node = parents[node]
+    return tree.labels[node].split(".", 1)[0] in _HEADING_LABELS
+
+
+def _own_title(
+    base: FlatTree,
+    nodes: Sequence[int],
+    others: Sequence[FlatTree],
+    mappings: Sequence[Sequence[tuple[int, int]]],
+    titles: Sequence[str | None],
+) -> int | None:
+    """The field among ``nodes`` that reads as its page's own title (the same words) on more
+    pages than any other, and on at least half of those that have a title; None if none does.
+
+    A manual's page names itself in its navigation bar on every page (DocBook's header row)
+    and in a heading only on some: the title is the one a reader finds on all of them.
+    """
+    pages: list[tuple[Sequence[str | None], dict[int, int] | None, str | None]] = [
+        (base.texts, None, titles[0])
+    ]
+    pages += [
+        (other.texts, dict(pairs), title)
+        for other, pairs, title in zip(others, mappings, titles[1:], strict=True)
+    ]
+    named: Counter[int] = Counter()
+    counted = 0
+    for texts, mapping, title in pages:
+        words = _words(title) if title else "  "
+        if words == "  ":
+            continue  # no title, or none in words
+        counted += 1
+        for i in nodes:
+            j = i if mapping is None else mapping.get(i)
+            value = texts[j] if j is not None else None
+            if value and _words(value) == words:
+                named[i] += 1
+    if not named:
+        return None
+    best = min(named, key=lambda i: (-named[i], i))
+    return best if 2 * named[best] >= counted else None
+
+
+def _hint_words(hint: str) -> list[str]:
+    """The id, then the class names, of a ``tag#id.class`` hint."""
+    ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
+    classes = hint.split(".")[1:] if "." in hint else []
+    return [w for w in (ident, *classes) if w]
+
+
+def _stable_names(
+    base: FlatTree, others: Sequence[FlatTree], mappings: Sequence[Sequence[tuple[int, int]]]
+) -> Callable[[int, str], bool]:
+    """Whether an id or class name of a ``base`` element is the template's: the element it
+    is mapped onto carries it too on at least half of the pages it is mapped in.
+
+    Ids made from the page itself (``sql-abort`` on the ``ABORT`` page, ``s-troubleshooting``
+    on a section titled Troubleshooting, a Scaladoc entity's package) name one page's value,
+    not the field.
+    """
+    maps = [dict(pairs) for pairs in mappings]
+    known: dict[tuple[int, str], bool] = {}
+
+    def stable(node: int, word: str) -> bool:
+        got = known.get((node, word))
+        if got is None:
+            met = carried = 0
+            for other, mapping in zip(others, maps, strict=True):
+                j = mapping.get(node)
+                if j is not None:
+                    met += 1
+                    carried += word in _hint_words(other.hints[j])
+            got = known[(node, word)] = met > 0 and 2 * carried >= met
+        return got
+
+    return stable
+
+
 def _field_names(
     tree: FlatTree,
     fixed: list[bool],
     field_nodes: list[int],
     labelled: dict[int, tuple[str, Anchor]] | None = None,
     parents: list[int] | None = None,
+    stable: Callable[[int, str], bool] | None = None,
+    own_title: int | None = None,
 ) -> list[str]:
     """Names of the fields at ``field_nodes``; those named from a label text go in
-    ``labelled``, with the label's caption and where the value stands from it."""
+    ``labelled``, with the label's caption and where the value stands from it. ``stable``:
+    whether an element's id or class name is the template's (:func:`_stable_names`);
+    ``own_title``: the field that reads as the page's own title (:func:`_own_title`), which is
+    then the ``title`` in place of the main heading."""
     if parents is None:
         parents = tree.parents()
     kids_cache: dict[int, list[int]] = {}
@@ -522,7 +770,7 @@ def _field_names(
             node = p
         return "_".join(reversed(parts))
 
-    title = _title_field(tree, field_nodes, parents)
+    title = _title_field(tree, field_nodes, parents) if own_title is None else None
     names: list[str] = []
     for f in field_nodes:
         name = None
@@ -551,17 +799,21 @@ def _field_names(
                     break  # above the heading: the section's names, not the title's
                 hint = tree.hints[node]
                 if "#" in hint or "." in hint:
-                    ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
-                    classes = hint.split(".")[1:] if "." in hint else []
                     # Words with digits are generated from the page (``s-django-1-9-3``,
                     # ``post-4182``): they name one page's value, not the field.
-                    words = [w for w in (ident, *classes) if w and not _has_digit(w)]
+                    words = [
+                        w
+                        for w in _hint_words(hint)
+                        if not _has_digit(w) and (stable is None or stable(node, w))
+                    ]
                     name = slug(words[0]) if words else ""
                     if name:
                         break
                 node = parents[node]
         if title is not None and f == title[0] and not by_label and (not name or "title" in name):
             name = "title"  # unnamed, or entry-title, product_title, btAsinTitle: the title
+        if f == own_title and not by_label:
+            name = "title"
         if not name:
             name = slug(position(f)) or "field"
         names.append(name)
