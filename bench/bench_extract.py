@@ -1,6 +1,11 @@
 """Data extraction on SWDE booksamillion: accuracy of the best column per attribute.
 
     .venv/bin/python bench/bench_extract.py
+    .venv/bin/python bench/bench_extract.py --columns DIR [DIR ...]
+
+``--columns``: for sites without ground truth (a manual unpacked from a Debian package, the
+Debian manuals of ``../shared/data/get-debian-docs.sh``), each template's columns and how
+many records fill each, beside ``main_text``: what a reader of the dataset gets.
 
 For each ground-truth attribute the extracted column that agrees with it on most pages is
 taken (values compared with whitespace, case and a leading ':' normalised away). Baseline in
@@ -60,7 +65,26 @@ def accuracy(records, attr_truth) -> tuple[str, float, int]:
     return column, count / total, total
 
 
+def columns(dirs: list[str]) -> None:
+    from visdup.page.files import iter_pages
+
+    for where in dirs:
+        pages = list(iter_pages([where]))
+        dataset = extract_pages(pages)
+        fits = sum(1 for r in dataset.records if r["fits"])
+        print(f"{where}: {len(pages)} pages, {len(dataset.templates)} template(s), {fits} fit")
+        for t in dataset.templates:
+            mine = [r for r in dataset.records if r["cluster"] == t.cluster]
+            filled = ", ".join(
+                f"{name} {sum(1 for r in mine if r.get(name))}" for name in t.field_names
+            )
+            print(f"  template {t.cluster}: {len(mine)} records, {len(t.fields)} columns: {filled}")
+
+
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--columns":
+        columns(sys.argv[2:])
+        return
     if not (DATA / "pages").is_dir():
         print(f"skipped: {DATA} not found")
         return

@@ -343,9 +343,9 @@ def build_template(
 #: is part of that text (``main_text``), not a field: the article's own paragraphs, headings
 #: and code, which STM maps by position, one page's third section onto another's. A slot of
 #: the template (a book's author in its details block) is on every page. Chosen on the
-#: PostgreSQL and Python manuals and warpcore (their body fragments: inside on 0.94-1.00 of
-#: the pages that have them, present on 0.17-0.70) against SWDE booksamillion and the test
-#: site (every unlabelled field on all pages or nearly).
+#: PostgreSQL manual (its reference pages' fragments: inside on 0.96-1.00 of the pages that
+#: have them, present on 0.17-0.38) against SWDE booksamillion (its unlabelled fields inside
+#: on 0.50-0.89, present on all pages) and the test site; Django's manual checked after.
 MAIN_TEXT_SHARE = 0.9
 
 _WORD = re.compile(r"\w+")
@@ -390,8 +390,7 @@ def _in_main_text(
         blocks = _Blocks(tree)
         for i in nodes:
             j = i if mapping is None else mapping.get(i)
-            value = tree.texts[j] if j is not None else None
-            if not value or j is None:
+            if j is None or not (value := tree.texts[j]):
                 continue
             words = _words(value)
             if words == "  ":
@@ -424,12 +423,12 @@ class _Blocks:
 
     def _kind(self, k: int) -> tuple[str, str]:
         hint = self.tree.hints[k]
-        words = _hint_words(hint)
-        classes = words[1:] if "#" in hint else words
         tag = self.tree.labels[k].split(".", 1)[0]
+        classes = [c for c in hint.split(".")[1:] if c]
         if classes:
             return tag, ".".join(sorted(classes))
-        return tag, "#" + words[0] if words else ""
+        ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
+        return tag, "#" + ident if ident else ""
 
     def repeated(self, node: int) -> bool:
         path = []
