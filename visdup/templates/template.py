@@ -278,17 +278,15 @@ def build_template(
         required[i] = False
     labelled: dict[int, tuple[str, Anchor]] = {}
     parents = base.parents()
-    stable = _stable_names(base, others, mappings) if others else None
+    # each page with where the base's nodes map onto it (None: the base itself)
+    onto: list[Mapped] = [
+        (base, None),
+        *((o, dict(pairs)) for o, pairs in zip(others, mappings, strict=True)),
+    ]
+    order = [medoid, *(i for i in picked if i != medoid)]
+    stable = _stable_names(onto[1:]) if others else None
     own_title = (
-        _own_title(
-            base,
-            field_nodes,
-            others,
-            mappings,
-            [titles[medoid], *(titles[i] for i in picked if i != medoid)],
-        )
-        if titles is not None
-        else None
+        _own_title(onto, field_nodes, [titles[i] for i in order]) if titles is not None else None
     )
     _field_names(base, fixed, field_nodes, labelled, parents, stable)  # the captions
     lists = _Lists(base, fixed, parents)
@@ -299,11 +297,9 @@ def build_template(
         title = _title_field(base, field_nodes, parents)
         captioned = {i for i, (_c, anchor) in labelled.items() if not _by_heading(base, anchor)}
         flow = _in_main_text(
-            base,
+            onto,
             [i for i in field_nodes if i not in captioned],
-            [trees[i] for i in picked if i != medoid],
-            mappings,
-            [main_texts[medoid], *(main_texts[i] for i in picked if i != medoid)],
+            [main_texts[i] for i in order],
         )
         field_nodes = [
             i
@@ -357,18 +353,18 @@ def _words(text: str) -> str:
     return " " + " ".join(_WORD.findall(text.casefold())) + " "
 
 
+#: A sample page and where the base page's nodes map onto it (None: it is the base).
+Mapped = tuple[FlatTree, dict[int, int] | None]
+
+
 def _in_main_text(
-    base: FlatTree,
-    nodes: Sequence[int],
-    others: Sequence[FlatTree],
-    mappings: Sequence[Sequence[tuple[int, int]]],
-    main_texts: Sequence[str | None],
+    sample: Sequence[Mapped], nodes: Sequence[int], main_texts: Sequence[str | None]
 ) -> set[int]:
-    """The text nodes among ``nodes`` of ``base`` that are part of the page's main text, not
-    slots of the template: their value lies inside the main text on :data:`MAIN_TEXT_SHARE`
-    of the pages (``base`` first, then ``others``, those with a main text) where they have
-    one, and either fewer pages than that have one at all, or on half of them it stands in one
-    of several blocks of a kind (sections, paragraphs, list items), where which one STM maps
+    """The text nodes among ``nodes`` of the base page that are part of the page's main text,
+    not slots of the template: their value lies inside the main text on
+    :data:`MAIN_TEXT_SHARE` of the pages (those with a main text) where they have one, and
+    either fewer pages than that have one at all, or on half of them it stands in one of
+    several blocks of a kind (sections, paragraphs, list items), where which one STM maps
     shifts from page to page. Also the item of a list that fewer than half of the pages have
     (a release's third bug fix, a page's fifth section), wherever it stands: one page's
     item in the column, another's elsewhere."""
@@ -376,13 +372,8 @@ def _in_main_text(
     inside: Counter[int] = Counter()
     repeated: Counter[int] = Counter()
     items: Counter[int] = Counter()
-    pages: list[tuple[FlatTree, dict[int, int] | None, str | None]] = [(base, None, main_texts[0])]
-    pages += [
-        (other, dict(pairs), text)
-        for other, pairs, text in zip(others, mappings, main_texts[1:], strict=True)
-    ]
     counted = 0
-    for tree, mapping, main in pages:
+    for (tree, mapping), main in zip(sample, main_texts, strict=True):
         if not main:
             continue
         counted += 1
@@ -654,11 +645,7 @@ def _by_heading(tree: FlatTree, anchor: Anchor) -> bool:
 
 
 def _own_title(
-    base: FlatTree,
-    nodes: Sequence[int],
-    others: Sequence[FlatTree],
-    mappings: Sequence[Sequence[tuple[int, int]]],
-    titles: Sequence[str | None],
+    sample: Sequence[Mapped], nodes: Sequence[int], titles: Sequence[str | None]
 ) -> int | None:
     """The field among ``nodes`` that reads as its page's own title (the same words) on more
     pages than any other, and on at least half of those that have a title; None if none does.
@@ -666,23 +653,16 @@ def _own_title(
     A manual's page names itself in its navigation bar on every page (DocBook's header row)
     and in a heading only on some: the title is the one a reader finds on all of them.
     """
-    pages: list[tuple[Sequence[str | None], dict[int, int] | None, str | None]] = [
-        (base.texts, None, titles[0])
-    ]
-    pages += [
-        (other.texts, dict(pairs), title)
-        for other, pairs, title in zip(others, mappings, titles[1:], strict=True)
-    ]
     named: Counter[int] = Counter()
     counted = 0
-    for texts, mapping, title in pages:
+    for (tree, mapping), title in zip(sample, titles, strict=True):
         words = _words(title) if title else "  "
         if words == "  ":
             continue  # no title, or none in words
         counted += 1
         for i in nodes:
             j = i if mapping is None else mapping.get(i)
-            value = texts[j] if j is not None else None
+            value = tree.texts[j] if j is not None else None
             if value and _words(value) == words:
                 named[i] += 1
     if not named:
@@ -698,25 +678,22 @@ def _hint_words(hint: str) -> list[str]:
     return [w for w in (ident, *classes) if w]
 
 
-def _stable_names(
-    base: FlatTree, others: Sequence[FlatTree], mappings: Sequence[Sequence[tuple[int, int]]]
-) -> Callable[[int, str], bool]:
-    """Whether an id or class name of a ``base`` element is the template's: the element it
-    is mapped onto carries it too on at least half of the pages it is mapped in.
+def _stable_names(others: Sequence[Mapped]) -> Callable[[int, str], bool]:
+    """Whether an id or class name of a base element is the template's: the element it is
+    mapped onto in ``others`` carries it too on at least half of the pages it is mapped in.
 
     Ids made from the page itself (``sql-abort`` on the ``ABORT`` page, ``s-troubleshooting``
     on a section titled Troubleshooting, a Scaladoc entity's package) name one page's value,
     not the field.
     """
-    maps = [dict(pairs) for pairs in mappings]
     known: dict[tuple[int, str], bool] = {}
 
     def stable(node: int, word: str) -> bool:
         got = known.get((node, word))
         if got is None:
             met = carried = 0
-            for other, mapping in zip(others, maps, strict=True):
-                j = mapping.get(node)
+            for other, mapping in others:
+                j = mapping.get(node) if mapping is not None else node
                 if j is not None:
                     met += 1
                     carried += word in _hint_words(other.hints[j])
