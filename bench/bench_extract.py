@@ -66,10 +66,16 @@ def accuracy(records, attr_truth) -> tuple[str, float, int]:
 
 
 def columns(dirs: list[str]) -> None:
-    from visdup.page.files import iter_pages
+    from visdup.errors import InputError
+    from visdup.page.files import page_paths, read_page
 
     for where in dirs:
-        pages = list(iter_pages([where]))
+        pages = []
+        for path in page_paths([where]):
+            try:
+                pages.append((str(path), read_page(path)))
+            except InputError as exc:  # an empty or unreadable file: as `visdup extract` does
+                print(f"  skipped {exc}")
         dataset = extract_pages(pages)
         fits = sum(1 for r in dataset.records if r["fits"])
         print(f"{where}: {len(pages)} pages, {len(dataset.templates)} template(s), {fits} fit")

@@ -418,13 +418,19 @@ def _manual(style: str) -> list[tuple[str, bytes]]:
                 f'<div class="section" id="s-{slug_}"><h2>{heading}</h2>{paras}{code}</div>'
             )
         before, after = names[k - 1] if k else "Index", names[(k + 1) % len(names)]
+        # the way down to this page: one to three levels
+        trail = "".join(
+            f'<li><a href="c{rng.randrange(99)}.html">{" ".join(rng.sample(words, 2))}</a></li>'
+            for _ in range(rng.randint(1, 3))
+        )
         if style == "sphinx":
             body = (
                 f'<div id="bd"><div class="body"><h1>{name}</h1>{"".join(sections)}</div>'
                 '<div class="sidebar"><h3>Contents</h3><ul><li><a href="index.html">Home</a></li>'
                 '</ul><div><h4>Previous topic</h4><p class="topless">'
                 f'<a href="p{k - 1}.html">{before}</a></p></div><div><h4>Next topic</h4>'
-                f'<p class="topless"><a href="p{k + 1}.html">{after}</a></p></div></div></div>'
+                f'<p class="topless"><a href="p{k + 1}.html">{after}</a></p></div>'
+                f'<ul class="trail">{trail}</ul></div></div>'
             )
             title = f"{name} | Manual"
         else:  # DocBook: the page names itself in its header row, its own heading varies
@@ -445,9 +451,10 @@ def _manual(style: str) -> list[tuple[str, bytes]]:
 def test_a_manuals_columns_are_its_slots_and_its_text_one_field():
     """Fields named from labels and the page's own title; the article's own sections, code
     and page-made ids stay in ``main_text``: no column holds one page's third section and
-    another's first paragraph."""
+    another's first paragraph, nor one page's second level of its trail and another's third."""
     for style, columns in (
-        ("sphinx", ["title", "previous_topic", "next_topic"]),
+        # every page's trail has its first level; the second and third are there on some
+        ("sphinx", ["title", "previous_topic", "next_topic", "trail"]),
         # the chapter's own heading (an h1 on some pages, an h2 on others) is a slot too
         ("docbook", ["title", "chapter"]),
     ):
@@ -466,3 +473,5 @@ def test_a_manuals_columns_are_its_slots_and_its_text_one_field():
             if style == "sphinx":
                 nxt = pages_[(k + 1) % len(pages_)][1].decode()
                 assert record["next_topic"] == nxt.split("<h1>")[1].split("</h1>")[0]
+                trail = html.decode().split('<ul class="trail">')[1]
+                assert record["trail"] == trail.split('">', 2)[1].split("</a>")[0]

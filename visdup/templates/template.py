@@ -300,6 +300,7 @@ def build_template(
             onto,
             [i for i in field_nodes if i not in captioned],
             [main_texts[i] for i in order],
+            headed=set(labelled) - captioned,
         )
         field_nodes = [
             i
@@ -358,16 +359,20 @@ Mapped = tuple[FlatTree, dict[int, int] | None]
 
 
 def _in_main_text(
-    sample: Sequence[Mapped], nodes: Sequence[int], main_texts: Sequence[str | None]
+    sample: Sequence[Mapped],
+    nodes: Sequence[int],
+    main_texts: Sequence[str | None],
+    headed: set[int] | frozenset[int] = frozenset(),
 ) -> set[int]:
     """The text nodes among ``nodes`` of the base page that are part of the page's main text,
     not slots of the template: their value lies inside the main text on
     :data:`MAIN_TEXT_SHARE` of the pages (those with a main text) where they have one, and
     either fewer pages than that have one at all, or on half of them it stands in one of
     several blocks of a kind (sections, paragraphs, list items), where which one STM maps
-    shifts from page to page. Also the item of a list that fewer than half of the pages have
-    (a release's third bug fix, a page's fifth section), wherever it stands: one page's
-    item in the column, another's elsewhere."""
+    shifts from page to page. Also, unless a heading in ``headed`` names it, an item of such
+    blocks that fewer than that share of the pages have, wherever it stands (a release's third
+    bug fix, a class's fifth member, a second breadcrumb): a list whose length varies puts one
+    page's item in the column and another's elsewhere."""
     seen: Counter[int] = Counter()
     inside: Counter[int] = Counter()
     repeated: Counter[int] = Counter()
@@ -399,7 +404,7 @@ def _in_main_text(
             inside[i] >= MAIN_TEXT_SHARE * n
             and (n < MAIN_TEXT_SHARE * counted or 2 * repeated[i] >= inside[i])
         )
-        or (2 * n < counted and 2 * items[i] >= n)
+        or (i not in headed and n < MAIN_TEXT_SHARE * counted and 2 * items[i] >= n)
     }
 
 
