@@ -8,13 +8,16 @@ page with the third row of another when a row is missing. The second pass decide
 
 - required nodes: mapped in (nearly) every member;
 - optional nodes: the rest;
-- fields: text leaves that are not fixed (their text varies) and are present often enough.
+- fields: text leaves that are not fixed (their text varies) and are present often enough,
+  but for the article's own text (it is the record's ``main_text``, :func:`_in_main_text`)
+  and one item of a list of other records (:class:`_Lists`).
 
 Fields are named after what a reader would call them: a label just before the value
-("Author:", ``<th>Price</th>``, ``<strong>ISBN-13</strong>``), else the nearest class or id
-on the way up (the page's main heading, the highest one, is its ``title`` when nothing up to
-the heading names it), else the node's position path. Names are unique within a template
-and depend only on it.
+("Author:", ``<th>Price</th>``, ``<strong>ISBN-13</strong>``, a fixed heading), else the
+nearest class or id on the way up that the template's pages share (:func:`_stable_names`),
+else the node's position path. The field that reads as the page's ``<title>`` is ``title``
+(:func:`_own_title`), else the page's main heading, the highest one, when nothing up to it
+names it. Names are unique within a template and depend only on it.
 """
 
 from __future__ import annotations
