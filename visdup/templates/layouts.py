@@ -27,8 +27,13 @@ from dataclasses import dataclass, field
 
 from visdup import config
 from visdup.templates.cluster import Cluster, _PathIndex
-from visdup.templates.signature import Layout, marks_agree, outlines_agree, similarity
-from visdup.templates.stm import stm_upper_bounds
+from visdup.templates.signature import (
+    Layout,
+    marks_agree,
+    outlines_agree,
+    similarity,
+    similarity_bounds,
+)
 
 #: Signature similarity (2·STM/(n1+n2)) at which two atoms are linked (VISDUP_CLUSTER_THRESHOLD).
 DEFAULT_LAYOUT_THRESHOLD = config.VISDUP_CLUSTER_THRESHOLD
@@ -88,6 +93,23 @@ class _GroupIndex(_PathIndex):
         self.put(into, held)
 
 
+@dataclass(slots=True)
+class _Group:
+    """A cluster: its atoms by link class (what :func:`may_link` reads of a signature), the
+    pages it holds, its smallest atom key (the cluster's id), its most common atom and its
+    hubs."""
+
+    members: dict[int, list[int]]
+    pages: int
+    smallest: int
+    core: int
+    hubs: list[int]
+
+    @property
+    def size(self) -> int:
+        return sum(map(len, self.members.values()))
+
+
 class LayoutClusterer:
     """Online, order-independent clusters of layout signatures."""
 
@@ -106,18 +128,12 @@ class LayoutClusterer:
         self.absorbed: list[int] = []
         #: Whether the last :meth:`add` joined a cluster that existed (False: a new one).
         self.joined = False
-        # A cluster is a group: its atoms by link class (what may_link reads of a signature),
-        # its smallest key (the cluster's id), its most common atom, its hubs.
-        self._group_of: dict[int, int] = {}
-        self._members: dict[int, dict[int, list[int]]] = {}
-        self._size: dict[int, int] = {}
-        self._pages: dict[int, int] = {}
-        self._smallest: dict[int, int] = {}
-        self._core: dict[int, int] = {}
-        self._hubs: dict[int, list[int]] = {}
+        self._groups: dict[int, _Group] = {}
+        self._group_of: dict[int, int] = {}  # atom key -> its group's handle
+        self._by_id: dict[int, int] = {}  # cluster id -> its group's handle
+        self._next = 0
+        #: New atoms each atom linked to: who becomes a hub.
         self._links: dict[int, int] = {}
-        self._by_id: dict[int, int] = {}
-        self._groups = 0
         self._classes: dict[tuple[frozenset[str], tuple[int, ...]], int] = {}
         self._class_list: list[tuple[frozenset[str], tuple[int, ...]]] = []
         self._class_of: dict[int, int] = {}
@@ -133,11 +149,9 @@ class LayoutClusterer:
         if self.joined:
             self.stats.hits += count
             self.counts[key] += count
-            group = self._group_of[key]
-            self._pages[group] += count
-            core = self._core[group]
-            if (-self.counts[key], key) < (-self.counts[core], core):
-                self._core[group] = key
+            group = self._groups[self._group_of[key]]
+            group.pages += count
+            group.core = self._commoner(group.core, key)
             return self.cluster_of(key)
         self.stats.atoms += 1
         link_class = self._classes.get((layout.marks, layout.outline), -1)
@@ -145,46 +159,46 @@ class LayoutClusterer:
             link_class = self._classes[(layout.marks, layout.outline)] = len(self._class_list)
             self._class_list.append((layout.marks, layout.outline))
         found = self._index.candidates(layout.paths, layout.nodes, 1.0 - self.threshold)
-        groups = sorted(self._members if found is None else found, key=self._smallest.__getitem__)
+        groups = self._groups
+        handles = sorted(groups if found is None else found, key=lambda g: groups[g].smallest)
         # Whether the new atom links to some atom of a cluster does not depend on what it
         # links to elsewhere: each cluster is decided alone, then they all merge at once.
-        linked = [g for g in groups if self._reaches(layout, link_class, g)]
-        before = {cluster_id(self._smallest[g]) for g in linked}
+        linked = [g for g in handles if self._reaches(layout, link_class, groups[g])]
+        before = {cluster_id(groups[g].smallest) for g in linked}
         self.atoms[key] = layout
         self.counts[key] = count
         self._links[key] = 0
         self._class_of[key] = link_class
-        group = self._groups
-        self._groups += 1
-        self._group_of[key] = group
-        self._members[group] = {link_class: [key]}
-        self._size[group] = 1
-        self._pages[group] = count
-        self._smallest[group] = key
-        self._core[group] = key
-        self._hubs[group] = [key]
-        self._by_id[cluster_id(key)] = group
-        self._index.put(group, layout.paths)
+        handle = self._next
+        self._next += 1
+        groups[handle] = _Group({link_class: [key]}, count, key, key, [key])
+        self._group_of[key] = handle
+        self._by_id[cluster_id(key)] = handle
+        self._index.put(handle, layout.paths)
         for other in linked:
-            group = self._merge(group, other)
+            handle = self._merge(handle, other)
         self.stats.merges += len(linked)
         final = self.cluster_of(key)
         self.absorbed = sorted(before - {final})
         self.joined = bool(before)
         return final
 
-    def _reaches(self, layout: Layout, link_class: int, group: int) -> bool:
+    def _commoner(self, a: int, b: int) -> int:
+        """Of two atoms, the one more pages carry (ties: the smaller key)."""
+        counts = self.counts
+        return a if (-counts[a], a) < (-counts[b], b) else b
+
+    def _reaches(self, layout: Layout, link_class: int, group: _Group) -> bool:
         """Whether ``layout`` is similar enough to one of the group's atoms: its hubs first,
         then the rest, each batch most similar first by the label-path bound."""
-        classes = [c for c in self._members[group] if self._may_link(link_class, c)]
+        classes = [c for c in group.members if self._may_link(link_class, c)]
         if not classes:
             return False  # other names on <body>, or headings in another order
         allowed = set(classes)
-        hubs = [k for k in self._hubs[group] if self._class_of[k] in allowed]
+        hubs = [k for k in group.hubs if self._class_of[k] in allowed]
         if hubs and self._first_link(layout, hubs, group):
             return True
-        members = self._members[group]
-        rest = [k for c in classes for k in members[c] if k not in hubs]
+        rest = [k for c in classes for k in group.members[c] if k not in hubs]
         return bool(rest) and self._first_link(layout, rest, group)
 
     def _may_link(self, a: int, b: int) -> bool:
@@ -195,17 +209,16 @@ class LayoutClusterer:
             self._may[(a, b)] = self._may[(b, a)] = got
         return got
 
-    def _first_link(self, layout: Layout, keys: list[int], group: int) -> bool:
+    def _first_link(self, layout: Layout, keys: list[int], group: _Group) -> bool:
         """Whether one of ``keys`` (atoms of ``group``) is similar enough to ``layout``."""
-        atoms, threshold, n = self.atoms, self.threshold, layout.nodes
+        atoms, threshold = self.atoms, self.threshold
         self.stats.bounds += len(keys)
-        common = stm_upper_bounds(layout.paths, [atoms[k].paths for k in keys])
-        reachable = []
-        for shared, other in zip(common, keys, strict=True):
-            total = n + atoms[other].nodes
-            bound = 2.0 * shared / total if total else 1.0
-            if bound >= threshold:
-                reachable.append((-bound, other))
+        others = [atoms[k] for k in keys]
+        reachable = [
+            (-bound, k)
+            for bound, k in zip(similarity_bounds(layout, others), keys, strict=True)
+            if bound >= threshold
+        ]
         reachable.sort()
         for _bound, other in reachable:
             self.stats.exact += 1
@@ -214,63 +227,62 @@ class LayoutClusterer:
                 return True
         return False
 
-    def _used(self, key: int, group: int) -> None:
+    def _used(self, key: int, group: _Group) -> None:
         """``key`` linked a new atom: it may become one of its group's hubs."""
+        self._links[key] += 1
+        if key not in group.hubs:
+            group.hubs.append(key)
+        self._rank_hubs(group.hubs)
+
+    def _rank_hubs(self, hubs: list[int]) -> None:
         links = self._links
-        links[key] += 1
-        hubs = self._hubs[group]
-        if key not in hubs:
-            hubs.append(key)
         hubs.sort(key=lambda k: (-links[k], k))
         del hubs[self.HUBS :]
 
     def _merge(self, a: int, b: int) -> int:
         """Groups ``a`` and ``b`` as one (the larger one's handle); that handle."""
-        if self._size[a] < self._size[b]:
+        groups = self._groups
+        if groups[a].size < groups[b].size:
             a, b = b, a
-        members = self._members[a]
-        for link_class, keys in self._members.pop(b).items():
-            members.setdefault(link_class, []).extend(keys)
+        into, gone = groups[a], groups.pop(b)
+        for link_class, keys in gone.members.items():
+            into.members.setdefault(link_class, []).extend(keys)
             for k in keys:
                 self._group_of[k] = a
-        self._size[a] += self._size.pop(b)
-        self._pages[a] += self._pages.pop(b)
-        low, high = sorted((self._smallest[a], self._smallest.pop(b)))
-        self._smallest[a] = low
+        into.pages += gone.pages
+        low, high = sorted((into.smallest, gone.smallest))
+        into.smallest = low
         self._by_id.pop(cluster_id(high), None)
         self._by_id[cluster_id(low)] = a
-        counts, core = self.counts, self._core.pop(b)
-        if (-counts[core], core) < (-counts[self._core[a]], self._core[a]):
-            self._core[a] = core
-        links = self._links
-        hubs = sorted({*self._hubs[a], *self._hubs.pop(b)}, key=lambda k: (-links[k], k))
-        self._hubs[a] = hubs[: self.HUBS]
+        into.core = self._commoner(into.core, gone.core)
+        into.hubs = list({*into.hubs, *gone.hubs})
+        self._rank_hubs(into.hubs)
         self._index.merge(a, b)
         return a
 
     def core(self, cluster: int) -> Layout | None:
         """The cluster's most common signature (ties: the smallest key): what it looks like."""
-        group = self._by_id.get(cluster)
-        return self.atoms[self._core[group]] if group is not None else None
+        handle = self._by_id.get(cluster)
+        return self.atoms[self._groups[handle].core] if handle is not None else None
 
     def cluster_of(self, key: int) -> int:
         """The id of the cluster holding atom ``key`` (its smallest atom key, as an id)."""
-        return cluster_id(self._smallest[self._group_of[key]])
+        return cluster_id(self._groups[self._group_of[key]].smallest)
 
     def clusters(self) -> dict[int, list[int]]:
         """Cluster id → its atom keys (sorted)."""
         out: dict[int, list[int]] = {}
-        for group in sorted(self._members, key=self._smallest.__getitem__):
-            keys = out.setdefault(cluster_id(self._smallest[group]), [])
-            keys.extend(k for ks in self._members[group].values() for k in ks)
+        for group in sorted(self._groups.values(), key=lambda g: g.smallest):
+            keys = out.setdefault(cluster_id(group.smallest), [])
+            keys.extend(k for ks in group.members.values() for k in ks)
             keys.sort()
         return out
 
     def sizes(self) -> dict[int, int]:
         out: dict[int, int] = {}
-        for group, pages in self._pages.items():
-            cid = cluster_id(self._smallest[group])
-            out[cid] = out.get(cid, 0) + pages
+        for group in self._groups.values():
+            cid = cluster_id(group.smallest)
+            out[cid] = out.get(cid, 0) + group.pages
         return out
 
 

@@ -298,7 +298,9 @@ def build_template(
     ]
     if main_texts is not None and others:
         title = _title_field(base, field_nodes, parents)
-        captioned = {i for i, (_c, anchor) in labelled.items() if not _by_heading(base, anchor)}
+        captioned = {
+            i for i, (_c, anchor) in labelled.items() if not _by_heading(base, anchor, parents)
+        }
         flow = _in_main_text(
             onto,
             [i for i in field_nodes if i not in captioned],
@@ -361,6 +363,11 @@ def _words(text: str) -> str:
 Mapped = tuple[FlatTree, dict[int, int] | None]
 
 
+def _onto(mapping: dict[int, int] | None, node: int) -> int | None:
+    """The page's node that the base's ``node`` maps onto (the base: itself), or None."""
+    return node if mapping is None else mapping.get(node)
+
+
 def _in_main_text(
     sample: Sequence[Mapped],
     nodes: Sequence[int],
@@ -388,7 +395,7 @@ def _in_main_text(
         flow = _words(main)
         blocks = _Blocks(tree)
         for i in nodes:
-            j = i if mapping is None else mapping.get(i)
+            j = _onto(mapping, i)
             if j is None or not (value := tree.texts[j]):
                 continue
             words = _words(value)
@@ -421,12 +428,10 @@ class _Blocks:
         self._known: dict[int, bool] = {}
 
     def _kind(self, k: int) -> tuple[str, str]:
-        hint = self.tree.hints[k]
+        ident, classes = _hint_parts(self.tree.hints[k])
         tag = self.tree.labels[k].split(".", 1)[0]
-        classes = [c for c in hint.split(".")[1:] if c]
         if classes:
             return tag, ".".join(sorted(classes))
-        ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
         return tag, "#" + ident if ident else ""
 
     def repeated(self, node: int) -> bool:
@@ -642,12 +647,10 @@ def _title_field(
     return (best[1], best[2]) if best is not None else None
 
 
-def _by_heading(tree: FlatTree, anchor: Anchor) -> bool:
+def _by_heading(tree: FlatTree, anchor: Anchor, parents: list[int]) -> bool:
     """Whether a field's label is a heading (its element: ``up`` levels above the text)."""
     node = anchor.label
-    parents = None
     for _ in range(anchor.up):
-        parents = parents or tree.parents()
         node = parents[node]
     return tree.labels[node].split(".", 1)[0] in _HEADING_LABELS
 
@@ -669,7 +672,7 @@ def _own_title(
             continue  # no title, or none in words
         counted += 1
         for i in nodes:
-            j = i if mapping is None else mapping.get(i)
+            j = _onto(mapping, i)
             value = tree.texts[j] if j is not None else None
             if value and _words(value) == words:
                 named[i] += 1
@@ -679,11 +682,16 @@ def _own_title(
     return best if 2 * named[best] >= counted else None
 
 
+def _hint_parts(hint: str) -> tuple[str, list[str]]:
+    """The id ('' if none) and the class names of a ``tag#id.class`` hint."""
+    ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
+    return ident, [c for c in hint.split(".")[1:] if c]
+
+
 def _hint_words(hint: str) -> list[str]:
     """The id, then the class names, of a ``tag#id.class`` hint."""
-    ident = hint.split("#", 1)[1].split(".", 1)[0] if "#" in hint else ""
-    classes = hint.split(".")[1:] if "." in hint else []
-    return [w for w in (ident, *classes) if w]
+    ident, classes = _hint_parts(hint)
+    return [ident, *classes] if ident else classes
 
 
 def _stable_names(others: Sequence[Mapped]) -> Callable[[int, str], bool]:
@@ -701,7 +709,7 @@ def _stable_names(others: Sequence[Mapped]) -> Callable[[int, str], bool]:
         if got is None:
             met = carried = 0
             for other, mapping in others:
-                j = mapping.get(node) if mapping is not None else node
+                j = _onto(mapping, node)
                 if j is not None:
                     met += 1
                     carried += word in _hint_words(other.hints[j])
