@@ -12,19 +12,18 @@ advisory lock.
 
 Templates stay off the page's path. Each cluster keeps a sample of its pages' trees: the
 ``template_max_pages`` pages whose URL digests are smallest, so the sample is the same in any
-order. A template is built once the cluster holds ``template_min_pages`` pages and rebuilt only
-when the cluster has doubled since, from one worker thread (its STM work in the crawl's
-analysis worker processes when this runs in the crawl's process and it has them; in the
-label process, in that thread). Once the sample was full at a build, a later rebuild would only
-swap some of its pages: it waits for the crawl's end and is made once, from the sample the
-whole crawl leaves, the same in any order. So does the last rebuild of any template whose
-sample or starting page changed since it was built (a cluster of 19 pages was last built at
-16, from whichever 16 came first): every template a crawl ends with is built from the sample
-the whole crawl leaves. When records are asked for
-(``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built at once instead, so that
-the records of the pages before it flow with the page that completed it; from then on each new
-page of the cluster yields its record. :meth:`CrawlClusters.finish` waits for queued builds
-and makes the rebuilds left for the end.
+order. A template is built once the cluster holds ``template_min_pages`` pages, from one worker
+thread (its STM work in the crawl's analysis worker processes when this runs in the crawl's
+process and it has them; in the label process, in that thread), so that a report of a crawl
+still running lists it. It is rebuilt once, as the crawl ends, from the sample the whole crawl
+leaves (the same in any order), when that sample or its starting page changed since: every
+template a crawl ends with is built from it. Rebuilding on the way, at each doubling, would
+cost twice the final build's STM work for templates nothing reads before the end.
+When records are asked for (``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built
+at once instead, so that the records of the pages before it flow with the page that completed
+it; from then on each new page of the cluster yields its record, and the template is rebuilt
+each time the cluster has doubled until its sample is full (then once more at the end).
+:meth:`CrawlClusters.finish` waits for queued builds and makes the rebuilds left for the end.
 
 A page's ``fit`` is the similarity of its signature to the signature its cluster's template
 was built on (its *core*), kept with the cluster, so a later crawl measures against the same.
@@ -268,7 +267,11 @@ class CrawlClusters:
             del sample[self.template_max_pages :]
         template = self.templates.get(cid)
         built = self.built_at.get(cid, 0)
-        if size >= self.template_min_pages and (built == 0 or size >= 2 * built):
+        # Without records to give, a template is rebuilt only as the crawl ends (finish): the
+        # rebuilds on the way there, at each doubling, cost twice the last one's STM work and
+        # nothing reads their templates before the end but a report of a crawl still running.
+        again = size >= 2 * built and (self.extract or self._pool is None)
+        if size >= self.template_min_pages and (built == 0 or again):
             self.built_at[cid] = size
             trees = [(u, t, x, h) for _r, u, t, x, _k, h in sample]
             medoid = self._medoid(cid, sample)
