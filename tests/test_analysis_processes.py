@@ -182,6 +182,16 @@ def test_a_script_without_main_guard_is_not_run_again(tmp_path, guarded):
         assert "without an `if __name__" in out.stderr
 
 
+class _CountingSpider(SiteSpider):
+    """The site spider, counting the pages it parses for their links itself."""
+
+    trees = 0
+
+    def _tree(self, response):
+        self.trees += 1
+        return super()._tree(response)
+
+
 def _linked(db: str, base: str) -> tuple[set[str], set[str]]:
     store = Store.from_url(db)
     try:
@@ -194,11 +204,11 @@ def _linked(db: str, base: str) -> tuple[set[str], set[str]]:
 
 
 @deferred_f_from_coro_f
-async def test_with_worker_processes_the_crawl_keeps_no_tree_and_finds_the_same_links(tmp_path):
-    """With the analysis in worker processes (which parse the bytes) the spider parses each
-    page for its links without keeping the tree: no response leaves its callback with one,
+async def test_with_worker_processes_the_crawl_parses_no_page_and_finds_the_same_links(tmp_path):
+    """With the analysis in worker processes (which parse the bytes) the workers read each
+    page's links and the spider parses no page: no response leaves its callback with a tree,
     and the crawl follows and stores the links a crawl in threads finds (a ``<base>``, image
-    maps, blank hrefs and the per-page cap)."""
+    maps, blank hrefs and the per-page cap, its stats too)."""
     from scrapy import signals
 
     from tests.crawling import write_site
@@ -226,7 +236,7 @@ async def test_with_worker_processes_the_crawl_keeps_no_tree_and_finds_the_same_
 
         with serve(root) as server:
             crawler = get_crawler(
-                SiteSpider,
+                _CountingSpider,
                 crawl_settings(
                     db, VISDUP_ANALYSIS_PROCESSES=processes, VISDUP_MAX_LINKS_PER_PAGE=6
                 ),
@@ -237,10 +247,11 @@ async def test_with_worker_processes_the_crawl_keeps_no_tree_and_finds_the_same_
         stats = crawler.stats
         assert stats.get_value("visdup/errors") == 0
         assert stats.get_value("visdup/pages_over_link_cap", 0) >= 1
-        got.append((_linked(db, base), stats.get_value("visdup/links_over_page_cap")))
+        capped = stats.get_value("visdup/links_over_page_cap")
+        got.append((_linked(db, base), capped, stats.get_value("visdup/pages_over_link_cap")))
         if processes:
-            assert parsed == []
+            assert parsed == [] and crawler.spider.trees == 0
         else:  # in threads the analysis reuses the spider's tree: it stays with the page
-            assert len(parsed) == stats.get_value("visdup/pages")
+            assert len(parsed) == crawler.spider.trees == stats.get_value("visdup/pages")
     assert len(got[0][0][1]) >= 8
     assert got[0] == got[1]

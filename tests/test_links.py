@@ -192,3 +192,44 @@ def test_a_page_keeps_its_links_to_stored_pages_and_fetches_only_the_others() ->
     [page] = [o for o in out if isinstance(o, Page)]
     assert page.links == ["http://127.0.0.1:8000/stored.html", "http://127.0.0.1:8000/new.html"]
     assert [r.url for r in out if isinstance(r, Request)] == ["http://127.0.0.1:8000/new.html"]
+
+
+def test_links_the_analysis_reads_are_the_spiders_own() -> None:
+    """A worker process reads a page's hrefs from the tree it parses for the analysis; the
+    spider resolves them into the links, cap and stats included, it would find itself. They
+    cross to the crawl's process with the analysis, and leave it before the labelling."""
+    import pickle
+
+    from visdup.dedup.analysis import AnalysisOptions, analyse_bytes
+
+    base = "http://127.0.0.1:8000/library/os.html"
+    anchors = "".join(f'<a href="{h}">x</a>' for h in HREFS)
+    bodies = [
+        anchors + '<area href="map.html"><a>no href</a><a href="">blank</a>',
+        '<base href="/other/dir/">' + anchors,
+        anchors * 3 + '<a href="  ">blank</a>' * 4,
+        '<div style="display:none">' + anchors + "</div>",  # hidden links are links
+    ]
+    capped = 0
+    for cap in (0, 5, len(HREFS), 40):
+        options = AnalysisOptions(template=True, links=cap)
+        for body in bodies:
+            kept = SiteSpider(url="http://127.0.0.1:8000/index.html")
+            read = SiteSpider(url="http://127.0.0.1:8000/index.html")
+            for spider in (kept, read):
+                spider.max_links = cap
+                spider.crawler = get_crawler(SiteSpider)
+            response = _response(base, body)
+            analysis = analyse_bytes(response.body, base, None, "text/html", "utf-8", options)
+            crossed = pickle.loads(pickle.dumps(analysis))  # a worker's answer
+            assert crossed.links == analysis.links is not None
+            assert read._links(response, crossed.links) == kept._links(response)
+            assert read.crawler.stats.get_stats() == kept.crawler.stats.get_stats()
+            capped += "visdup/pages_over_link_cap" in kept.crawler.stats.get_stats()
+            labelled = crossed.without_links()
+            assert labelled.links is None and getattr(labelled, "_parts", None) is None  # unopened
+            onward = pickle.loads(pickle.dumps(labelled))  # on to the label process
+            assert onward.links is None and onward.url == analysis.url
+            assert onward.term == analysis.term and onward.content == analysis.content
+            assert onward.template_input.layout.key == analysis.template_input.layout.key
+    assert capped >= 4

@@ -151,7 +151,7 @@ async def test_a_page_that_kills_its_worker_twice_is_stored_unanalysed(tmp_path,
             url="http://example.test/a.html", final_url="http://example.test/a.html", status=200
         )
         page.body = b"<html><body><p>Killer</p></body></html>"
-        monkeypatch.setattr(context, "_analysis_job", lambda item: dies)
+        monkeypatch.setattr(context, "_analysis_job", lambda item, options: dies)
         analysis = await context.analysed(page)
         assert analysis.problem == "analysis worker died" and analysis.term is None
         stats = crawler.stats

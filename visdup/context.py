@@ -22,6 +22,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -130,6 +131,8 @@ class CrawlContext:
             content=_wired(crawler, "ITEM_PIPELINES", CONTENT_STEP),
             template=_wired(crawler, "ITEM_PIPELINES", TEMPLATE_STEP),
         )
+        #: The options with the links read too, by cap (:meth:`analyse_item`).
+        self._link_options: dict[int, AnalysisOptions] = {}
         #: Whether the item pipelines analyse pages (any of visdup's page pipelines is on).
         self.analyses_pages = _wired(crawler, "ITEM_PIPELINES", ANALYSIS_STEP)
         #: Whether pages are labelled: the labelling call then places them in their clusters.
@@ -451,7 +454,7 @@ class CrawlContext:
         needs to stay with a page in the crawl's process (the site spider keeps none)."""
         return self._workers > 0 and self.analyses_pages
 
-    def _analyse_here(self, item: Page) -> PageAnalysis:
+    def _analyse_here(self, item: Page, options: AnalysisOptions) -> PageAnalysis:
         return analyse(
             item.body,
             url=item.url,
@@ -459,10 +462,27 @@ class CrawlContext:
             content_type=item.content_type,
             tree=item.tree,
             encoding=item.encoding,
-            options=self.options,
+            options=options,
         )
 
-    async def analysed(self, item: Page) -> PageAnalysis:
+    async def analyse_item(self, item: Page, links: int | None = None) -> PageAnalysis:
+        """Analyse the page item once: its analysis set on it (the pipelines read it), its
+        notes counted. ``links``: read its links too (the hrefs of at most that many link
+        elements, 0: all), for the spider: they are on the analysis returned, not the item's.
+        """
+        options = self.options
+        if links is not None:
+            options = self._link_options.get(links) or self._link_options.setdefault(
+                links, replace(options, links=links)
+            )
+        analysis = await self.analysed(item, options)
+        item.analysis = analysis.without_links()
+        item.tree = None  # the analysis holds what it needs; the response's tree can go
+        for kind, note in analysis.notes:
+            self.note(item.url, kind, note)
+        return analysis
+
+    async def analysed(self, item: Page, options: AnalysisOptions | None = None) -> PageAnalysis:
         """The page item's analysis: in a worker process, awaited on the event loop (no thread
         of the crawl's process waits for it), or in a thread without workers.
 
@@ -472,12 +492,13 @@ class CrawlContext:
         takes no page (no worker can start) leaves the analysis to a thread, but never that
         of a page that just killed a worker.
         """
+        options = options or self.options
         pool = self._pool  # not under the lock: a label process's restart may hold it
         if pool is None and self._workers:
             pool = await run_in_thread(self._analysis_pool)  # started on first use
         if pool is None:
-            return await run_in_thread(self._analyse_here, item)
-        job = self._analysis_job(item)
+            return await run_in_thread(self._analyse_here, item, options)
+        job = self._analysis_job(item, options)
         for attempt in range(2):
             try:
                 future = pool.submit(job)
@@ -485,14 +506,14 @@ class CrawlContext:
                 if attempt:
                     self._worker_died(item, attempt)
                     break
-                return await run_in_thread(self._analyse_here, item)
+                return await run_in_thread(self._analyse_here, item, options)
             try:
                 return await _awaited(future)
             except WorkerDied:
                 self._worker_died(item, attempt)
         return self._unanalysed(item)
 
-    def _analysis_job(self, item: Page) -> Callable[[], PageAnalysis]:
+    def _analysis_job(self, item: Page, options: AnalysisOptions) -> Callable[[], PageAnalysis]:
         return partial(
             analyse_bytes,
             item.body,
@@ -500,7 +521,7 @@ class CrawlContext:
             item.final_url,
             item.content_type,
             item.encoding,
-            self.options,
+            options,
         )
 
     def _worker_replaced(self, exitcode: int | None, replaced: bool) -> None:

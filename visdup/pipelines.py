@@ -55,11 +55,8 @@ class _PagePipeline:
     async def analysed(self, item: Page) -> PageAnalysis:
         """The page's analysis, computed (off the event loop) by the first pipeline to ask."""
         if item.analysis is None:
-            analysis = await self.ctx.analysed(item)
-            item.analysis = analysis
-            item.tree = None  # the analysis holds what it needs; the response's tree can go
-            for kind, note in analysis.notes:
-                self.ctx.note(item.url, kind, note)
+            await self.ctx.analyse_item(item)
+        assert item.analysis is not None
         return item.analysis
 
     async def clustered(self, item: Page, analysis: PageAnalysis) -> None:

@@ -3,7 +3,8 @@
 :func:`analyse` parses a page once (or reuses the tree a Scrapy response already parsed) and
 runs every step on it in one fixed order, so no step can see what another removed:
 
-1. the canonical link and the title, read before anything leaves the tree;
+1. the canonical link, the title and (for the site spider) the links, read before anything
+   leaves the tree;
 2. the visual term and its structural SimHash (on the tree as parsed);
 3. invisible nodes removed (the one edit every later step wants);
 4. the template step's DOM tree (:func:`template_input`), before main content prunes;
@@ -36,6 +37,7 @@ from visdup.content import main_content, page_title, remove_invisible
 from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
 from visdup.errors import InputError
+from visdup.page.links import PageLinks, read_links
 from visdup.page.parse import Document, decode, from_tree, parse_html, screen
 from visdup.storage.body import pack_body
 from visdup.structure.fingerprint import shape_simhash, term_simhash
@@ -70,6 +72,9 @@ class AnalysisOptions:
     thin_below: int | None = None
     #: The store keeps bodies (VISDUP_STORE_BODY): a worker process packs the body it holds.
     keep_body: bool = False
+    #: Read the page's links for its spider (:mod:`visdup.page.links`): the hrefs of its
+    #: first this many link elements (0: all of them); None: no links.
+    links: int | None = None
 
     @classmethod
     def from_settings(
@@ -106,6 +111,9 @@ class PageAnalysis:
     simhash: int | None = None
     content: ContentPrint | None = field(default=None, repr=False)
     template_input: TemplateInput | None = field(default=None, repr=False)
+    #: The page's links as its tree has them, when asked for (``AnalysisOptions.links``): the
+    #: spider's, which no store record holds (:meth:`without_links`).
+    links: PageLinks | None = field(default=None, repr=False)
     #: The body as the store keeps it, packed where the analysis ran (a worker process).
     packed_body: bytes | None = field(default=None, repr=False)
     #: The term and the content print as the store keeps them, written where the analysis
@@ -151,6 +159,11 @@ class PageAnalysis:
     def has_template_input(self) -> bool:
         """Whether the page can be placed in a template cluster (read without unpickling)."""
         return self.template_input is not None
+
+    def without_links(self) -> PageAnalysis:
+        """This analysis without its links: the spider took them, and the labelling, which
+        the analysis goes on to, never reads them."""
+        return self if self.links is None else replace(self, links=None)
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The object parts cross as one blob that only the process reading them unpickles:
@@ -227,6 +240,15 @@ class _SealedAnalysis(PageAnalysis):
 
     __hash__ = PageAnalysis.__hash__
 
+    def without_links(self) -> PageAnalysis:
+        if self.links is None:
+            return self
+        present = getattr(self, "_present", None)
+        if present is None:  # built by replace(): its parts are values
+            return replace(self, links=None)
+        light = tuple(None if name == "links" else getattr(self, name) for name in _LIGHT)
+        return _sealed(light, present, self._blob)  # parts still unopened
+
 
 def _sealed(
     light: tuple[Any, ...], present: tuple[bool, bool, bool], blob: bytes | None
@@ -273,6 +295,7 @@ def analyse(
     if doc.root is None:
         return replace(base, problem=doc.problem or "no document")
     canonical = canonical_url(doc, final_url or url)  # before <head> goes
+    links = _links_step(doc, url, options.links)  # before invisible nodes go
     title: str | None = None
     if options.denoise_term:
         clean(doc)
@@ -280,10 +303,10 @@ def analyse(
     try:
         _raw, term = document_term(doc, options.classes)
     except InputError as exc:
-        return replace(base, problem=str(exc), notes=_notes(doc))
+        return replace(base, problem=str(exc), notes=_notes(doc), links=links)
     except Exception as exc:
         logger.exception("visdup: cannot build the term of %s", url)
-        return replace(base, problem=f"term failed: {exc}", notes=_notes(doc))
+        return replace(base, problem=f"term failed: {exc}", notes=_notes(doc), links=links)
     template = None
     content = None
     if options.template or options.content:
@@ -309,6 +332,7 @@ def analyse(
         template_input=template,
         term_text=str(term),
         content_json=content.to_json() if content is not None else None,
+        links=links,
     )
 
 
@@ -375,6 +399,17 @@ def _template_step(doc: Document, url: str) -> FlatTree | None:
         return template_input(doc)
     except Exception:
         logger.exception("visdup: cannot read the layout of %s", url)
+        return None
+
+
+def _links_step(doc: Document, url: str, cap: int | None) -> PageLinks | None:
+    """The page's links, when its spider asks for them (None: it reads them itself)."""
+    if cap is None:
+        return None
+    try:
+        return read_links(doc.root, cap)
+    except Exception:
+        logger.exception("visdup: cannot read the links of %s", url)
         return None
 
 

@@ -35,6 +35,7 @@ from w3lib.url import safe_url_string
 
 from visdup import config
 from visdup.items import Page
+from visdup.page.links import PageLinks, read_links
 from visdup.report.urlpatterns import _shape as path_pattern
 from visdup.spiders.budget import GOVERNED, PageBudget, PageBudgetMiddleware
 from visdup.storage.urls import canonical_url, crawl_key
@@ -374,10 +375,11 @@ class SiteSpider(scrapy.Spider):
         self._count(url)
         return True
 
-    def _links(self, response: HtmlResponse) -> list[str]:
+    def _links(self, response: HtmlResponse, found: PageLinks | None = None) -> list[str]:
         """Canonical http(s) links of <a> and <area> elements: in scope, unique, read from the
         first VISDUP_MAX_LINKS_PER_PAGE elements, none past its pattern's budget.
 
+        ``found``: the hrefs visdup's analysis read from the page (read here if None).
         Links to pages stored by earlier runs stay in the list, and are only not fetched
         again: a page is stored with every link, the frontier a killed crawl resumes from. A
         page whose link target was stored before it, by a crawl killed in between, is
@@ -385,37 +387,31 @@ class SiteSpider(scrapy.Spider):
         """
         base = get_base_url(response)
         resolve = self._resolver.for_page(base, response.encoding)
-        root = self._tree(response)
+        if found is None:
+            found = read_links(self._tree(response), self.max_links)
         seen: set[str] = set()
         links: list[str] = []
-        read = 0
-        for element in root.iter("a", "area"):
-            href = element.get("href")
-            if not href or not href.strip():
-                continue
-            if self.max_links and read >= self.max_links:
-                self._capped(response, root, read)
-                break
-            read += 1
+        for href in found.hrefs:
             url = resolve(href)
             if url is None or url in seen:
                 continue
             seen.add(url)
             if url in self.stored or self._within_budget(url):
                 links.append(url)
+        if found.total is not None:
+            self._capped(response, found.total, len(found.hrefs))
         return links
 
     def _tree(self, response: HtmlResponse) -> Any:
-        """The page's tree for its links. Where visdup analyses pages in worker processes,
-        which parse the bytes themselves, it is parsed as ``response.selector`` would be but
-        not kept on the response: the crawl's process then holds no page's tree while the
-        page waits for its analysis and labels (a Page item takes a tree only if cached)."""
+        """The page's tree for its links, when visdup's analysis did not read them. Where
+        visdup analyses pages in worker processes, it is parsed as ``response.selector`` would
+        be but not kept on the response: the crawl's process then holds no page's tree while
+        the page waits for its analysis and labels (a Page item takes a tree only if cached)."""
         if self._parse_apart:
             return Selector(response=response).root
         return response.selector.root
 
-    def _capped(self, response: HtmlResponse, root: Any, read: int) -> None:
-        total = int(root.xpath("count(//a[@href]|//area[@href])"))
+    def _capped(self, response: HtmlResponse, total: int, read: int) -> None:
         self.crawler.stats.inc_value("visdup/links_over_page_cap", max(0, total - read))
         self.crawler.stats.inc_value("visdup/pages_over_link_cap")
         logger.info(
@@ -426,7 +422,7 @@ class SiteSpider(scrapy.Spider):
         )
 
     # ------------------------------------------------------------------ callbacks
-    def parse(self, response: Response, **kwargs: Any) -> Iterable[Any]:
+    def parse(self, response: Response, **kwargs: Any) -> Iterable[Any] | AsyncIterator[Any]:
         if not isinstance(response, HtmlResponse):
             self._settle(response, page=False)
             kind = "text" if isinstance(response, TextResponse) else "binary"
@@ -437,17 +433,47 @@ class SiteSpider(scrapy.Spider):
                 response.url,
                 response.headers.get("Content-Type"),
             )
-            return
+            return ()
         if not self._settle(response, page=True):
-            return  # fetched while the budget was being spent: not taken
+            return ()  # fetched while the budget was being spent: not taken
+        if self._parse_apart:
+            return self._analysed_page(response)
+        return self._page(response)
+
+    def _page(self, response: HtmlResponse) -> Iterable[Any]:
+        links = self._page_links(response, None)  # parsed first: the item takes its tree
+        yield from self._follow(Page.from_response(response, links=links))
+
+    async def _analysed_page(self, response: HtmlResponse) -> AsyncIterator[Any]:
+        """A page analysed in a worker process before its links are followed: the worker
+        read its links from the tree it parsed, so this process parses none (a page the
+        analysis could not read is parsed here for its links, as without visdup)."""
+        from visdup.context import CrawlContext
+
+        page = Page.from_response(response)
+        found = None
+        ctx = CrawlContext.existing(self.crawler)
         try:
-            links = self._links(response)
+            if ctx is not None:
+                found = (await ctx.analyse_item(page, links=self.max_links)).links
+        except Exception:  # the pipelines analyse it again, and report what fails
+            logger.exception("visdup: cannot analyse %s before its links", response.url)
+        page.links = self._page_links(response, found)
+        for output in self._follow(page):
+            yield output
+
+    def _page_links(self, response: HtmlResponse, found: PageLinks | None) -> list[str]:
+        try:
+            return self._links(response, found)
         except Exception as exc:
             logger.warning("Cannot extract links from %s: %s", response.url, exc)
-            links = []
-        yield Page.from_response(response, links=links)
+            return []
+
+    def _follow(self, page: Page) -> Iterable[Any]:
+        """The page item, then the requests for its links not stored yet."""
+        yield page
         stored = self.stored
-        for link in links:
+        for link in page.links:
             if link not in stored:
                 yield self._request(link)
         if self.page_budget is not None and self.page_budget.spent:
