@@ -473,3 +473,48 @@ def test_compiled_text_length_equals_xpath() -> None:
     )
     assert count(doc) == -1
     assert count("not an element") == -1
+
+
+def test_layout_signature_same_with_and_without_kernel(monkeypatch) -> None:
+    """The compiled layout walk gives every signature the Python walk gives: by the page's
+    spine and without it, at other depths and stubs, under a small node cap, and on pages
+    whose subtrees differ only in which element holds which (a(b) beside b(a))."""
+    from visdup.content.visibility import remove_invisible
+    from visdup.templates import signature
+
+    if signature._kernel is None or not signature._kernel.DOM_WALK:
+        pytest.skip("compiled DOM walk not built")
+    mirrored = (
+        "<html><body><nav><a>x</a></nav><main><article>"
+        + "<p><code><em>a</em></code><em><code>b</code></em><span>c</span></p>" * 3
+        + "<p><em><code>b</code></em><code><em>a</em></code></p></article></main>"
+        "<footer><p>f</p></footer></body></html>"
+    )
+    deep = "<html><body>" + "<div><p>x</p>" * 3000 + "</div>" * 3000 + "</body></html>"
+
+    def signatures() -> list[tuple]:
+        out = []
+        for body in [*PAGES, mirrored.encode(), deep.encode()]:
+            doc = parse_html(body)
+            if doc.root is None:
+                continue
+            remove_invisible(doc.root)
+
+            def chosen(node: object, root=doc.root) -> None:
+                lengths = signature.TextLengths()
+                region = signature.layout_main(root, node, lengths)
+                spine = signature.spine_path(region, toward=node, lengths=lengths)
+                for depth, stub, cap in ((8, 2, 2000), (3, 1, 2000), (40, 4, 2000), (8, 2, 7)):
+                    for by in (spine, None):
+                        made = signature.layout_signature(
+                            root, region, spine=by, depth=depth, stub_depth=stub, max_nodes=cap
+                        )
+                        out.append((made.labels, made.sizes, made.key, made.outline))
+
+            main_content(doc.root, cleaned=True, chosen=chosen)
+        return out
+
+    fast = signatures()
+    python_kernels(monkeypatch)
+    assert signatures() == fast
+    assert len(fast) >= 8 * len(HOSTILE)

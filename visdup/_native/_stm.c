@@ -1831,6 +1831,250 @@ text_length(PyObject *self, PyObject *arg)
     return PyLong_FromSsize_t(count);
 }
 
+/* ------------------------------------------------------------------ layout signatures
+ *
+ * layout_walk is the walk of visdup.templates.signature.layout_signature (nodes labelled by
+ * tag) over libxml2's nodes: the same frames, element budget and compression. A compressed
+ * subtree is a run of (label, size, frame) entries in one arena and a 64-bit structural
+ * hash; a node's own run replaces its children's runs as it is popped, so the arena holds
+ * the open frames' children and nothing more. (The Python walk hashes a tuple of the label
+ * and the kept children's hashes: either tells equal subtrees from unequal ones, bar a
+ * collision.) None asks for the Python walk: a namespaced element, a name not UTF-8.
+ */
+
+typedef struct {
+    PyObject *label; /* borrowed: from the walk's tag cache, or an argument */
+    Py_ssize_t size;
+    char frame;
+} LEntry;
+
+typedef struct {
+    uint64_t hash;
+    Py_ssize_t at, len; /* its entries in the arena */
+} LPiece;
+
+typedef struct {
+    vd_node *node, *child; /* child: the next element child to look at */
+    PyObject *label;       /* borrowed */
+    int left, stub;
+    char inside, framed;
+    Py_ssize_t got_start, arena_start;
+} LFrame;
+
+static inline uint64_t
+mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static vd_node *
+next_element(vd_node *c)
+{
+    while (c != NULL && c->type != N_ELEMENT) c = c->next;
+    return c;
+}
+
+/* Grows *buf (of *cap items of `size` bytes) to hold `need` items; 0, or -1 (no memory). */
+static int
+grow(void **buf, Py_ssize_t *cap, Py_ssize_t need, size_t size)
+{
+    if (need <= *cap) return 0;
+    Py_ssize_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *grown = realloc(*buf, size * (size_t)n);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buf = grown;
+    *cap = n;
+    return 0;
+}
+
+static vd_node *
+element_node(PyObject *obj)
+{
+    if (obj == Py_None || element_type == NULL || !PyObject_TypeCheck(obj, element_type))
+        return NULL;
+    return ((ElementHead *)obj)->c_node;
+}
+
+static PyObject *
+layout_walk(PyObject *self, PyObject *args)
+{
+    PyObject *start_obj, *root_label, *main_obj, *spine_obj, *skip, *main_label;
+    int depth, stub_depth, end_stub, off_spine;
+    Py_ssize_t budget;
+    if (!PyArg_ParseTuple(args, "OUOOiiiinO!U", &start_obj, &root_label, &main_obj, &spine_obj,
+                          &depth, &stub_depth, &end_stub, &off_spine, &budget, &PySet_Type,
+                          &skip, &main_label))
+        return NULL;
+    vd_node *start = element_node(start_obj);
+    if (start == NULL || start->type != N_ELEMENT) Py_RETURN_NONE;
+    vd_node *main = element_node(main_obj);
+    if (main_obj != Py_None && main == NULL) Py_RETURN_NONE;
+    vd_node *spine[64];
+    Py_ssize_t nspine = 0;
+    if (spine_obj != Py_None) {
+        if (!PyList_Check(spine_obj) || PyList_GET_SIZE(spine_obj) > 64) Py_RETURN_NONE;
+        nspine = PyList_GET_SIZE(spine_obj);
+        for (Py_ssize_t i = 0; i < nspine; i++) {
+            spine[i] = element_node(PyList_GET_ITEM(spine_obj, i));
+            if (spine[i] == NULL) Py_RETURN_NONE;
+        }
+    }
+    Walk w = {0};
+    w.tags = PyDict_New();
+    if (w.tags == NULL) return NULL;
+    PyObject *result = NULL;
+    LFrame *stack = NULL;
+    LPiece *pieces = NULL;
+    LEntry *arena = NULL, *scratch = NULL;
+    uint64_t *kinds = NULL;
+    Py_ssize_t sp = 0, stack_cap = 0, npieces = 0, pieces_cap = 0, narena = 0, arena_cap = 0;
+    Py_ssize_t scratch_cap = 0, kinds_cap = 0;
+    if (grow((void **)&stack, &stack_cap, 1, sizeof(LFrame)) < 0) goto done;
+    stack[0] = (LFrame){start, next_element(start->children), root_label, depth, -1, 0, 0, 0, 0};
+    sp = 1;
+    while (sp > 0) {
+        LFrame *f = &stack[sp - 1];
+        vd_node *child = NULL;
+        PyObject *tag = NULL;
+        if (f->left > 0 && f->stub != 0 && budget > 0) {
+            while (f->child != NULL) {
+                vd_node *c = f->child;
+                f->child = next_element(c->next);
+                tag = lower_tag(&w, c);
+                if (tag == NULL) goto done; /* an error, or w.fallback */
+                Py_DECREF(tag);             /* w.tags holds it */
+                int skipped = PySet_Contains(skip, tag);
+                if (skipped < 0) goto done;
+                if (!skipped) {
+                    child = c;
+                    break;
+                }
+            }
+        }
+        if (child != NULL) {
+            budget--;
+            Py_ssize_t at = -1;
+            for (Py_ssize_t i = 0; i < nspine; i++)
+                if (spine[i] == child) {
+                    at = i;
+                    break;
+                }
+            LFrame next = {child, next_element(child->children), tag, f->left - 1, 0, 0, 0,
+                           npieces, narena};
+            if (at >= 0) {
+                int at_end = at == nspine - 1;
+                next.label = child == main ? main_label : tag;
+                next.stub = at_end ? end_stub : -1;
+                next.inside = 1;
+                next.framed = !at_end;
+            } else if (f->inside && f->stub < 0) { /* inside the region, beside its spine */
+                next.stub = (off_spine > 1 ? off_spine : 1) - 1;
+                next.inside = 1;
+                next.framed = 1;
+            } else if (f->stub < 0 && main != NULL && child == main) {
+                next.label = main_label;
+                next.stub = stub_depth;
+                next.inside = 1;
+            } else {
+                next.stub = f->stub > 0 ? f->stub - 1 : f->stub;
+                next.inside = f->inside;
+                next.framed = f->framed;
+            }
+            if (grow((void **)&stack, &stack_cap, sp + 1, sizeof(LFrame)) < 0) goto done;
+            stack[sp++] = next;
+            continue;
+        }
+        /* f is done: its run is its own entry, then its kept children's runs */
+        int distinct = nspine > 0 && f->stub >= 0;
+        Py_hash_t lh = PyObject_Hash(f->label);
+        if (lh == -1) goto done;
+        uint64_t h = mix64((uint64_t)lh);
+        Py_ssize_t len = 1, nkinds = 0;
+        if (grow((void **)&scratch, &scratch_cap, 1, sizeof(LEntry)) < 0) goto done;
+        scratch[0] = (LEntry){f->label, 1, f->framed};
+        int have_last = 0;
+        uint64_t last = 0;
+        for (Py_ssize_t k = f->got_start; k < npieces; k++) {
+            LPiece *p = &pieces[k];
+            if (have_last && p->hash == last) continue;
+            if (distinct) {
+                int met = 0;
+                for (Py_ssize_t q = 0; q < nkinds; q++)
+                    if (kinds[q] == p->hash) {
+                        met = 1;
+                        break;
+                    }
+                if (met) continue;
+                if (grow((void **)&kinds, &kinds_cap, nkinds + 1, sizeof(uint64_t)) < 0)
+                    goto done;
+                kinds[nkinds++] = p->hash;
+            }
+            last = p->hash;
+            have_last = 1;
+            if (grow((void **)&scratch, &scratch_cap, len + p->len, sizeof(LEntry)) < 0)
+                goto done;
+            memcpy(scratch + len, arena + p->at, sizeof(LEntry) * (size_t)p->len);
+            len += p->len;
+            h = mix64(h * 0xff51afd7ed558ccdULL ^ p->hash); /* not symmetric: a(b) is no b(a) */
+        }
+        scratch[0].size = len;
+        Py_ssize_t base = f->arena_start;
+        if (grow((void **)&arena, &arena_cap, base + len, sizeof(LEntry)) < 0) goto done;
+        memcpy(arena + base, scratch, sizeof(LEntry) * (size_t)len);
+        narena = base + len;
+        npieces = f->got_start;
+        if (grow((void **)&pieces, &pieces_cap, npieces + 1, sizeof(LPiece)) < 0) goto done;
+        pieces[npieces++] = (LPiece){h, base, len};
+        sp--;
+    }
+    {
+        Py_ssize_t n = pieces[0].len;
+        PyObject *labels = PyList_New(n), *sizes = PyList_New(n), *frames = PyList_New(n);
+        if (labels == NULL || sizes == NULL || frames == NULL) {
+            Py_XDECREF(labels);
+            Py_XDECREF(sizes);
+            Py_XDECREF(frames);
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            LEntry *e = &arena[pieces[0].at + i];
+            PyObject *size = PyLong_FromSsize_t(e->size);
+            if (size == NULL) {
+                Py_DECREF(labels);
+                Py_DECREF(sizes);
+                Py_DECREF(frames);
+                goto done;
+            }
+            Py_INCREF(e->label);
+            PyList_SET_ITEM(labels, i, e->label);
+            PyList_SET_ITEM(sizes, i, size);
+            PyObject *framed = e->frame ? Py_True : Py_False;
+            Py_INCREF(framed);
+            PyList_SET_ITEM(frames, i, framed);
+        }
+        result = Py_BuildValue("(NNN)", labels, sizes, frames);
+    }
+done:
+    if (result == NULL && w.fallback && !PyErr_Occurred()) {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    free(stack);
+    free(pieces);
+    free(arena);
+    free(scratch);
+    free(kinds);
+    Py_XDECREF(w.tags);
+    return result;
+}
+
 /* ------------------------------------------------------------------ label-path bounds */
 
 /* The label-path bound of visdup.templates.stm.stm_upper_bound for two histograms: the
@@ -1930,6 +2174,11 @@ static PyMethodDef methods[] = {
      "path_bounds(paths, others)\n"
      "visdup.templates.stm.stm_upper_bound(paths, b) for each histogram b of others, or None\n"
      "when Python must answer (a count that is not an int)."},
+    {"layout_walk", layout_walk, METH_VARARGS,
+     "layout_walk(start, root_label, main, spine, depth, stub_depth, end_stub, off_spine,\n"
+     "budget, skip_tags, main_label)\n"
+     "(labels, sizes, frames) of visdup.templates.signature.layout_signature's walk by tag,\n"
+     "before its node cap, or None when the Python walk must do it."},
     {"subtree_sizes", subtree_sizes, METH_O,
      "subtree_sizes(parents)\n"
      "Every node's subtree size from preorder parent indices (the root's is -1)."},

@@ -92,6 +92,8 @@ _SKIP = frozenset(
         "svg",
     }
 )
+#: The same as a set, as the compiled walk takes it.
+_SKIP_SET = set(_SKIP)
 
 
 @dataclass(eq=False)
@@ -595,10 +597,27 @@ def layout_signature(
     if main is not None and spine and spine[0] is main:
         on_spine = {id(el): i for i, el in enumerate(spine)}
         end_stub = max(1, stub_depth - (len(spine) - 1))
+    budget = max_nodes * 8  # elements visited at most: hostile pages cannot make this slow
+    if _kernel is not None and mode == "tag" and stub_mode is None and _kernel.DOM_WALK:
+        walked = _kernel.layout_walk(
+            start,
+            _tag(start) or "body",
+            main,
+            list(spine) if on_spine and spine else None,
+            depth,
+            stub_depth,
+            end_stub,
+            off_spine,
+            budget,
+            _SKIP_SET,
+            MAIN,
+        )
+        if walked is not None:
+            labels, sizes, frames = walked
+            return _made(labels, sizes, frames, max_nodes)
     stack: list[list[Any]] = [
         [start, _tag(start) or "body", depth, -1, iter(start), [], False, False]
     ]
-    budget = max_nodes * 8  # elements visited at most: hostile pages cannot make this slow
     while stack:
         frame = stack[-1]
         _el, label, left, stub, children, got, inside, framed = frame
@@ -680,6 +699,11 @@ def layout_signature(
         else:
             result.append(node)
     _, labels, sizes, frames = result[0]
+    return _made(labels, sizes, frames, max_nodes)
+
+
+def _made(labels: list[str], sizes: list[int], frames: list[bool], max_nodes: int) -> Layout:
+    """The signature of a walk's compressed nodes, its first ``max_nodes`` kept."""
     if len(labels) > max_nodes:
         labels, frames = labels[:max_nodes], frames[:max_nodes]
         sizes = [min(s, max_nodes - i) for i, s in enumerate(sizes[:max_nodes])]

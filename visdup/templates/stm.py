@@ -515,22 +515,24 @@ def _split_inline_labels(
     """
     room = max_nodes - len(labels)
     splits: dict[int, tuple[str, str]] = {}  # a text's index -> (caption, value)
-    for i, t in enumerate(texts):
+    # the texts with a colon, in one pass over them all: most texts have none
+    colons = [i for i, t in enumerate(texts) if t and (":" in t or "\uff1a" in t)]
+    for i in colons:
         if len(splits) >= room:
             break
-        if (
-            t is not None
-            and len(t) <= _INLINE_MAX
-            and (":" in t or "\uff1a" in t)
-            and not _named(labels, parent, parent[i])
-        ):
+        t = texts[i]
+        assert t is not None
+        if len(t) <= _INLINE_MAX and not _named(labels, parent, parent[i]):
             split = inline_label(t)
             if split is not None:
                 splits[i] = split
     if not splits:
         return labels, texts, hints, parent
     # old index -> new: each caption goes in just before its text
-    shift = list(accumulate(1 if i in splits else 0 for i in range(len(labels))))
+    marks = [0] * len(labels)
+    for i in splits:
+        marks[i] = 1
+    shift = list(accumulate(marks))
     moved = [p + shift[p] if p >= 0 else -1 for p in parent]
     texts = list(texts)
     out_labels: list[str] = []
