@@ -174,3 +174,33 @@ def test_templates_stored_at_the_end_read_the_other_processes_first(pg_url):
     b.finish()
     store_a.close()
     store_b.close()
+
+
+def test_placing_a_known_signature_takes_no_write_transaction_on_sqlite(tmp_path):
+    """A page whose signature is known and that merges nothing changes nothing stored: on
+    SQLite its placing takes no write lock and makes no commit (the label process places
+    every page, one after another; template builds commit from their own thread)."""
+    import threading
+
+    from sqlalchemy import event
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'k.sqlite3'}")
+    clusters = CrawlClusters(store, template_min_pages=2, extract=False)
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    placing = threading.get_ident()
+    commits: list[int] = []
+    event.listen(store.engine, "commit", lambda conn: commits.append(threading.get_ident()))
+    first = clusters.assign(events[0], trees[events[0]])
+    assert commits.count(placing) == 1, "a new signature is stored"
+    for name in events[1:]:
+        clusters.assign(name, trees[name])
+    clusters.finish()
+    before = commits.count(placing)
+    again = CrawlClusters(store, template_min_pages=2, extract=False)
+    for name in events:  # known signatures now
+        placed = again.assign(name + "?again", trees[name])
+        assert placed.cluster == first.cluster and not placed.merged
+    assert commits.count(placing) == before
+    again.finish()
+    store.close()

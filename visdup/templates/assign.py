@@ -165,11 +165,11 @@ class CrawlClusters:
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         """Place one page (thread-safe); persists what changed before returning."""
         layout = page.layout
-        with self._lock, self.store.engine.begin() as conn:
+        with self._lock, _Transaction(self.store.engine) as conn:
             if self.store.is_postgres:
-                advisory_lock(conn, [CLUSTERS_LOCK])  # one cluster writer at a time
-                if self.store.clusters_version(conn) > self.version:
-                    self._reload(conn)
+                advisory_lock(conn(), [CLUSTERS_LOCK])  # one cluster writer at a time
+                if self.store.clusters_version(conn()) > self.version:
+                    self._reload(conn())
             known = layout.key in self.clusterer.atoms
             cid = self.clusterer.add(layout)
             absorbed = list(self.clusterer.absorbed)
@@ -178,7 +178,7 @@ class CrawlClusters:
                 self.version += 1
                 if not known:
                     self.store.put_layout(
-                        conn,
+                        conn(),
                         layout.key,
                         cluster_id=cid,
                         labels=layout.stored_labels,
@@ -187,11 +187,11 @@ class CrawlClusters:
                     )
                 if absorbed:
                     self._absorb_here(cid, absorbed)
-                    self.store.merge_clusters(conn, cid, absorbed)
+                    self.store.merge_clusters(conn(), cid, absorbed)
                     template = self.templates.get(cid)
                     state = self._state(cid)
                     self.store.put_cluster(
-                        conn,
+                        conn(),
                         cid,
                         version=self.version,
                         representative=url,
@@ -200,7 +200,7 @@ class CrawlClusters:
                     )
                 else:
                     self.store.put_cluster(
-                        conn, cid, version=self.version, representative=url if new else None
+                        conn(), cid, version=self.version, representative=url if new else None
                     )
             result = Assignment(cid, new, merged=absorbed)
             if page.tree is not None:
@@ -249,7 +249,7 @@ class CrawlClusters:
         return fit
 
     def _records(
-        self, conn: Any, cid: int, url: str, page: TemplateInput, key: int
+        self, conn: Callable[[], Any], cid: int, url: str, page: TemplateInput, key: int
     ) -> list[dict[str, Any]]:
         """Keep the page in the sample if it ranks; build or queue the template when due.
 
@@ -280,7 +280,7 @@ class CrawlClusters:
                 template = self._build(cid, trees, medoid)
                 if template is None:
                     return []
-                self._store_template(conn, cid, template)
+                self._store_template(conn(), cid, template)
                 if not self.extract:
                     return []
                 earlier = [self._record(template, u, t, x) for u, t, x, _h in trees if u != url]
@@ -299,7 +299,7 @@ class CrawlClusters:
             else:
                 template = self._build(cid, trees, medoid) or template
                 if template is not None:
-                    self._store_template(conn, cid, template)
+                    self._store_template(conn(), cid, template)
         if template is not None and self.extract:
             return [self._record(template, url, tree, text)]
         return []
@@ -422,6 +422,29 @@ class CrawlClusters:
         page = unpacked(tree)
         assert page is not None
         return extract_record(template, url, page, min_fit=self.min_fit, text=text)
+
+
+class _Transaction:
+    """A transaction begun when first asked for (call it for the connection): placing a
+    page whose signature is known and that merges nothing writes nothing, and then takes no
+    write lock (SQLite's ``BEGIN IMMEDIATE``) and makes no commit."""
+
+    def __init__(self, engine: Any):
+        self._engine = engine
+        self._begun: Any = None
+        self._conn: Any = None
+
+    def __call__(self) -> Any:
+        if self._conn is None:
+            self._begun = self._engine.begin()
+            self._conn = self._begun.__enter__()
+        return self._conn
+
+    def __enter__(self) -> _Transaction:
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self._begun.__exit__(*exc) if self._begun is not None else False
 
 
 def _built_from(sample: list[Sample], medoid: int | None) -> tuple[tuple[str, ...], int | None]:
