@@ -212,17 +212,21 @@ def _pages_site(root: Path, n: int) -> Path:
     return write_site(root, pages)
 
 
+@pytest.mark.parametrize("processes", [0, 1], ids=["threads", "worker-process"])
 @deferred_f_from_coro_f
-async def test_max_pages_fetches_exactly_n_and_a_second_run_continues(tmp_path):
+async def test_max_pages_fetches_exactly_n_and_a_second_run_continues(tmp_path, processes):
+    """With a worker process the spider follows a page's links once its analysis is back (the
+    worker read them): the budget still closes the crawl at exactly N pages."""
     db_path = tmp_path / "visdup.sqlite3"
     db = f"sqlite:///{db_path}"
+    settings = {"VISDUP_ANALYSIS_PROCESSES": processes}
     with serve(_pages_site(tmp_path / "site", 60)) as handle:
-        first = await crawl(db, handle.url_for("/"), max_pages=12)
+        first = await crawl(db, handle.url_for("/"), settings=settings, max_pages=12)
         assert first.stats.get_value("finish_reason") == "max_pages"
         assert len(stored_urls(db_path)) == 12
         assert len(page_requests(handle)) == 12, "no page is fetched past the limit"
         fetched = list(page_requests(handle))
-        await crawl(db, handle.url_for("/"), max_pages=12)
+        await crawl(db, handle.url_for("/"), settings=settings, max_pages=12)
         urls = stored_urls(db_path)
         assert len(urls) == 24 and len(set(urls)) == 24
         again = page_requests(handle)[len(fetched) :]
