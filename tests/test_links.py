@@ -147,25 +147,36 @@ def _response(base: str, body: str) -> HtmlResponse:
     )
 
 
+_ANCHORS = "".join(f'<a href="{h}">x</a>' for h in HREFS)
+#: Pages whose links try the per-page cap, a ``<base>``, image maps, blank and missing hrefs.
+LINK_BODIES = [
+    _ANCHORS + '<area href="map.html"><a>no href</a><a href="">blank</a>',
+    '<base href="/other/dir/">' + _ANCHORS,
+    _ANCHORS * 3 + '<a href="  ">blank</a>' * 4,
+    '<div style="display:none">' + _ANCHORS + "</div>",  # hidden links are links
+]
+LINK_CAPS = (0, 5, len(HREFS), 40)
+
+
+def _two_spiders(cap: int) -> list[SiteSpider]:
+    spiders = []
+    for _ in range(2):
+        spider = SiteSpider(url="http://127.0.0.1:8000/index.html")
+        spider.max_links = cap
+        spider.crawler = get_crawler(SiteSpider)
+        spiders.append(spider)
+    return spiders
+
+
 def test_links_parsed_apart_are_the_responses_links_and_leave_no_tree() -> None:
     """Where the analysis runs in worker processes the spider parses a page for its links
     without keeping the tree on the response: the same links, cap included, and no tree."""
     base = "http://127.0.0.1:8000/library/os.html"
-    anchors = "".join(f'<a href="{h}">x</a>' for h in HREFS)
-    bodies = [
-        anchors + '<area href="map.html"><a>no href</a><a href="">blank</a>',
-        '<base href="/other/dir/">' + anchors,
-        anchors * 3 + '<a href="  ">blank</a>' * 4,
-    ]
     capped = 0
-    for cap in (0, 5, len(HREFS), 40):
-        for body in bodies:
-            kept = SiteSpider(url="http://127.0.0.1:8000/index.html")
-            apart = SiteSpider(url="http://127.0.0.1:8000/index.html")
+    for cap in LINK_CAPS:
+        for body in LINK_BODIES:
+            kept, apart = _two_spiders(cap)
             apart._parse_apart = True
-            for spider in (kept, apart):
-                spider.max_links = cap
-                spider.crawler = get_crawler(SiteSpider)
             response = _response(base, body)
             want = kept._links(response)
             assert response._cached_selector is not None
@@ -203,22 +214,11 @@ def test_links_the_analysis_reads_are_the_spiders_own() -> None:
     from visdup.dedup.analysis import AnalysisOptions, analyse_bytes
 
     base = "http://127.0.0.1:8000/library/os.html"
-    anchors = "".join(f'<a href="{h}">x</a>' for h in HREFS)
-    bodies = [
-        anchors + '<area href="map.html"><a>no href</a><a href="">blank</a>',
-        '<base href="/other/dir/">' + anchors,
-        anchors * 3 + '<a href="  ">blank</a>' * 4,
-        '<div style="display:none">' + anchors + "</div>",  # hidden links are links
-    ]
     capped = 0
-    for cap in (0, 5, len(HREFS), 40):
+    for cap in LINK_CAPS:
         options = AnalysisOptions(template=True, links=cap)
-        for body in bodies:
-            kept = SiteSpider(url="http://127.0.0.1:8000/index.html")
-            read = SiteSpider(url="http://127.0.0.1:8000/index.html")
-            for spider in (kept, read):
-                spider.max_links = cap
-                spider.crawler = get_crawler(SiteSpider)
+        for body in LINK_BODIES:
+            kept, read = _two_spiders(cap)
             response = _response(base, body)
             analysis = analyse_bytes(response.body, base, None, "text/html", "utf-8", options)
             crossed = pickle.loads(pickle.dumps(analysis))  # a worker's answer
