@@ -472,9 +472,9 @@ class CrawlContext:
         """
         options = self.options
         if links is not None:
-            options = self._link_options.get(links) or self._link_options.setdefault(
-                links, replace(options, links=links)
-            )
+            if links not in self._link_options:
+                self._link_options[links] = replace(options, links=links)
+            options = self._link_options[links]
         analysis = await self.analysed(item, options)
         item.analysis = analysis.without_links()
         item.tree = None  # the analysis holds what it needs; the response's tree can go

@@ -241,11 +241,9 @@ class _SealedAnalysis(PageAnalysis):
     __hash__ = PageAnalysis.__hash__
 
     def without_links(self) -> PageAnalysis:
-        if self.links is None:
-            return self
         present = getattr(self, "_present", None)
-        if present is None:  # built by replace(): its parts are values
-            return replace(self, links=None)
+        if self.links is None or present is None:  # None: built by replace(), parts as values
+            return PageAnalysis.without_links(self)
         light = tuple(None if name == "links" else getattr(self, name) for name in _LIGHT)
         return _sealed(light, present, self._blob)  # parts still unopened
 

@@ -21,10 +21,6 @@ class PageLinks:
     #: stopped the reading: how many links the page had past it. None: read whole.
     total: int | None = None
 
-    @property
-    def capped(self) -> bool:
-        return self.total is not None
-
 
 def read_links(root: Any, cap: int = 0) -> PageLinks:
     """The links of the tree ``root``: the first ``cap`` non-blank hrefs (0: every one)."""

@@ -267,9 +267,7 @@ class CrawlClusters:
             del sample[self.template_max_pages :]
         template = self.templates.get(cid)
         built = self.built_at.get(cid, 0)
-        # Without records to give, a template is rebuilt only as the crawl ends (finish): the
-        # rebuilds on the way there, at each doubling, cost twice the last one's STM work and
-        # nothing reads their templates before the end but a report of a crawl still running.
+        # rebuilt on the way only for records (see the module docstring); else in finish()
         again = size >= 2 * built and (self.extract or self._pool is None)
         if size >= self.template_min_pages and (built == 0 or again):
             self.built_at[cid] = size

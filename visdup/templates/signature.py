@@ -598,10 +598,11 @@ def layout_signature(
         on_spine = {id(el): i for i, el in enumerate(spine)}
         end_stub = max(1, stub_depth - (len(spine) - 1))
     budget = max_nodes * 8  # elements visited at most: hostile pages cannot make this slow
+    root_label = _tag(start) or "body"
     if _kernel is not None and mode == "tag" and stub_mode is None and _kernel.DOM_WALK:
         walked = _kernel.layout_walk(
             start,
-            _tag(start) or "body",
+            root_label,
             main,
             list(spine) if on_spine and spine else None,
             depth,
@@ -615,9 +616,7 @@ def layout_signature(
         if walked is not None:
             labels, sizes, frames = walked
             return _made(labels, sizes, frames, max_nodes)
-    stack: list[list[Any]] = [
-        [start, _tag(start) or "body", depth, -1, iter(start), [], False, False]
-    ]
+    stack: list[list[Any]] = [[start, root_label, depth, -1, iter(start), [], False, False]]
     while stack:
         frame = stack[-1]
         _el, label, left, stub, children, got, inside, framed = frame
