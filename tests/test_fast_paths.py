@@ -430,12 +430,21 @@ def test_paragraphs_alone_equal_the_walks_paragraphs(monkeypatch) -> None:
     reason="compiled text length not built",
 )
 def test_compiled_text_length_equals_xpath() -> None:
+    """One element at a time, and every element of a tree from one walk (the table)."""
     from visdup.templates.signature import _TEXT_LENGTH
 
-    count = stm_module._kernel.text_length
+    kernel = stm_module._kernel
+    count = kernel.text_length
 
     def xpath(el) -> int:
         return int(_TEXT_LENGTH(el))
+
+    def tabled(root) -> list[int]:
+        table = kernel.text_lengths(root)
+        return [kernel.text_length_of(table, el) for el in root.iter() if isinstance(el.tag, str)]
+
+    def one_by_one(root) -> list[int]:
+        return [count(el) for el in root.iter() if isinstance(el.tag, str)]
 
     checked = 0
     for body in PAGES:
@@ -446,6 +455,10 @@ def test_compiled_text_length_equals_xpath() -> None:
             if isinstance(el.tag, str):
                 assert count(el) == xpath(el), lxml.etree.tostring(el)[:200]
                 checked += 1
+        assert tabled(doc.root) == one_by_one(doc.root)
+        inner = doc.root[-1]  # a table of a subtree holds it alone
+        assert tabled(inner) == one_by_one(inner)
+        assert kernel.text_length_of(kernel.text_lengths(inner), doc.root) == -2
     assert checked > 5000
     # XML's four blanks collapse; NBSP and an em space are text to XPath; comments, PIs and
     # CDATA as XPath reads them; a tree 10,000 deep (built, as no parser nests so deep)
@@ -460,12 +473,14 @@ def test_compiled_text_length_equals_xpath() -> None:
         for el in root.iter():
             if isinstance(el.tag, str):
                 assert count(el) == xpath(el), text[:60]
+        assert tabled(root) == one_by_one(root), text[:60]
     deep = node = lxml.etree.Element("a")
     for _ in range(10_000):
         node = lxml.etree.SubElement(node, "b")
         node.tail = " t "
     node.text = " deep  text "
     assert count(deep) == xpath(deep) == len("deep text") + 10_000 * len(" t")
+    assert tabled(deep) == one_by_one(deep)
     # an entity reference whose text the tree does not hold: XPath answers (-1)
     doc = lxml.etree.fromstring(
         '<!DOCTYPE a [<!ENTITY e "ent">]><a>x &e; y</a>',
@@ -473,6 +488,10 @@ def test_compiled_text_length_equals_xpath() -> None:
     )
     assert count(doc) == -1
     assert count("not an element") == -1
+    table = kernel.text_lengths(doc)
+    assert kernel.text_length_of(table, doc) == -1
+    assert kernel.text_length_of(table, "not an element") == -2
+    assert kernel.text_lengths("not an element") is None
 
 
 def test_layout_signature_same_with_and_without_kernel(monkeypatch) -> None:

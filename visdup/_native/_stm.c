@@ -1831,6 +1831,202 @@ text_length(PyObject *self, PyObject *arg)
     return PyLong_FromSsize_t(count);
 }
 
+/* text_lengths(root) is text_length of every element under root (root included) from one
+ * walk: a subtree's normalised length composes from its parts' (the characters that are no
+ * blank, the blank runs between them, and whether a blank opens or closes the part), so
+ * each element's is its children's joined, and no text is read twice. The answer is a
+ * capsule for text_length_of(table, element): the length, -1 for XPath to answer (an entity
+ * reference below it), -2 when the element is not under root. The table is of the tree as
+ * it was: read it before the tree changes. */
+
+typedef struct {
+    Py_ssize_t chars, runs; /* characters counted; blank runs between two of them */
+    char lead, trail;       /* a blank before the first character / after the last */
+    char any;               /* some character at all */
+    char poisoned;          /* an entity reference: XPath must answer */
+} TLPart;
+
+typedef struct {
+    size_t mask;
+    const vd_node **keys;
+    Py_ssize_t *values;
+} TLTable;
+
+static inline size_t
+tl_slot(const TLTable *t, const vd_node *node)
+{
+    uintptr_t x = (uintptr_t)node;
+    x ^= x >> 17;
+    x *= 0xed5ad4bbU;
+    x ^= x >> 11;
+    return (size_t)x & t->mask;
+}
+
+static void
+tl_put(TLTable *t, const vd_node *node, Py_ssize_t value)
+{
+    size_t i = tl_slot(t, node);
+    while (t->keys[i] != NULL && t->keys[i] != node) i = (i + 1) & t->mask;
+    t->keys[i] = node;
+    t->values[i] = value;
+}
+
+/* a joined after b: the run between them counts once, and only between two characters */
+static inline void
+tl_join(TLPart *a, const TLPart *b)
+{
+    if (b->poisoned) a->poisoned = 1;
+    if (!b->any) {
+        if (b->lead) a->trail = 1, a->lead = a->any ? a->lead : 1;
+        return;
+    }
+    if (!a->any) {
+        char lead = a->lead || b->lead;
+        char poisoned = a->poisoned;
+        *a = *b;
+        a->lead = lead;
+        a->poisoned = poisoned || b->poisoned;
+        return;
+    }
+    a->runs += b->runs + ((a->trail || b->lead) ? 1 : 0);
+    a->chars += b->chars;
+    a->trail = b->trail;
+}
+
+static void
+tl_text(TLPart *part, const unsigned char *p)
+{
+    TLPart t = {0, 0, 0, 0, 0, 0};
+    int pending = 0;
+    for (; p != NULL && *p; p++) {
+        unsigned char c = *p;
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            if (!t.any) t.lead = 1;
+            pending = 1;
+            continue;
+        }
+        if ((c & 0xC0) == 0x80) continue; /* inside a character already counted */
+        if (t.any && pending) t.runs++;
+        t.chars++;
+        t.any = 1;
+        pending = 0;
+    }
+    t.trail = (char)(t.any && pending);
+    if (!t.any) t.lead = (char)pending; /* only blanks: one blank, opening and closing */
+    tl_join(part, &t);
+}
+
+static void
+tl_free(PyObject *capsule)
+{
+    TLTable *t = PyCapsule_GetPointer(capsule, "visdup.text_lengths");
+    if (t == NULL) return;
+    PyMem_Free(t->keys);
+    PyMem_Free(t->values);
+    PyMem_Free(t);
+}
+
+static PyObject *
+text_lengths(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (element_type == NULL || !PyObject_TypeCheck(arg, element_type)) Py_RETURN_NONE;
+    vd_node *root = ((ElementHead *)arg)->c_node;
+    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    /* the elements, to size the table and the stack */
+    Py_ssize_t elements = 0, depth = 1, deepest = 1;
+    vd_node *cur = root;
+    while (cur != NULL) {
+        if (cur->type == N_ELEMENT) elements++;
+        if (cur->type == N_ELEMENT && cur->children != NULL) {
+            cur = cur->children;
+            if (++depth > deepest) deepest = depth;
+            continue;
+        }
+        while (cur != root && cur->next == NULL) {
+            cur = cur->parent;
+            depth--;
+        }
+        if (cur == root || cur == NULL) break;
+        cur = cur->next;
+    }
+    size_t size = 16;
+    while (size < (size_t)elements * 2) size <<= 1;
+    TLTable *table = PyMem_Malloc(sizeof(TLTable));
+    TLPart *stack = PyMem_Malloc((size_t)(deepest + 1) * sizeof(TLPart));
+    if (table != NULL) {
+        table->mask = size - 1;
+        table->keys = PyMem_Calloc(size, sizeof(vd_node *));
+        table->values = PyMem_Malloc(size * sizeof(Py_ssize_t));
+    }
+    if (table == NULL || stack == NULL || table->keys == NULL || table->values == NULL) {
+        if (table != NULL) {
+            PyMem_Free(table->keys);
+            PyMem_Free(table->values);
+        }
+        PyMem_Free(table);
+        PyMem_Free(stack);
+        return PyErr_NoMemory();
+    }
+    /* stack[d]: what the open element at depth d holds so far */
+    Py_ssize_t top = 0;
+    memset(&stack[0], 0, sizeof(TLPart));
+    cur = root->children;
+    while (cur != NULL) {
+        if (cur->type == N_TEXT || cur->type == N_CDATA) {
+            tl_text(&stack[top], cur->content);
+        } else if (cur->type == N_ENTITY_REF) {
+            stack[top].poisoned = 1;
+        }
+        if (cur->type == N_ELEMENT) {
+            if (cur->children != NULL) {
+                memset(&stack[++top], 0, sizeof(TLPart));
+                cur = cur->children;
+                continue;
+            }
+            tl_put(table, cur, 0); /* an empty element */
+        }
+        while (cur != root && cur->next == NULL) {
+            cur = cur->parent;
+            if (cur == root) break;
+            /* cur, an element, is closed: its part joins its parent's */
+            TLPart *done = &stack[top--];
+            tl_put(table, cur, done->poisoned ? -1 : done->chars + done->runs);
+            tl_join(&stack[top], done);
+        }
+        if (cur == root || cur == NULL) break;
+        cur = cur->next;
+    }
+    tl_put(table, root, stack[0].poisoned ? -1 : stack[0].chars + stack[0].runs);
+    PyMem_Free(stack);
+    PyObject *capsule = PyCapsule_New(table, "visdup.text_lengths", tl_free);
+    if (capsule == NULL) {
+        PyMem_Free(table->keys);
+        PyMem_Free(table->values);
+        PyMem_Free(table);
+    }
+    return capsule;
+}
+
+static PyObject *
+text_length_of(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *el;
+    if (!PyArg_ParseTuple(args, "OO", &capsule, &el)) return NULL;
+    TLTable *t = PyCapsule_GetPointer(capsule, "visdup.text_lengths");
+    if (t == NULL) return NULL;
+    if (element_type == NULL || !PyObject_TypeCheck(el, element_type)) return PyLong_FromLong(-2);
+    const vd_node *node = ((ElementHead *)el)->c_node;
+    if (node == NULL) return PyLong_FromLong(-2);
+    size_t i = tl_slot(t, node);
+    while (t->keys[i] != NULL) {
+        if (t->keys[i] == node) return PyLong_FromSsize_t(t->values[i]);
+        i = (i + 1) & t->mask;
+    }
+    return PyLong_FromLong(-2);
+}
+
 /* ------------------------------------------------------------------ layout signatures
  *
  * layout_walk is the walk of visdup.templates.signature.layout_signature (nodes labelled by
@@ -2170,6 +2366,13 @@ static PyMethodDef methods[] = {
     {"text_length", text_length, METH_O,
      "text_length(element)\n"
      "string-length(normalize-space(.)) of an lxml element, or -1 for XPath to answer."},
+    {"text_lengths", text_lengths, METH_O,
+     "text_lengths(root)\n"
+     "A table of text_length for every element under root, from one walk (a capsule for\n"
+     "text_length_of), or None for text_length to answer each."},
+    {"text_length_of", text_length_of, METH_VARARGS,
+     "text_length_of(table, element)\n"
+     "The element's text_length from the table; -1: XPath must answer; -2: not in it."},
     {"path_bounds", path_bounds, METH_VARARGS,
      "path_bounds(paths, others)\n"
      "visdup.templates.stm.stm_upper_bound(paths, b) for each histogram b of others, or None\n"

@@ -38,15 +38,24 @@ def page_title(root: Any) -> str | None:
     contains several <h1>s, a site banner is among them: it is a link home, or it is only
     the title's first or last part where another is more.
     """
-    og = root.xpath("//meta[@property='og:title' or @name='og:title']/@content")
-    titles = root.xpath("//title")
-    text = _SPACE.sub(" ", titles[0].text_content()).strip() if titles else ""
+    og: list[str] = []
+    first_title: Any = None
     h1s: list[tuple[str, bool]] = []
-    for el in root.iter("h1"):
-        heading = clean_heading(el.text_content())
-        if heading:
-            linked = sum(len(a.text_content().strip()) for a in el.iter("a"))
-            h1s.append((heading, linked > len(heading) / 2))
+    for el in root.iter("meta", "title", "h1"):  # one walk of the tree for the three
+        tag = el.tag
+        if tag == "h1":
+            heading = clean_heading(el.text_content())
+            if heading:
+                linked = sum(len(a.text_content().strip()) for a in el.iter("a"))
+                h1s.append((heading, linked > len(heading) / 2))
+        elif tag == "title":
+            if first_title is None:
+                first_title = el
+        elif "og:title" in (el.get("property"), el.get("name")):
+            content = el.get("content")
+            if content is not None:
+                og.append(content)
+    text = _SPACE.sub(" ", first_title.text_content()).strip() if first_title is not None else ""
     inside = [(h, linked) for h, linked in h1s if text and h.lower() in text.lower()]
     if len(inside) > 1:
         parts = [p.lower() for p in split_title(text)]

@@ -354,10 +354,28 @@ def _text_length(el: Any) -> int:
 
 class TextLengths(dict[Any, int]):
     """:func:`_text_length` of each element asked, read once: the region and the spine ask
-    for the same large subtrees (the body, the region itself)."""
+    for the same large subtrees (the body, the region itself).
+
+    Given the page's ``root``, the compiled walk measures every element under it at once
+    (about thirty elements asked a page read its text six times over, one by one): read it
+    before the tree changes.
+    """
+
+    def __init__(self, root: Any = None):
+        super().__init__()
+        self._table = (
+            _kernel.text_lengths(root)
+            if root is not None and _kernel is not None and hasattr(_kernel, "text_lengths")
+            else None
+        )
 
     def __missing__(self, el: Any) -> int:
-        length = self[el] = _text_length(el)
+        length = -1
+        if self._table is not None and _kernel is not None:
+            length = _kernel.text_length_of(self._table, el)
+        if length < 0:  # not under the root, or one for XPath
+            length = _text_length(el)
+        self[el] = length
         return length
 
 
@@ -733,7 +751,7 @@ def page_layout_of(root: Any, main: Any, url: str | None = None) -> Layout:
     Read the page before main content is pruned (:func:`visdup.content.main_content`'s
     ``chosen``): pruning inside a content region that is most of the page takes its skeleton.
     """
-    lengths = TextLengths()
+    lengths = TextLengths(root)
     region = layout_main(root, main, lengths)
     spine = spine_path(region, toward=main, lengths=lengths)
     return marked(layout_signature(root, region, spine=spine), root, url)
