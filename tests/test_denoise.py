@@ -217,6 +217,39 @@ def test_title_sources() -> None:
     assert main_content(bare).title == "Only heading"
 
 
+def test_title_sources_read_in_one_walk_as_by_xpath() -> None:
+    """The first og:title with content (by property or name), the first <title>, every <h1>:
+    wherever they stand, in document order."""
+    page = doc(
+        '<html><head><meta name="og:title"><meta name="og:title" content=" Named  OG ">'
+        '<meta property="og:title" content="Second"></head><body><title>Late</title>'
+        "<h1><a href='/'>Site</a></h1><p>x</p><h1>Other</h1></body></html>"
+    )
+    assert main_content(page).title == "Named OG"
+    titled = doc("<html><head><title>A | Other</title><title>B</title></head><body>"
+                 "<h1>Other</h1></body></html>")  # fmt: skip
+    assert main_content(titled).title == "Other"
+
+
+def test_the_content_is_read_from_the_first_body() -> None:
+    from visdup.content.main import first_body
+
+    page = doc("<html><head><title>t</title></head><body><p>Body text here.</p></body></html>")
+    assert first_body(page).tag == "body" and first_body(page).getparent() is page
+    # a <body> nested before the page's own (built: no parser makes one) comes first, as
+    # in document order; no <body> at all: the root; a root that is a <body>: itself
+    built = lxml.html.Element("html")
+    head = lxml.etree.SubElement(built, "head")
+    inner = lxml.etree.SubElement(lxml.etree.SubElement(head, "div"), "body")
+    lxml.etree.SubElement(built, "body")
+    assert first_body(built) is inner
+    bare = lxml.html.Element("div")
+    lxml.etree.SubElement(bare, "p").text = "text"
+    assert first_body(bare) is bare
+    alone = lxml.html.Element("body")
+    assert first_body(alone) is alone
+
+
 def test_deep_tree_does_not_recurse() -> None:
     root = lxml.html.Element("html")
     body = lxml.etree.SubElement(root, "body")

@@ -84,8 +84,7 @@ def main_content(
     if not cleaned:
         title = page_title(root)
         remove_invisible(root)
-    bodies = root.xpath("//body")
-    body = bodies[0] if bodies else root
+    body = first_body(root)
     walked = walk(body)
     page_text = " ".join(t for b in walked.blocks if (t := b.text))
     if not walked.blocks:
@@ -125,6 +124,24 @@ def main_content(
     kept = _tidy(kept, title)
     text = "\n\n".join(t for _, _, t in kept)
     return MainContent(title, node, text, kept, page_text, listing, heading)
+
+
+def first_body(root: Any) -> Any:
+    """The page's first ``<body>`` in document order (``root`` itself when there is none).
+
+    On a parsed page it is a child of ``<html>`` after the ``<head>``: found there without
+    a search of the whole tree (an XPath search, or lxml's iterator, which looks past the
+    first match for the next one, read every element of the page).
+    """
+    if root.tag == "body":
+        return root
+    for child in root:
+        if child.tag == "body":
+            return child
+        if isinstance(child.tag, str) and child.find(".//body") is not None:
+            break  # a <body> inside an earlier child: the search below finds it first
+    bodies = root.xpath("//body")
+    return bodies[0] if bodies else root
 
 
 def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
