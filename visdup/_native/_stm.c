@@ -1871,7 +1871,7 @@ tl_put(TLTable *t, const vd_node *node, Py_ssize_t value)
     t->values[i] = value;
 }
 
-/* a joined after b: the run between them counts once, and only between two characters */
+/* b joined after a: the blank run between them counts once, and only between two characters */
 static inline void
 tl_join(TLPart *a, const TLPart *b)
 {
