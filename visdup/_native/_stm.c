@@ -1795,81 +1795,12 @@ done:
  * collapsed and trimmed, characters counted. -1 asks for XPath (not an element of a probed
  * lxml, or an entity reference whose text lies elsewhere).
  */
-static PyObject *
-text_length(PyObject *self, PyObject *arg)
-{
-    if (element_type == NULL || !PyObject_TypeCheck(arg, element_type)) return PyLong_FromLong(-1);
-    vd_node *root = ((ElementHead *)arg)->c_node;
-    if (root == NULL || root->type != N_ELEMENT) return PyLong_FromLong(-1);
-    Py_ssize_t count = 0;
-    int pending = 0, started = 0;
-    vd_node *cur = root->children;
-    while (cur != NULL) {
-        if (cur->type == N_TEXT || cur->type == N_CDATA) {
-            for (const unsigned char *p = cur->content; p != NULL && *p; p++) {
-                unsigned char c = *p;
-                if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-                    pending = started;
-                    continue;
-                }
-                if ((c & 0xC0) == 0x80) continue; /* inside a character already counted */
-                count += 1 + pending;
-                pending = 0;
-                started = 1;
-            }
-        } else if (cur->type == N_ENTITY_REF) {
-            return PyLong_FromLong(-1);
-        }
-        if (cur->type == N_ELEMENT && cur->children != NULL) {
-            cur = cur->children;
-            continue;
-        }
-        while (cur != root && cur->next == NULL) cur = cur->parent;
-        if (cur == root || cur == NULL) break;
-        cur = cur->next;
-    }
-    return PyLong_FromSsize_t(count);
-}
-
-/* text_lengths(root) is text_length of every element under root (root included) from one
- * walk: a subtree's normalised length composes from its parts' (the characters that are no
- * blank, the blank runs between them, and whether a blank opens or closes the part), so
- * each element's is its children's joined, and no text is read twice. The answer is a
- * capsule for text_length_of(table, element): the length, -1 for XPath to answer (an entity
- * reference below it), -2 when the element is not under root. The table is of the tree as
- * it was: read it before the tree changes. */
-
 typedef struct {
     Py_ssize_t chars, runs; /* characters counted; blank runs between two of them */
     char lead, trail;       /* a blank before the first character / after the last */
     char any;               /* some character at all */
     char poisoned;          /* an entity reference: XPath must answer */
 } TLPart;
-
-typedef struct {
-    size_t mask;
-    const vd_node **keys;
-    Py_ssize_t *values;
-} TLTable;
-
-static inline size_t
-tl_slot(const TLTable *t, const vd_node *node)
-{
-    uintptr_t x = (uintptr_t)node;
-    x ^= x >> 17;
-    x *= 0xed5ad4bbU;
-    x ^= x >> 11;
-    return (size_t)x & t->mask;
-}
-
-static void
-tl_put(TLTable *t, const vd_node *node, Py_ssize_t value)
-{
-    size_t i = tl_slot(t, node);
-    while (t->keys[i] != NULL && t->keys[i] != node) i = (i + 1) & t->mask;
-    t->keys[i] = node;
-    t->values[i] = value;
-}
 
 /* b joined after a: the blank run between them counts once, and only between two characters */
 static inline void
@@ -1916,14 +1847,78 @@ tl_text(TLPart *part, const unsigned char *p)
     tl_join(part, &t);
 }
 
-static void
-tl_free(PyObject *capsule)
+static PyObject *
+text_length(PyObject *self, PyObject *arg)
 {
-    TLTable *t = PyCapsule_GetPointer(capsule, "visdup.text_lengths");
+    (void)self;
+    if (element_type == NULL || !PyObject_TypeCheck(arg, element_type)) return PyLong_FromLong(-1);
+    vd_node *root = ((ElementHead *)arg)->c_node;
+    if (root == NULL || root->type != N_ELEMENT) return PyLong_FromLong(-1);
+    TLPart part = {0, 0, 0, 0, 0, 0};
+    vd_node *cur = root->children;
+    while (cur != NULL) {
+        if (cur->type == N_TEXT || cur->type == N_CDATA) {
+            tl_text(&part, cur->content);
+        } else if (cur->type == N_ENTITY_REF) {
+            return PyLong_FromLong(-1);
+        }
+        if (cur->type == N_ELEMENT && cur->children != NULL) {
+            cur = cur->children;
+            continue;
+        }
+        while (cur != root && cur->next == NULL) cur = cur->parent;
+        if (cur == root || cur == NULL) break;
+        cur = cur->next;
+    }
+    return PyLong_FromSsize_t(part.chars + part.runs);
+}
+
+/* text_lengths(root) is text_length of every element under root (root included) from one
+ * walk: a subtree's normalised length composes from its parts' (the characters that are no
+ * blank, the blank runs between them, and whether a blank opens or closes the part), so
+ * each element's is its children's joined, and no text is read twice. The answer is a
+ * capsule for text_length_of(table, element): the length, -1 for XPath to answer (an entity
+ * reference below it), -2 when the element is not under root. The table is of the tree as
+ * it was: read it before the tree changes. */
+
+typedef struct {
+    size_t mask;
+    const vd_node **keys;
+    Py_ssize_t *values;
+} TLTable;
+
+static inline size_t
+tl_slot(const TLTable *t, const vd_node *node)
+{
+    uintptr_t x = (uintptr_t)node;
+    x ^= x >> 17;
+    x *= 0xed5ad4bbU;
+    x ^= x >> 11;
+    return (size_t)x & t->mask;
+}
+
+static void
+tl_put(TLTable *t, const vd_node *node, Py_ssize_t value)
+{
+    size_t i = tl_slot(t, node);
+    while (t->keys[i] != NULL && t->keys[i] != node) i = (i + 1) & t->mask;
+    t->keys[i] = node;
+    t->values[i] = value;
+}
+
+static void
+tl_table_free(TLTable *t)
+{
     if (t == NULL) return;
     PyMem_Free(t->keys);
     PyMem_Free(t->values);
     PyMem_Free(t);
+}
+
+static void
+tl_free(PyObject *capsule)
+{
+    tl_table_free(PyCapsule_GetPointer(capsule, "visdup.text_lengths"));
 }
 
 static PyObject *
@@ -1952,7 +1947,7 @@ text_lengths(PyObject *self, PyObject *arg)
     }
     size_t size = 16;
     while (size < (size_t)elements * 2) size <<= 1;
-    TLTable *table = PyMem_Malloc(sizeof(TLTable));
+    TLTable *table = PyMem_Calloc(1, sizeof(TLTable));
     TLPart *stack = PyMem_Malloc((size_t)(deepest + 1) * sizeof(TLPart));
     if (table != NULL) {
         table->mask = size - 1;
@@ -1960,11 +1955,7 @@ text_lengths(PyObject *self, PyObject *arg)
         table->values = PyMem_Malloc(size * sizeof(Py_ssize_t));
     }
     if (table == NULL || stack == NULL || table->keys == NULL || table->values == NULL) {
-        if (table != NULL) {
-            PyMem_Free(table->keys);
-            PyMem_Free(table->values);
-        }
-        PyMem_Free(table);
+        tl_table_free(table);
         PyMem_Free(stack);
         return PyErr_NoMemory();
     }
@@ -2000,11 +1991,7 @@ text_lengths(PyObject *self, PyObject *arg)
     tl_put(table, root, stack[0].poisoned ? -1 : stack[0].chars + stack[0].runs);
     PyMem_Free(stack);
     PyObject *capsule = PyCapsule_New(table, "visdup.text_lengths", tl_free);
-    if (capsule == NULL) {
-        PyMem_Free(table->keys);
-        PyMem_Free(table->values);
-        PyMem_Free(table);
-    }
+    if (capsule == NULL) tl_table_free(table);
     return capsule;
 }
 
