@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.partition import adjusted_rand_index, purity
-from visdup.templates.cluster import OnlineClusterer, cluster_trees, medoid
+from visdup.templates.cluster import (
+    DEFAULT_MAX_NODES,
+    OnlineClusterer,
+    _Pages,
+    cluster_trees,
+    medoid,
+)
 from visdup.templates.stm import FlatTree, page_tree
 
 FIXTURES = Path(__file__).parent / "fixtures" / "templates"
@@ -66,10 +72,51 @@ def test_duplicate_key_is_counted_once():
     assert sum(c.size for c in clusters) == len(trees)
 
 
-def test_medoid_is_most_central():
-    trees = [page_tree(p.read_bytes()) for p in sorted(FIXTURES.glob("product-*.html"))]
-    m = medoid(trees)
-    assert 0 <= m < len(trees)
+def _all_pairs_medoid(trees: list[FlatTree], candidates: list[int]) -> int:
+    pages = _Pages(trees, DEFAULT_MAX_NODES)
+    return min(candidates, key=lambda c: (sum(pages.exact(c, o) for o in candidates), c))
+
+
+def _random_tree(rng: random.Random, n: int, labels: str) -> FlatTree:
+    """A tree of ``n`` nodes in preorder: each node's parent drawn among those before it."""
+    if n == 0:
+        return FlatTree((), [])
+    children: list[list[int]] = [[] for _ in range(n)]
+    for i in range(1, n):
+        children[rng.randrange(i)].append(i)
+    order: list[int] = []
+    sizes = [1] * n
+    stack = [(0, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            sizes[node] += sum(sizes[k] for k in children[node])
+            continue
+        order.append(node)
+        stack.append((node, True))
+        stack.extend((k, False) for k in reversed(children[node]))
+    return FlatTree(tuple(rng.choice(labels) for _ in order), [sizes[v] for v in order])
+
+
+def test_medoid_is_the_least_total_distance_first_on_a_tie():
+    """The pruned search gives what summing every pair gives, ties and empty pages included,
+    on fixture pages of three templates and on random trees."""
+    fixtures = list(fixture_trees().values())
+    trees = [*fixtures, fixtures[2], fixtures[2], page_tree(b"")]
+    pages = _Pages(trees, DEFAULT_MAX_NODES)
+    assert pages.medoid(range(len(trees))) == _all_pairs_medoid(trees, list(range(len(trees))))
+    assert pages.stm_calls < len(trees) * (len(trees) - 1) // 2  # the bounds spared some
+    rng = random.Random(11)
+    for _ in range(300):
+        shared = _random_tree(rng, rng.randint(1, 25), "abc")
+        trees = [
+            shared if rng.random() < 0.3 else _random_tree(rng, rng.randint(0, 25), "abcd")
+            for _ in range(rng.randint(1, 10))
+        ]
+        everyone = list(range(len(trees)))
+        assert medoid(trees) == _all_pairs_medoid(trees, everyone)
+        some = sorted(rng.sample(everyone, rng.randint(1, len(trees))))
+        assert _Pages(trees, DEFAULT_MAX_NODES).medoid(some) == _all_pairs_medoid(trees, some)
 
 
 def test_online_matches_batch_and_survives_state():

@@ -51,6 +51,9 @@ async def test_labels_from_the_label_process_match_labels_made_here(tmp_path):
         stats = crawler.stats
         assert stats.get_value("visdup/errors") == 0
         assert stats.get_value("visdup/label_process", 0) == int(label_process)
+        if label_process:  # it ended by itself once its store was closed, and not killed
+            service = CrawlContext.of(crawler).service
+            assert service is not None and service.process.exitcode == 0
         # counts made in the label process reach the crawl's stats
         assert stats.get_value("visdup/pages") == stats.get_value("item_scraped_count") >= 14
         assert stats.get_value("visdup/candidates", 0) > 0

@@ -27,8 +27,10 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import os
 import queue
 import resource
+import sys
 import threading
 import time
 import traceback
@@ -423,7 +425,18 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
             reply = (call, False, (text, placed), counter.drain())
         send(reply)
         if op == "close":
-            return
+            _leave()
+
+
+def _leave() -> None:
+    """End the label process once its last reply is sent: its store is closed and nothing
+    is left to write, so the interpreter's teardown (freeing every object of the indexes
+    and caches, a fifth of a second on a manual's crawl) would only hold the crawl's end."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
