@@ -2,7 +2,9 @@
 
     python bench/bench_crawl.py [--rounds 1] [--which python,postgres] [--modes off,all]
 
-Prints pages/s for each run and the on/off ratio (goal >= 0.9), CPU per page (all threads
+Prints pages/s for each run (and how much of its time came after the spider closed: the
+templates' last builds, the snapshot's aggregates, the processes' end) and the on/off ratio
+(goal >= 0.9), CPU per page (all threads
 of the crawl process, its analysis worker processes and its label process: cores do not hide
 cost; then the crawl's own process, with the seconds it spent collecting garbage, and the
 label process apart, and the label process's serial work: its pages one after another,
@@ -58,17 +60,21 @@ crawler = process.create_crawler(SiteSpider)
 from scrapy import signals
 marks = {}
 def opened(spider): marks["opened"] = time.process_time()
-def closed(spider, reason): marks["closed"] = time.process_time()  # before visdup's end
+def closed(spider, reason):  # before visdup's end
+    marks["closed"] = time.process_time()
+    marks["closed_at"] = time.perf_counter()
 crawler.signals.connect(opened, signal=signals.spider_opened)
 crawler.signals.connect(closed, signal=signals.spider_closed)
 process.crawl(crawler, url=sys.argv[2])
 t0 = time.perf_counter()
 process.start()
-elapsed = time.perf_counter() - t0
+ended = time.perf_counter()
+elapsed = ended - t0
 stats = crawler.stats.get_stats()
 ru = resource.getrusage(resource.RUSAGE_SELF)
 kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # analysis worker processes, when any
 print(json.dumps({"elapsed": elapsed,
+                  "end_wait": ended - marks.get("closed_at", ended),
                   "cpu": ru.ru_utime + ru.ru_stime + kids.ru_utime + kids.ru_stime,
                   "cpu_main": ru.ru_utime + ru.ru_stime,
                   "cpu_crawling": marks.get("closed", 0) - marks.get("opened", 0),
@@ -138,7 +144,8 @@ def main() -> None:
                 results[mode].append(res)
                 print(
                     f"round {r} {mode:<28}: {res['responses']} responses in "
-                    f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s, "
+                    f"{res['elapsed']:.1f} s = {res['pages_per_s']:.1f} pages/s "
+                    f"({res['end_wait']:.2f} s of it after the spider closed), "
                     f"{res['cpu'] / max(1, res['responses']) * 1e3:.1f} ms CPU per page "
                     f"({res['cpu_main'] / max(1, res['responses']) * 1e3:.1f} in the crawl's "
                     f"process, {res['gc']:.2f} s of it collecting garbage"
