@@ -15,7 +15,12 @@ from collections import Counter
 from typing import Any
 from urllib.parse import urlsplit
 
+import lxml.etree
+
 _SPACE = re.compile(r"\s+")
+#: An element's text with its descendants' (lxml.html's ``text_content()``, for any element:
+#: the analysis parses with lxml.etree's parser).
+_text_of = lxml.etree.XPath("string()", smart_strings=False)
 #: What joins a page's name and its site's in a <title>: spaced dashes, bars, bullets...
 _SEPARATOR = re.compile(r"\s+(?:[|\u2014\u2013\-\u00b7\u2022\u00bb\u00ab/:]|::)\s+")
 #: Permalink marks documentation generators put after a heading's text (Sphinx's ¶).
@@ -44,9 +49,9 @@ def page_title(root: Any) -> str | None:
     for el in root.iter("meta", "title", "h1"):  # one walk of the tree for the three
         tag = el.tag
         if tag == "h1":
-            heading = clean_heading(el.text_content())
+            heading = clean_heading(_text_of(el))
             if heading:
-                linked = sum(len(a.text_content().strip()) for a in el.iter("a"))
+                linked = sum(len(_text_of(a).strip()) for a in el.iter("a"))
                 h1s.append((heading, linked > len(heading) / 2))
         elif tag == "title":
             if first_title is None:
@@ -55,7 +60,7 @@ def page_title(root: Any) -> str | None:
             content = el.get("content")
             if content is not None:
                 og.append(content)
-    text = _SPACE.sub(" ", first_title.text_content()).strip() if first_title is not None else ""
+    text = _SPACE.sub(" ", _text_of(first_title)).strip() if first_title is not None else ""
     inside = [(h, linked) for h, linked in h1s if text and h.lower() in text.lower()]
     if len(inside) > 1:
         parts = [p.lower() for p in split_title(text)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import lxml.etree
-import lxml.html
 from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding
 
 #: Share of control characters above which a body is taken for binary junk.
@@ -26,7 +25,7 @@ _CONTROL_BYTES = bytes(sorted(_CONTROL))
 class Document:
     """A parsed page, or the reason it could not be parsed (``problem``)."""
 
-    root: lxml.html.HtmlElement | None
+    root: lxml.etree._Element | None
     encoding: str | None = None
     truncated: bool = False
     replacement_ratio: float = 0.0
@@ -158,13 +157,18 @@ def parse_html(
             return Document(None, problem="empty body")
         encoding, text = None, data
     replacement_ratio = text.count("\ufffd") / max(1, len(text))
-    parser = lxml.html.HTMLParser(
+    # lxml.etree's parser, not lxml.html's: the latter finds every element's Python class
+    # through a Python callback (lxml.html's class lookup), a call per element each time the
+    # analysis reads it; nothing here needs lxml.html's element methods
+    parser = lxml.etree.HTMLParser(
         encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True
     )
     try:
-        root = lxml.html.document_fromstring(
+        root = lxml.etree.fromstring(
             text.encode("utf-8", "surrogatepass"), parser=parser, base_url=url
         )
+        if root is None:
+            raise lxml.etree.ParserError("Document is empty")
     except (lxml.etree.ParserError, ValueError, UnicodeError) as exc:
         return Document(None, encoding=encoding, problem=f"unparseable: {exc}")
     truncated = any(

@@ -22,7 +22,7 @@ from visdup.errors import InputError
 from visdup.page.parse import HUGE_DEPTH_LIMIT, Document, from_tree, parse_html
 
 if TYPE_CHECKING:
-    from lxml.html import HtmlElement
+    from lxml.etree import _Element
 
 GRP, ROW, COL, TEXT = "grp", "row", "col", "text"
 
@@ -510,7 +510,7 @@ def _classes(overrides: Mapping[str, str | None] | None) -> Mapping[str, str | N
     return merged
 
 
-def _hidden(el: HtmlElement) -> bool:
+def _hidden(el: _Element) -> bool:
     attrib = el.attrib
     if "hidden" in attrib:
         return True
