@@ -108,3 +108,84 @@ def test_offline_labels_match_verdict_semantics(tmp_path):
     assert rows["article_x_site1_changed.html"].verdict == "duplicate"
     assert rows["article_x_site2.html"].verdict == "moved"
     assert rows["article_y_site1.html"].verdict == "same_template"
+
+
+def _labelled_with_a_late_twin(tmp_path, near: str, body: str):
+    """``near`` stored, then a page prepared and caught up, then its byte-identical copy
+    stored under a deeper URL (by another thread, before the page takes the lock): the page's
+    structure channel never measured its twin."""
+    from visdup.config import defaults
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+    from visdup.dedup.label import build_labeller
+
+    store = Store.from_url(f"sqlite:///{tmp_path / 'takeover.sqlite3'}")
+    labeller = build_labeller(store, defaults().__getitem__, count=lambda _k, _n=1: None)
+    run_id = store.begin_run("test")
+
+    def prepared(url: str, html: str):
+        page = analyse(html.encode(), url=url, options=AnalysisOptions(template=False))
+        content = page.content
+        return page.record(keep_body=False), {
+            "structure": labeller.prepare("structure", page.simhash, page.term),
+            "content": labeller.prepare("content", content and content.simhash, content),
+        }
+
+    try:
+        labeller.commit(*prepared("http://h/other/near.html", near), run_id)
+        record, pending = prepared("http://h/a.html", body)
+        labeller.catch_up(pending)
+        labeller.commit(*prepared("http://h/archive/2020/copy/a.html", body), run_id)
+        labeller.catch_up = lambda _prepared: None  # the twin came after this page's catch-up
+        page_id = labeller.commit(record, pending, run_id)
+        rows = {r.url.removeprefix("http://h/"): r for r in store.rows()}
+        compared = {
+            channel: sim for pid, _o, channel, sim in store.comparison_rows() if pid == page_id
+        }
+    finally:
+        store.close()
+    assert rows["a.html"].id == page_id
+    return rows, compared
+
+
+def _article(words: str, extra: str = "") -> str:
+    sections = "".join(
+        f"<section><h2>Part {i}</h2><p>{words}, part {i}.</p><ul><li>{words}</li><li>{i}</li>"
+        f"</ul><table><tr><td>{i}</td><td>{words}</td></tr></table></section>"
+        for i in range(5)
+    )
+    return (
+        "<html><body><header><h1>Site</h1><nav><a href='/'>home</a><a href='/b'>b</a></nav>"
+        f"</header><main>{sections}{extra}</main><footer><p>Footer</p></footer></body></html>"
+    )
+
+
+def test_a_copy_that_takes_over_keeps_a_similarity_it_measured(tmp_path):
+    """The page ranks before its twin (a shorter URL) and becomes the group's original: its
+    similarity is the one its structure channel measured and stored, not the twin's 1.0; the
+    twin is its byte-identical duplicate."""
+    near = _article("granite canyons meet the quiet prairie", "<div><h3>x</h3><p>y</p></div>")
+    rows, compared = _labelled_with_a_late_twin(tmp_path, near, _article("harbour lanterns"))
+    mine, twin = rows["a.html"], rows["archive/2020/copy/a.html"]
+    assert (twin.verdict, twin.kind, twin.duplicate_of, twin.similarity) == (
+        "duplicate",
+        "exact",
+        mine.id,
+        1.0,
+    )
+    assert mine.duplicate_of is None and mine.kind is None
+    assert mine.similarity is not None and 0.8 <= mine.similarity < 0.95
+    assert mine.similarity == compared["structure"]
+
+
+def test_a_copy_that_takes_over_a_group_gives_the_original_what_its_twin_was(tmp_path):
+    """The twin was a content duplicate of another page, the group's original, which the new
+    page outranks: that original becomes a content duplicate of the page (what it was to the
+    twin), never a byte-identical copy of it."""
+    near = _article("harbour lanterns", "<p>A line more.</p>")
+    rows, _compared = _labelled_with_a_late_twin(tmp_path, near, _article("harbour lanterns"))
+    mine, twin, old = rows["a.html"], rows["archive/2020/copy/a.html"], rows["other/near.html"]
+    assert twin.kind == "content" and old.kind == "content"
+    assert old.verdict == twin.verdict and old.duplicate_of == mine.id == twin.duplicate_of
+    assert old.content_duplicate_of == mine.id
+    assert old.similarity != 1.0 or old.term == mine.term
+    assert mine.duplicate_of is None and mine.kind is None

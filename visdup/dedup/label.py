@@ -581,7 +581,7 @@ class Labeller:
             if thin_key and exact is None and content is None:
                 thin = self._thin_match(thin_key, structure)
             self._decide(conn, record, exact, matches.get("structure"), content, same_layout, thin)
-            replaced = self._elect(conn, record, structure)
+            replaced = self._elect(conn, record, structure, matches.get("structure"), exact)
             page_id = self.store.insert_page(
                 conn, record, run_id, links_followed=record.verdict not in self.nofollow_verdicts
             )
@@ -740,12 +740,20 @@ class Labeller:
     # ------------------------------------------------------------------ originals
 
     def _elect(
-        self, conn: Connection, record: PageRecord, structure: Pending
+        self,
+        conn: Connection,
+        record: PageRecord,
+        structure: Pending,
+        measured: Match | None = None,
+        exact: Match | None = None,
     ) -> tuple[int, str, str] | None:
         """Before the insert: does the new page rank before its group's original?
 
         Then it takes the original's place (and verdict); the returned (old original, verdict,
-        kind) is what :meth:`_take_over` gives the old original.
+        kind) is what :meth:`_take_over` gives the old original. A byte-identical copy that
+        takes over keeps the similarity its structure channel measured (``measured``), as an
+        original does; where its twin (``exact``) was not the original but one of its
+        duplicates, the old original is to the new page what it was to the twin.
         """
         original = record.duplicate_of
         if original is None or record.verdict is None or record.kind is None:
@@ -760,15 +768,20 @@ class Labeller:
         theirs = original_rank(row.url, any(same_url(row.url, c) for c in named), original)
         if mine >= theirs:
             return None
-        verdict = record.verdict
-        if record.kind == CONTENT and structure.obj is not None and "structure" in self.channels:
+        verdict, kind = record.verdict, record.kind
+        if kind == EXACT and exact is not None and exact.page_id != original:
+            twin = self.store.page_fields(conn, exact.page_id, "verdict", "kind")
+            if twin is not None and twin.verdict in DUPLICATE_VERDICTS and twin.kind:
+                verdict, kind = twin.verdict, twin.kind
+        elif kind == CONTENT and structure.obj is not None and "structure" in self.channels:
             # the old original is laid out like this page, or is its content moved elsewhere
             same = self.channels["structure"].confirm(structure.obj, [original], structure.budget)
             verdict = DUPLICATE if same is not None else MOVED
-        replaced = (original, verdict, record.kind)
+        if record.kind == EXACT:
+            record.similarity = round(measured.similarity, 6) if measured is not None else None
         record.verdict = row.verdict
         record.kind = record.duplicate_of = record.content_duplicate_of = None
-        return replaced
+        return original, verdict, kind
 
     def _take_over(
         self, conn: Connection, page_id: int, original: int, verdict: str, kind: str
@@ -781,6 +794,8 @@ class Labeller:
             "duplicate_of": page_id,
             "content_duplicate_of": page_id if kind == CONTENT else None,
         }
+        if kind == EXACT:
+            fields["similarity"] = 1.0
         self.store.repoint_group(conn, original, page_id, fields)
 
     def _swapped(self, page_id: int, replaced: tuple[int, str, str], record: PageRecord) -> None:
