@@ -432,11 +432,11 @@ def test_killed_sqlite_crawls_lose_nothing(tmp_path):
                 if _count_pages(db_path) >= target:
                     break
                 time.sleep(rnd.uniform(0.01, 0.2))
-            if proc.poll() is None:
+            killed = proc.poll() is None
+            if killed:
                 os.kill(proc.pid, signal.SIGKILL)
-                proc.wait()
-                kills += _count_pages(db_path) < total  # killed with pages still to fetch
             proc.wait()
+            kills += killed and _count_pages(db_path) < total  # killed with pages to fetch
             with sqlite3.connect(db_path) as conn:
                 assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert kills >= 3, "the crawls ended before they were killed: " + log.read_text()[-3000:]
