@@ -252,6 +252,18 @@ def test_packed_tree_keeps_everything():
     assert back == t  # labels, sizes, texts
     assert (back.hints, back.truncated) == (t.hints, t.truncated)
     assert unpacked(packed) == t and unpacked(t) is t and unpacked(None) is None
+    # a worker's tree crosses uncompressed; what is kept is compressed, with the same nodes
+    raw = pickle.loads(pickle.dumps(PackedTree.of(t, compress=False)))
+    assert not raw.compressed and raw.unpack() == t
+    kept = raw.compact()
+    assert kept.compressed and len(kept.data) < len(raw.data)
+    assert kept.unpack() == t and (kept.unpack().hints, kept.unpack().truncated) == (
+        t.hints,
+        t.truncated,
+    )
+    assert kept.compact() is kept and stm_module.packed(kept) is kept
+    assert stm_module.packed(raw).compressed
+    assert stm_module.packed(t).unpack() == t
 
 
 def test_worker_analysis_sends_the_tree_packed():
@@ -267,4 +279,5 @@ def test_worker_analysis_sends_the_tree_packed():
     there = analyse_bytes(html, "http://x/a", None, "text/html", None, options)
     assert here.template_input is not None and there.template_input is not None
     assert isinstance(there.template_input.tree, PackedTree)
+    assert not there.template_input.tree.compressed  # compressed only where it is kept
     assert unpacked(there.template_input.tree) == here.template_input.tree

@@ -382,7 +382,8 @@ def analyse_bytes(
     )
     found = result.template_input
     if found is not None and isinstance(found.tree, FlatTree):
-        result = replace(result, template_input=replace(found, tree=PackedTree.of(found.tree)))
+        tree = PackedTree.of(found.tree, compress=False)  # compressed where it is kept
+        result = replace(result, template_input=replace(found, tree=tree))
     if options.keep_body and body:
         result = replace(result, packed_body=pack_body(body))
     return result

@@ -62,7 +62,7 @@ from visdup.storage.urls import canonical_url, origin
 from visdup.templates.assign import sample_rank
 from visdup.templates.extract import DEFAULT_MIN_FIT
 from visdup.templates.signature import SIGNATURE_VERSION
-from visdup.templates.stm import PackedTree
+from visdup.templates.stm import PackedTree, packed
 from visdup.templates.template import Template
 
 if TYPE_CHECKING:
@@ -438,7 +438,7 @@ class Snapshot:
         rank = sample_rank(url)
         if len(sample) >= self.sample_size and (rank, url) >= sample[-1][:2]:
             return
-        entry = (rank, url, page_id, tree if isinstance(tree, PackedTree) else PackedTree.of(tree))
+        entry = (rank, url, page_id, packed(tree))
         bisect.insort(sample, entry, key=lambda e: e[:2])
         del sample[self.sample_size :]
 

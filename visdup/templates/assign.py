@@ -46,7 +46,7 @@ from visdup.storage.store import Store
 from visdup.templates.extract import extract_record
 from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, LayoutClusterer
 from visdup.templates.signature import Layout, TemplateInput, make_layout, similarity
-from visdup.templates.stm import FlatTree, PackedTree, unpacked
+from visdup.templates.stm import FlatTree, PackedTree, packed, unpacked
 from visdup.templates.template import Template, build_template
 
 logger = logging.getLogger(__name__)
@@ -261,7 +261,7 @@ class CrawlClusters:
         sample = self.samples.setdefault(cid, [])
         rank = sample_rank(url)
         if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
-            kept = tree if isinstance(tree, PackedTree) else PackedTree.of(tree)
+            kept = packed(tree)
             sample.append((rank, url, kept, text, key, page.title))
             sample.sort(key=_by_rank)
             del sample[self.template_max_pages :]

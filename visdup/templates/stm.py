@@ -167,32 +167,43 @@ class FlatTree:
 
 
 class PackedTree:
-    """A :class:`FlatTree` kept as compressed bytes until a template build or an extraction
-    reads it.
+    """A :class:`FlatTree` kept as bytes until a template build or an extraction reads it.
 
-    A page's tree is about 150 KiB of Python objects and 9 KiB packed. The crawl keeps up to
-    VISDUP_TEMPLATE_MAX_PAGES trees per cluster for its template (and drift keeps samples too),
-    and with analysis in worker processes the tree crosses to the crawl's process on every
-    page: packed there, the crawl's process never builds the objects of a tree it only keeps.
+    A page's tree is about 150 KiB of Python objects, 36 KiB pickled and 9 KiB compressed.
+    The crawl keeps up to VISDUP_TEMPLATE_MAX_PAGES trees per cluster for its template (and
+    drift keeps samples too), and with analysis in worker processes the tree crosses to the
+    labelling on every page, which keeps few of them: a worker sends it pickled alone
+    (``compress=False``), and only a tree that stays is compressed (:meth:`compact`), so no
+    page pays for compressing a tree nothing keeps, and no process builds the objects of a
+    tree it only passes on or keeps.
     """
 
-    __slots__ = ("data", "nodes")
+    __slots__ = ("compressed", "data", "nodes")
 
-    def __init__(self, data: bytes, nodes: int):
+    def __init__(self, data: bytes, nodes: int, compressed: bool = True):
         self.data = data
         self.nodes = nodes
+        self.compressed = compressed
 
     @classmethod
-    def of(cls, tree: FlatTree) -> PackedTree:
+    def of(cls, tree: FlatTree, *, compress: bool = True) -> PackedTree:
         fields = (tree.labels, tree.sizes, tree.texts, tree.hints, tree.truncated)
-        return cls(zlib.compress(pickle.dumps(fields, protocol=5), 1), tree.nodes)
+        data = pickle.dumps(fields, protocol=5)
+        return cls(zlib.compress(data, 1) if compress else data, tree.nodes, compress)
+
+    def compact(self) -> PackedTree:
+        """This tree compressed, to be kept (the same object when it already is)."""
+        if self.compressed:
+            return self
+        return PackedTree(zlib.compress(self.data, 1), self.nodes)
 
     def unpack(self) -> FlatTree:
-        labels, sizes, texts, hints, truncated = pickle.loads(zlib.decompress(self.data))
+        data = zlib.decompress(self.data) if self.compressed else self.data
+        labels, sizes, texts, hints, truncated = pickle.loads(data)
         return FlatTree(labels, sizes, texts, hints, truncated=truncated)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return PackedTree, (self.data, self.nodes)
+        return PackedTree, (self.data, self.nodes, self.compressed)
 
     def __repr__(self) -> str:
         return f"PackedTree(nodes={self.nodes}, bytes={len(self.data)})"
@@ -203,9 +214,9 @@ def unpacked(tree: FlatTree | PackedTree | None) -> FlatTree | None:
     return tree.unpack() if isinstance(tree, PackedTree) else tree
 
 
-def packed(tree: FlatTree | PackedTree | None) -> PackedTree | None:
-    """The tree packed (the same object when it already is)."""
-    return PackedTree.of(tree) if isinstance(tree, FlatTree) else tree
+def packed(tree: FlatTree | PackedTree) -> PackedTree:
+    """The tree packed and compressed, to be kept (the same object when it already is)."""
+    return PackedTree.of(tree) if isinstance(tree, FlatTree) else tree.compact()
 
 
 def truncate_sizes(sizes: Sequence[int], n: int) -> list[int]:
