@@ -25,20 +25,6 @@ static const uint64_t blake_iv[8] = {
     0xa54ff53a5f1d36f1ULL, 0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL,
     0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL};
 
-static const uint8_t blake_sigma[12][16] = {
-    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
-    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
-    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
-    {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
-    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13},
-    {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
-    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11},
-    {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
-    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
-    {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
-    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
-    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
-
 static inline uint64_t
 rotr64(uint64_t x, int n)
 {
@@ -48,9 +34,15 @@ rotr64(uint64_t x, int n)
 static inline uint64_t
 load64(const unsigned char *p)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v; /* the words are little-endian: on such a machine one load reads one */
+    memcpy(&v, p, sizeof(v));
+    return v;
+#else
     uint64_t v = 0;
     for (int k = 7; k >= 0; k--) v = (v << 8) | p[k];
     return v;
+#endif
 }
 
 #define BLAKE_G(a, b, c, d, x, y)         \
@@ -65,6 +57,18 @@ load64(const unsigned char *p)
         v[b] = rotr64(v[b] ^ v[c], 63);   \
     } while (0)
 
+#define BLAKE_ROUND(s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15) \
+    do {                                                                                 \
+        BLAKE_G(0, 4, 8, 12, m[s0], m[s1]);                                              \
+        BLAKE_G(1, 5, 9, 13, m[s2], m[s3]);                                              \
+        BLAKE_G(2, 6, 10, 14, m[s4], m[s5]);                                             \
+        BLAKE_G(3, 7, 11, 15, m[s6], m[s7]);                                             \
+        BLAKE_G(0, 5, 10, 15, m[s8], m[s9]);                                             \
+        BLAKE_G(1, 6, 11, 12, m[s10], m[s11]);                                           \
+        BLAKE_G(2, 7, 8, 13, m[s12], m[s13]);                                            \
+        BLAKE_G(3, 4, 9, 14, m[s14], m[s15]);                                            \
+    } while (0)
+
 static void
 blake_compress(uint64_t h[8], const unsigned char block[128], uint64_t counter, int last)
 {
@@ -76,17 +80,21 @@ blake_compress(uint64_t h[8], const unsigned char block[128], uint64_t counter, 
     v[12] ^= counter; /* messages here stay far below 2^64 bytes: the high word is 0 */
     if (last) v[14] = ~v[14];
     for (int i = 0; i < 16; i++) m[i] = load64(block + 8 * i);
-    for (int r = 0; r < 12; r++) {
-        const uint8_t *s = blake_sigma[r];
-        BLAKE_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
-        BLAKE_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
-        BLAKE_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
-        BLAKE_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
-        BLAKE_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
-        BLAKE_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
-        BLAKE_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
-        BLAKE_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
-    }
+    /* the twelve rounds written out, each with its row of RFC 7693's message schedule
+     * (sigma; rounds 10 and 11 reuse rows 0 and 1) as constants: the compiler then keeps
+     * the message words in registers, where a loop reads them through a table */
+    BLAKE_ROUND(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    BLAKE_ROUND(14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3);
+    BLAKE_ROUND(11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4);
+    BLAKE_ROUND(7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8);
+    BLAKE_ROUND(9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13);
+    BLAKE_ROUND(2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9);
+    BLAKE_ROUND(12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11);
+    BLAKE_ROUND(13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10);
+    BLAKE_ROUND(6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5);
+    BLAKE_ROUND(10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0);
+    BLAKE_ROUND(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    BLAKE_ROUND(14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3);
     for (int i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
 }
 
@@ -428,6 +436,52 @@ by_hash_then_text(const void *a, const void *b)
     return x->len < y->len ? -1 : (x->len > y->len);
 }
 
+/* The shingles in by_hash_then_text's order: a radix sort on the hash (eight passes of a
+ * byte, a pass skipped when every hash has the same byte there), then each run of one hash
+ * that holds more than one text (two texts sharing 64 bits: next to never) sorted by text.
+ * A page has thousands of shingles: qsort's comparator calls were most of the sort's time.
+ * -1: out of memory. */
+static int
+sort_shingles(Shingle *items, Py_ssize_t n)
+{
+    if (n < 64) {
+        qsort(items, (size_t)n, sizeof(Shingle), by_hash_then_text);
+        return 0;
+    }
+    Shingle *spare = (Shingle *)malloc(sizeof(Shingle) * (size_t)n);
+    if (spare == NULL) return -1;
+    Shingle *from = items, *to = spare;
+    for (int shift = 0; shift < 64; shift += 8) {
+        Py_ssize_t counts[256];
+        memset(counts, 0, sizeof(counts));
+        for (Py_ssize_t k = 0; k < n; k++) counts[(from[k].hash >> shift) & 0xFF]++;
+        if (counts[(from[0].hash >> shift) & 0xFF] == n) continue; /* one byte for all */
+        Py_ssize_t at = 0;
+        for (int b = 0; b < 256; b++) {
+            Py_ssize_t c = counts[b];
+            counts[b] = at;
+            at += c;
+        }
+        for (Py_ssize_t k = 0; k < n; k++) to[counts[(from[k].hash >> shift) & 0xFF]++] = from[k];
+        Shingle *t = from;
+        from = to;
+        to = t;
+    }
+    if (from != items) memcpy(items, from, sizeof(Shingle) * (size_t)n);
+    free(spare);
+    for (Py_ssize_t k = 0; k < n;) { /* the runs of one hash, by text */
+        Py_ssize_t j = k + 1;
+        int mixed = 0;
+        while (j < n && items[j].hash == items[k].hash) {
+            if (!mixed && by_hash_then_text(&items[k], &items[j]) != 0) mixed = 1;
+            j++;
+        }
+        if (mixed) qsort(items + k, (size_t)(j - k), sizeof(Shingle), by_hash_then_text);
+        k = j;
+    }
+    return 0;
+}
+
 /* _TOKEN's classes: \w (str.isalnum() or an underscore), and the ideographs, kana and
  * hangul that stand one to a token where a token starts. */
 static inline int
@@ -563,7 +617,10 @@ py_shingle_simhash(PyObject *self, PyObject *args)
         result = PyLong_FromLong(0);
         goto done;
     }
-    qsort(shingles, (size_t)nshingles, sizeof(Shingle), by_hash_then_text);
+    if (sort_shingles(shingles, nshingles) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
     /* Each distinct shingle weighs its count, capped at 255; bit b is set when the weight
      * of shingles having it is more than half of all. */
     uint64_t ones[64];
@@ -574,8 +631,7 @@ py_shingle_simhash(PyObject *self, PyObject *args)
         while (j < nshingles && by_hash_then_text(&shingles[k], &shingles[j]) == 0) j++;
         uint64_t weight = (uint64_t)(j - k) < 255 ? (uint64_t)(j - k) : 255;
         uint64_t h = shingles[k].hash;
-        for (int b = 0; b < 64; b++)
-            if (h >> b & 1) ones[b] += weight;
+        for (int b = 0; b < 64; b++) ones[b] += weight & (0 - (h >> b & 1)); /* no branch */
         total += weight;
         k = j;
     }
