@@ -1071,7 +1071,8 @@ done:
  *
  * blocks_walk is the first walk of visdup.denoise._blocks over libxml2's nodes: the same
  * events as lxml's iterwalk (elements only), the same paragraph breaks, the same
- * character counts (Unicode whitespace as str.split sees it). Elements are numbered in
+ * character counts (Unicode whitespace as str.split sees it); each paragraph's text comes
+ * out as Block.text reads it (whitespace runs squeezed). Elements are numbered in
  * preorder, as root.iter() yields them. None asks for the Python walk (entity references,
  * namespaced elements, undecodable text).
  */
@@ -1261,10 +1262,46 @@ block_text(BlockWalk *w, vd_node *first, int in_link)
     return 0;
 }
 
+/* The paragraph's text as Block.text reads it, " ".join(text.split()): each run of
+ * whitespace (str.isspace) one space, none at either end; in place, since the text only
+ * shrinks. The buffer holds valid UTF-8 here (ink_count checked every run). */
+static size_t
+squeeze_spaces(char *buf, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)buf;
+    size_t in = 0, out = 0;
+    int gap = 0;
+    while (in < len) {
+        unsigned char c = s[in];
+        if (c < 0x80 && c > ' ' && c != 0x7F) { /* plain ASCII: no space, no control */
+            if (gap) buf[out++] = ' ';
+            gap = 0;
+            buf[out++] = (char)c;
+            in++;
+            continue;
+        }
+        size_t width = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
+        if (in + width > len) width = len - in;
+        Py_UCS4 cp = c < 0x80 ? c : width == 2 ? c & 0x1F : width == 3 ? c & 0x0F : c & 0x07;
+        for (size_t k = 1; k < width; k++) cp = (cp << 6) | (s[in + k] & 0x3F);
+        if (Py_UNICODE_ISSPACE(cp)) {
+            gap = out > 0;
+        } else {
+            if (gap) buf[out++] = ' ';
+            gap = 0;
+            memmove(buf + out, buf + in, width);
+            out += width;
+        }
+        in += width;
+    }
+    return out;
+}
+
 static int
 block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
 {
     if (w->chars) {
+        w->len = squeeze_spaces(w->buf, w->len);
         PyObject *text = PyUnicode_DecodeUTF8(w->buf ? w->buf : "", (Py_ssize_t)w->len, NULL);
         if (text == NULL) {
             PyErr_Clear();

@@ -54,9 +54,13 @@ def attribute_key(el: Any) -> Key:
     return (el.tag, get("class"), get("id"), get("role"), get("itemprop"))
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
-    """One paragraph of visible text; ``owner`` is its element (or element number)."""
+    """One paragraph of visible text; ``owner`` is its element (or element number).
+
+    ``_text``: the text as :attr:`text` reads it, when the walk made it so (the compiled
+    walk squeezes the whitespace itself).
+    """
 
     owner: Any
     kind: str
@@ -64,7 +68,7 @@ class Block:
     parts: list[str] = field(default_factory=list)
     link_chars: int = 0
     chars: int = 0
-    _text: str | None = field(default=None, init=False, repr=False, compare=False)
+    _text: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -118,7 +122,7 @@ def walk(root: Any) -> Walk:
         if walked is not None:
             raw, parents, raw_spans, keys, positions = walked
             blocks = [
-                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count)
+                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count, text)
                 for owner, heading, level, text, lc, count in raw
             ]
             spans = {i: (first, end, bool(free)) for i, first, end, free in raw_spans}
@@ -133,7 +137,7 @@ def walk_paragraphs(root: Any) -> list[Block]:
         walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, False)
         if walked is not None:
             return [
-                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count)
+                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count, text)
                 for owner, heading, level, text, lc, count in walked[0]
             ]
     return python_walk(root).blocks
