@@ -97,6 +97,68 @@ class KillWorkers:
         return item
 
 
+class ReadPriorities:
+    """An item pipeline after visdup's: once a page is analysed, the workers' priorities
+    relative to the crawl's process, and the label process's, go in the crawl's stats
+    (``test/worker_nice``, the smallest; ``test/label_nice``). A worker still starting has
+    not lowered its own yet: up to 30 s for all of them."""
+
+    def __init__(self, crawler):
+        self.stats = crawler.stats
+        self.read = False
+
+    @classmethod
+    def from_crawler(cls, crawler):
+        return cls(crawler)
+
+    async def process_item(self, item):
+        if self.read:
+            return item
+        self.read = True
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        workers: list[int] = []
+        for _ in range(600):
+            children = multiprocessing.active_children()
+            workers = [
+                os.getpriority(os.PRIO_PROCESS, c.pid) - own
+                for c in children
+                if c.name != "visdup-label" and c.pid is not None
+            ]
+            if len(workers) == 2 and min(workers) > 0:
+                break
+            await asyncio.sleep(0.05)
+        self.stats.set_value("test/worker_nice", min(workers, default=-1))
+        for child in multiprocessing.active_children():
+            if child.name == "visdup-label" and child.pid is not None:
+                self.stats.set_value(
+                    "test/label_nice", os.getpriority(os.PRIO_PROCESS, child.pid) - own
+                )
+        return item
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities here")
+@deferred_f_from_coro_f
+async def test_analysis_workers_run_below_the_crawl(tmp_path):
+    """VISDUP_ANALYSIS_NICE lowers the workers alone: the crawl's process and the label
+    process, which take the pages one after another, keep theirs."""
+    db = f"sqlite:///{tmp_path / 'nice.sqlite3'}"
+    with serve(SITE) as server:
+        settings = crawl_settings(
+            db,
+            VISDUP_ANALYSIS_PROCESSES=2,
+            VISDUP_ANALYSIS_NICE=3,
+            ITEM_PIPELINES={"tests.test_analysis_processes.ReadPriorities": 1000},
+        )
+        crawler = get_crawler(SiteSpider, settings)
+        await crawler.crawl_async(url=server.url_for("/"))
+    stats = crawler.stats
+    if os.getpriority(os.PRIO_PROCESS, 0) > 16:  # already near the bottom: 19 caps it
+        pytest.skip("this process runs too low for a worker to go 3 lower")
+    assert stats.get_value("test/worker_nice") == 3
+    assert stats.get_value("test/label_nice") == 0
+    assert stats.get_value("visdup/pages", 0) >= 14
+
+
 @deferred_f_from_coro_f
 async def test_a_killed_worker_costs_no_page(tmp_path):
     """Workers killed mid-crawl (the kernel's OOM killer does it): every page is still

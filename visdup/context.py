@@ -560,8 +560,9 @@ class CrawlContext:
             return None
         with self._open_lock:
             if self._pool is None:
+                nice = int(self.config["VISDUP_ANALYSIS_NICE"])
                 self._pool = WorkerPool(
-                    count, worker_started, (os.getpid(),), died=self._worker_replaced
+                    count, worker_started, (os.getpid(), nice), died=self._worker_replaced
                 )
                 self.stats.set_value("visdup/analysis/processes", count)
             return self._pool

@@ -339,10 +339,11 @@ def analyse(
 PARENT_CHECK = 1.0
 
 
-def worker_started(parent: int) -> None:
+def worker_started(parent: int, nice: int = 0) -> None:
     """Initialiser of an analysis worker process: it ends when the crawl that started it is
     gone. A crawl killed outright (SIGKILL, the OOM killer) never stops its workers, and
-    they would wait for work forever.
+    they would wait for work forever. ``nice``: how much lower than the crawl it runs
+    (VISDUP_ANALYSIS_NICE), where the system lets a process lower its own priority.
 
     What the process imported is moved out of the collector's sight (``gc.freeze``): it
     lives as long as the process, and each full collection would walk all of it again (3-5 %
@@ -357,6 +358,11 @@ def worker_started(parent: int) -> None:
         os._exit(0)
 
     threading.Thread(target=watch, name="visdup-parent-watch", daemon=True).start()
+    if nice > 0:
+        try:
+            os.nice(nice)
+        except (AttributeError, OSError) as exc:  # no os.nice (Windows), or not allowed
+            logger.debug("visdup: the worker keeps its priority: %s", exc)
     gc.freeze()
 
 
