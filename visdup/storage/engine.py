@@ -12,7 +12,6 @@ SAVEPOINT opened the transaction and its RELEASE committed a page without its li
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 from typing import Any
@@ -56,6 +55,8 @@ def parse(url: str) -> URL:
         raise StoreError(f"not a database URL: {shown!r} (use {_EXAMPLES})") from None
     backend = parsed.get_backend_name()
     if backend not in _BACKENDS:
+        import difflib  # here: only a mistyped URL needs it, and every process opens a store
+
         near = difflib.get_close_matches(backend, _BACKENDS, n=1, cutoff=0.6)
         hint = f"did you mean {near[0]!r}? " if near else ""
         raise StoreError(

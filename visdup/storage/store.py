@@ -8,6 +8,7 @@ lost; those stored links are the frontier a later run of the same crawl resumes 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,8 +27,8 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.sql.dml import Insert
 
 from visdup.errors import StoreError, VisdupError
 from visdup.index.base import to_signed, to_unsigned
@@ -129,15 +130,31 @@ _PAGE_BY_BODY_HASH = (
     .limit(1)
 )
 _INSERT_COMPARISONS = insert(schema.comparisons)
-#: A signature another process stored first is left as it is: no savepoint per new layout.
-#: (PostgreSQL's driver reports no row count here: the row it wrote says it was written.)
-_INSERT_LAYOUT_PG = postgresql.insert(layouts).on_conflict_do_nothing().returning(layouts.c.key)
-_INSERT_LAYOUT_SQLITE = sqlite.insert(layouts).on_conflict_do_nothing()
+
 #: One cluster's row; the columns to set are the other keys of the parameters.
 _UPDATE_CLUSTER = update(clusters).where(clusters.c.id == bindparam("cluster_id"))
 
-_INSERT_LINKS_PG = postgresql.insert(links).on_conflict_do_nothing()
-_INSERT_LINKS_SQLITE = sqlite.insert(links).on_conflict_do_nothing()
+
+@functools.cache
+def _inserts_ignoring_conflicts(postgres: bool) -> tuple[Insert, Insert]:
+    """(a layout signature's insert, a page's links' insert) in the store's dialect, rows
+    already there left as they are: a signature another process stored first, a link already
+    known, with no savepoint. Built on first use: a process on SQLite never imports
+    PostgreSQL's dialect. (PostgreSQL's driver reports no row count for the layout's insert:
+    the row it returns says it was written.)"""
+    if postgres:
+        from sqlalchemy.dialects import postgresql
+
+        return (
+            postgresql.insert(layouts).on_conflict_do_nothing().returning(layouts.c.key),
+            postgresql.insert(links).on_conflict_do_nothing(),
+        )
+    from sqlalchemy.dialects import sqlite
+
+    return (
+        sqlite.insert(layouts).on_conflict_do_nothing(),
+        sqlite.insert(links).on_conflict_do_nothing(),
+    )
 
 
 class Store:
@@ -297,7 +314,7 @@ class Store:
             {"url": u, "found_on": page_id, "depth": depth, "run_id": run_id, "followed": followed}
             for u in urls
         ]
-        conn.execute(_INSERT_LINKS_PG if self.is_postgres else _INSERT_LINKS_SQLITE, rows)
+        conn.execute(_inserts_ignoring_conflicts(self.is_postgres)[1], rows)
 
     def add_error(self, run_id: int | None, url: str | None, stage: str, message: str) -> None:
         with self.engine.begin() as conn:
@@ -635,9 +652,10 @@ class Store:
             "sizes": json.dumps(list(sizes)),
             "version": version,
         }
+        insert_layout = _inserts_ignoring_conflicts(self.is_postgres)[0]
         if self.is_postgres:
-            return conn.execute(_INSERT_LAYOUT_PG, row).first() is not None
-        return conn.execute(_INSERT_LAYOUT_SQLITE, row).rowcount == 1
+            return conn.execute(insert_layout, row).first() is not None
+        return conn.execute(insert_layout, row).rowcount == 1
 
     def changed_layouts(
         self, conn: Connection, since: int
