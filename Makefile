@@ -10,7 +10,7 @@ DEMO_DIR := .demo
 
 BROWSER_STAMP := $(VENV)/.browser-stamp
 
-.PHONY: install browser demo test lint bench clean
+.PHONY: install bytecode browser demo test lint bench clean
 
 $(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,14 @@ $(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c)
 	$(BIN)/python -c "import visdup.structure.distance as d; print('visdup kernel:', d.KERNEL)"
 	touch $(STAMP)
 
-install: $(STAMP)
+install: $(STAMP) bytecode
+
+# Bytecode of the package's modules, as pip writes it for an installed wheel: the editable
+# install writes none where PYTHONDONTWRITEBYTECODE is set, and then every process (the
+# crawl's, the label process, each analysis worker) would compile the sources as it starts.
+# Only the modules changed since are compiled again.
+bytecode: $(STAMP)
+	$(BIN)/python -m compileall -q visdup
 
 # Best effort, never fatal: the playwright wheel (no browser download) and Debian's chromium,
 # with apt-get when running as root (or with password-less sudo).
@@ -38,7 +45,7 @@ $(BROWSER_STAMP): $(STAMP)
 
 browser: $(BROWSER_STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP) bytecode
 	mkdir -p $(DEMO_DIR)
 	rm -f $(DEMO_DIR)/visdup.sqlite3 $(DEMO_DIR)/visdup.sqlite3-wal $(DEMO_DIR)/visdup.sqlite3-shm
 	$(BIN)/visdup demo --db sqlite:///$(DEMO_DIR)/visdup.sqlite3
@@ -49,12 +56,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check visdup tests bench
 	$(BIN)/mypy
 
-test: $(STAMP) $(BROWSER_STAMP)
+test: $(STAMP) $(BROWSER_STAMP) bytecode
 	$(BIN)/ruff check visdup tests bench
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(STAMP) bytecode
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	@echo "Benchmarks: see bench/README.md"
 
