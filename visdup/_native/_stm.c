@@ -1437,8 +1437,8 @@ blocks_walk(PyObject *self, PyObject *args)
                 level = hsp > 0 ? hstack[hsp - 1] : 0;
                 if (elements) {
                     top->span = PyList_GET_SIZE(w.spans);
-                    PyObject *span = Py_BuildValue("[nnni]", f.index, PyList_GET_SIZE(w.blocks),
-                                                   (Py_ssize_t)-1, enclosed ? 0 : 1);
+                    PyObject *span = Py_BuildValue("[nnnO]", f.index, PyList_GET_SIZE(w.blocks),
+                                                   (Py_ssize_t)-1, enclosed ? Py_False : Py_True);
                     if (span == NULL || PyList_Append(w.spans, span) < 0) {
                         Py_XDECREF(span);
                         goto done;
@@ -1491,7 +1491,20 @@ done_or_fallback:
         result = Py_None;
         Py_INCREF(result);
     } else {
-        result = Py_BuildValue("(OOOOO)", w.blocks, w.parents, w.spans, w.keys, w.positions);
+        /* the spans as Walk keeps them: {element: (first, end, free)} */
+        PyObject *spans = PyDict_New();
+        for (Py_ssize_t k = 0; spans != NULL && k < PyList_GET_SIZE(w.spans); k++) {
+            PyObject *span = PyList_GET_ITEM(w.spans, k);
+            PyObject *value = PyTuple_Pack(3, PyList_GET_ITEM(span, 1), PyList_GET_ITEM(span, 2),
+                                           PyList_GET_ITEM(span, 3));
+            if (value == NULL || PyDict_SetItem(spans, PyList_GET_ITEM(span, 0), value) < 0)
+                Py_CLEAR(spans);
+            Py_XDECREF(value);
+        }
+        if (spans != NULL) {
+            result = Py_BuildValue("(OOOOO)", w.blocks, w.parents, spans, w.keys, w.positions);
+            Py_DECREF(spans);
+        }
     }
 done:
     free(stack);
@@ -2375,8 +2388,8 @@ static PyMethodDef methods[] = {
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
     {"blocks_walk", blocks_walk, METH_VARARGS,
      "blocks_walk(root, block_tags, headings, elements=True)\n"
-     "([(owner, heading, level, text, link_chars, chars)], parents, [[element, first, end,\n"
-     "free]], [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
+     "([(owner, heading, level, text, link_chars, chars)], parents, {element: (first, end,\n"
+     "free)}, [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
      "first walk, or None for the Python walk; with elements false, the lists but the first\n"
      "stay empty."},
     {"invisible_scan", invisible_scan, METH_VARARGS,

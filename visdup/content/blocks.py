@@ -120,12 +120,11 @@ def walk(root: Any) -> Walk:
     if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
         walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS)
         if walked is not None:
-            raw, parents, raw_spans, keys, positions = walked
+            raw, parents, spans, keys, positions = walked
             blocks = [
                 Block(owner, "heading" if heading else "paragraph", level, [text], lc, count, text)
                 for owner, heading, level, text, lc, count in raw
             ]
-            spans = {i: (first, end, bool(free)) for i, first, end, free in raw_spans}
             return Walk(root, blocks, list(parents), spans, list(keys), list(positions))
     return python_walk(root)
 
