@@ -281,3 +281,30 @@ def test_worker_analysis_sends_the_tree_packed():
     assert isinstance(there.template_input.tree, PackedTree)
     assert not there.template_input.tree.compressed  # compressed only where it is kept
     assert unpacked(there.template_input.tree) == here.template_input.tree
+
+
+def _parents_by_stack(tree: FlatTree) -> list[int]:
+    """The parents as the open nodes say them: the reference for FlatTree.parents."""
+    parent = [-1] * tree.nodes
+    stack: list[int] = []
+    for i in range(tree.nodes):
+        while stack and stack[-1] + tree.sizes[stack[-1]] <= i:
+            stack.pop()
+        if stack:
+            parent[i] = stack[-1]
+        stack.append(i)
+    return parent
+
+
+def test_parents_equal_the_open_nodes_on_random_and_real_trees():
+    rng = random.Random(11)
+    trees = [random_tree(rng, rng.randrange(1, 300)) for _ in range(300)]
+    trees.append(
+        page_tree(b"<html><body><div><p>a<b>b</b></p><ul><li>x</li><li>y</li></ul></div></body>")
+    )
+    trees.append(
+        page_tree(b"<html><body>" + b"<div>" * 500 + b"deep" + b"</div>" * 500, max_nodes=80)
+    )
+    for tree in trees:
+        assert tree.parents() == _parents_by_stack(tree)
+        assert all(tree.sizes[p] > i - p for i, p in enumerate(tree.parents()) if p >= 0)
