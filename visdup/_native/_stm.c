@@ -1273,24 +1273,17 @@ squeeze_spaces(char *buf, size_t len)
     int gap = 0;
     while (in < len) {
         unsigned char c = s[in];
-        if (c < 0x80 && c > ' ' && c != 0x7F) { /* plain ASCII: no space, no control */
-            if (gap) buf[out++] = ' ';
-            gap = 0;
-            buf[out++] = (char)c;
-            in++;
-            continue;
-        }
         size_t width = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
         if (in + width > len) width = len - in;
         Py_UCS4 cp = c < 0x80 ? c : width == 2 ? c & 0x1F : width == 3 ? c & 0x0F : c & 0x07;
         for (size_t k = 1; k < width; k++) cp = (cp << 6) | (s[in + k] & 0x3F);
-        if (Py_UNICODE_ISSPACE(cp)) {
-            gap = out > 0;
-        } else {
+        /* most characters are ASCII letters and marks: no table look-up for those */
+        if ((c > ' ' && c < 0x7F) || !Py_UNICODE_ISSPACE(cp)) {
             if (gap) buf[out++] = ' ';
             gap = 0;
-            memmove(buf + out, buf + in, width);
-            out += width;
+            for (size_t k = 0; k < width; k++) buf[out++] = buf[in + k];
+        } else {
+            gap = out > 0;
         }
         in += width;
     }
