@@ -229,15 +229,17 @@ def main() -> None:
                         f" ({bare_mode.removeprefix('visdup ')}):"
                         f" on / off <= {bare / parts[slowest]:.2f} ({slowest})"
                     )
-                    # the other limit: all the crawl's CPU shared by the machine's cores, every
-                    # one of them busy from start to end (the bare crawl keeps one busy)
+                    # the other limit: all the crawl's CPU shared by the cores its processes can
+                    # fill (one each: the crawl's, the label process, the workers), every one of
+                    # them busy from start to end; the bare crawl keeps one busy
                     whole = on["cpu"] / n
                     bare_whole = off["cpu"] / max(1, off["responses"])
+                    busy = min(cores, workers + 2)
                     print(
-                        f"{mode}, every one of {cores} cores busy throughout (estimate): the"
+                        f"{mode}, {busy} of {cores} cores busy throughout (estimate): the"
                         f" whole crawl's {whole * 1e3:.1f} ms CPU per page against the bare"
                         f" crawl's {bare_whole * 1e3:.1f}: on / off <="
-                        f" {min(cores, workers + 2) * bare_whole / whole:.2f}"
+                        f" {busy * bare_whole / whole:.2f}"
                     )
         best = {m: max(x["pages_per_s"] for x in v) for m, v in results.items()}
         peak = {m: min(x["peak_mb"] for x in v) for m, v in results.items()}
