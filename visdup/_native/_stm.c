@@ -2383,7 +2383,7 @@ static PyMethodDef methods[] = {
      "blocks_walk(root, block_tags, headings, elements=True)\n"
      "([(owner, heading, level, text, link_chars, chars)], parents, {element: (first, end,\n"
      "free)}, [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
-     "first walk, or None for the Python walk; with elements false, the lists but the first\n"
+     "first walk, or None for the Python walk; with elements false, all but the paragraphs\n"
      "stay empty."},
     {"invisible_scan", invisible_scan, METH_VARARGS,
      "invisible_scan(root, never_tags)\n"
