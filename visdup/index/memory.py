@@ -144,10 +144,16 @@ class MemoryIndex:
 
         near = self._scan.within(fp, k, limit) if self._scan is not None else self._near(fp, k)
         found: list[tuple[int, int, int]] = []
+        append = found.append
         for dist, other in near:
             if limit is not None and len(found) >= limit and dist > found[-1][0]:
                 break
-            found.extend((dist, key, other) for key in keys_of[other])
+            keys = keys_of[other]
+            if len(keys) == 1:  # most fingerprints belong to one page
+                for key in keys:
+                    append((dist, key, other))
+            else:
+                found.extend((dist, key, other) for key in keys)
         found.sort()
         if limit is not None:
             del found[limit:]
@@ -232,6 +238,8 @@ class _Scan:
             near_dist = dist[hits]
             cut = np.partition(near_dist, limit - 1)[limit - 1]
             hits = hits[near_dist <= cut]
-        near = [(int(d), int(f)) for d, f in zip(dist[hits], arr[hits], strict=True)]
-        near.sort()
-        return near
+        # nearest first, then by fingerprint (as sorting the pairs would): ordered in numpy,
+        # and turned into Python ints in one call each rather than one per hit
+        found, dists = arr[hits], dist[hits]
+        order = np.lexsort((found, dists))
+        return list(zip(dists[order].tolist(), found[order].tolist(), strict=True))
