@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 
 from visdup.content import blocks, main, textprint, visibility, weights
+from visdup.page import links
 from visdup.templates import signature, stm
 
 #: Every module that holds a compiled kernel it checks on each call.
-HOLDERS = (stm, blocks, visibility, textprint, weights, main, signature)
+HOLDERS = (stm, blocks, visibility, textprint, weights, main, signature, links)
 
 
 def python_kernels(monkeypatch: pytest.MonkeyPatch) -> None:

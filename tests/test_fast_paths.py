@@ -540,3 +540,55 @@ def test_layout_signature_same_with_and_without_kernel(monkeypatch) -> None:
     python_kernels(monkeypatch)
     assert signatures() == fast
     assert len(fast) >= 8 * len(HOSTILE)
+
+
+LINK_PAGES = [
+    "<body><a href='a'>1</a><a>no href</a><a href=''>empty</a><a href='  '>blank</a>"
+    "<a href='\u3000\x1c'>unicode blank</a><a href=' b '>2</a><AREA HREF='c'><A HREF='d'>x</A>"
+    "<p><a href='e&amp;f'>amp</a><a href='&#233;t&eacute;'>entities</a></p></body>",
+    "<body><svg><a href='in-svg'>s</a></svg><template><a href='t'>t</a></template>"
+    "<noscript><a href='n'>n</a></noscript><map><area href='m1'><area></map></body>",
+    "<html><head><link href='not-a-link'><a href='head-a'>h</a></head><body>"
+    + "".join(f"<div><a href='p{i}'>{i}</a></div>" for i in range(50))
+    + "</body></html>",
+]
+
+
+@pytest.mark.skipif(
+    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    reason="compiled walks not built",
+)
+@pytest.mark.parametrize("cap", [0, 1, 3, 40])
+def test_compiled_links_equal_python(monkeypatch, cap: int) -> None:
+    from kernels import HOLDERS
+
+    from visdup.page import links as links_module
+
+    assert links_module in HOLDERS
+    assert stm_module._kernel.links_walk(parse_html(LINK_PAGES[0].encode()).root, 0) is not None
+    roots = []
+    for html in [*LINK_PAGES, *(p.decode("utf-8", "replace") for p in PAGES)]:
+        roots.append(parse_html(html.encode()).root)
+        roots.append(lxml.html.fromstring(html))
+    element = lxml.html.fromstring("<a href='self'><b><a href='inner'>i</a></b></a>")
+    roots.append(element)  # the root itself is one of its links, as lxml's iter has it
+    fast = [links_module.read_links(root, cap) for root in roots if root is not None]
+    assert any(found.total is not None for found in fast) == (cap in (1, 3, 40))
+    python_kernels(monkeypatch)
+    assert fast == [links_module.read_links(root, cap) for root in roots if root is not None]
+
+
+@pytest.mark.skipif(
+    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    reason="compiled walks not built",
+)
+def test_compiled_links_on_a_tree_thousands_deep(monkeypatch) -> None:
+    from visdup.page import links as links_module
+
+    root = lxml.html.fromstring("<html><body><div>top</div></body></html>")
+    el = root.find("body")
+    for i in range(5000):
+        el = lxml.etree.SubElement(el, "a" if i % 7 == 0 else "div", {"href": f"h{i}"})
+    fast = links_module.read_links(root)
+    python_kernels(monkeypatch)
+    assert fast == links_module.read_links(root) and len(fast.hrefs) == 715

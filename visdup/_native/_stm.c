@@ -716,6 +716,85 @@ lowered_tag(PyObject *cache, vd_node *el, int *fallback)
     return tag;
 }
 
+/* ------------------------------------------------------------------ page links
+ *
+ * links_walk is visdup.page.links.read_links's loop (``root.iter("a", "area")``, each
+ * element's ``get("href")``) over libxml2's nodes: no Python proxy per link element, only
+ * the hrefs kept are made. Elements are visited as lxml's iter visits them (the root too,
+ * document order, no namespace: an ``a`` in a namespace is not lxml's ``"a"``).
+ */
+
+/* Whether a str is blank as ``not s.strip()`` says (str.isspace's characters). */
+static int
+blank_text(PyObject *s)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s); /* made by PyUnicode_DecodeUTF8: ready */
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i))) return 0;
+    return 1;
+}
+
+static PyObject *
+links_walk(PyObject *self, PyObject *args)
+{
+    PyObject *root_obj;
+    Py_ssize_t cap;
+    if (!PyArg_ParseTuple(args, "On", &root_obj, &cap)) return NULL;
+    if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
+    vd_node *root = ((ElementHead *)root_obj)->c_node;
+    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    PyObject *hrefs = PyList_New(0);
+    if (hrefs == NULL) return NULL;
+    int fallback = 0, capped = 0;
+    Py_ssize_t with_href = 0; /* link elements with an href, blank ones too */
+    vd_node *n = root;
+    while (n != NULL) {
+        if (n->type == N_ELEMENT && n->ns == NULL && n->name != NULL &&
+            (strcmp((const char *)n->name, "a") == 0 ||
+             strcmp((const char *)n->name, "area") == 0)) {
+            vd_attr *a = find_attr(n, "href");
+            if (a != NULL) {
+                with_href++;
+                if (!capped) {
+                    PyObject *v = attr_text(a, &fallback);
+                    if (v == NULL) goto failed;
+                    int rc = 0;
+                    if (blank_text(v)) {
+                    } else if (cap > 0 && PyList_GET_SIZE(hrefs) >= cap) {
+                        capped = 1; /* read no more hrefs: count the elements that have one */
+                    } else {
+                        rc = PyList_Append(hrefs, v);
+                    }
+                    Py_DECREF(v);
+                    if (rc < 0) goto failed;
+                }
+            }
+        }
+        /* preorder: into an element's children, else on to the next node up the tree */
+        if (n->type == N_ELEMENT && n->children != NULL) {
+            n = n->children;
+            continue;
+        }
+        while (n != root && n->next == NULL) n = n->parent;
+        if (n == root) break;
+        n = n->next;
+    }
+    /* the count is the document's (XPath's //): this walk's when root is its top element,
+     * the child of an XML (9) or HTML (13) document node */
+    Py_ssize_t total = -1;
+    if (capped) {
+        int top = root->parent != NULL && (root->parent->type == 9 || root->parent->type == 13);
+        total = top ? with_href : -2;
+    }
+    return Py_BuildValue("(Nn)", hrefs, total);
+failed:
+    Py_DECREF(hrefs);
+    if (fallback && !PyErr_Occurred()) Py_RETURN_NONE;
+    return NULL;
+}
+
 /* The lower-cased tag of an element; NULL with w->fallback or an error. */
 static PyObject *
 lower_tag(Walk *w, vd_node *el)
@@ -2389,6 +2468,11 @@ static PyMethodDef methods[] = {
      "invisible_scan(root, never_tags)\n"
      "([path of each outermost never-rendered element], [(style text, media)],\n"
      "[(path, inline style)]) for visdup.denoise.remove_invisible, or None for Python."},
+    {"links_walk", links_walk, METH_VARARGS,
+     "links_walk(root, cap)\n"
+     "(hrefs, total) of visdup.page.links.read_links: the first cap non-blank hrefs of the\n"
+     "a and area elements (0: all); total -1 when no other one follows, else the elements\n"
+     "with an href in the document (-2: for XPath to count); None for Python."},
     {"dom_walk", dom_walk, METH_VARARGS,
      "dom_walk(root, skip_tags, text_label, classes, text, max_nodes)\n"
      "(labels, texts, hints, parents, truncated) of visdup.stm.dom_tree, or None when the\n"
