@@ -1,6 +1,7 @@
 """Crawl the Python 3.11 and PostgreSQL 15 manuals on 127.0.0.1 with visdup on and off.
 
     python bench/bench_crawl.py [--rounds 1] [--which python,postgres] [--modes off,all]
+                                [--cores N]
 
 Prints pages/s for each run (and how much of its time came after the spider closed: the
 templates' last builds, the snapshot's aggregates, the processes' end) and the on/off ratio
@@ -20,6 +21,9 @@ below the goal, only less CPU per page reaches it.
 ``off8`` a bare crawl with the ``CONCURRENT_ITEMS`` the add-on sets (8, against Scrapy's
 100): the add-on's runs are then compared with it too, which leaves out what that setting
 alone saves Scrapy.
+``--cores N`` runs everything (the server, the crawls and every process they start) on the
+first N of the cores this process may use, as ``taskset`` would: one machine then gives the
+pace on 2, 4 or all of its cores, the figures comparable run to run.
 visdup's bytecode is compiled first, as an installed package has it (an editable checkout
 under PYTHONDONTWRITEBYTECODE has none, and its processes would compile every module as they
 start). Every run uses the same server and settings; only VISDUP_ settings differ (and the
@@ -136,13 +140,29 @@ def compile_bytecode() -> None:
         raise SystemExit(f"cannot compile {package}")
 
 
+def pin_cores(count: int) -> None:
+    """This process, and every thread and process it starts from now on, on the first
+    ``count`` cores it may use (Linux: the affinity of the calling thread, which new threads
+    and child processes inherit)."""
+    if not hasattr(os, "sched_setaffinity"):
+        raise SystemExit("--cores needs os.sched_setaffinity (Linux)")
+    allowed = sorted(os.sched_getaffinity(0))
+    if not 0 < count <= len(allowed):
+        raise SystemExit(f"--cores {count}: this process may use {len(allowed)} cores")
+    os.sched_setaffinity(0, allowed[:count])
+    print(f"pinned to cores {allowed[:count]} of {len(allowed)}", flush=True)
+
+
 def main() -> None:
     compile_bytecode()
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--which", default="python,postgres")
     ap.add_argument("--modes", default="off,structure,content,all")
+    ap.add_argument("--cores", type=int, default=0, help="run on the first N cores (0: all)")
     args = ap.parse_args()
+    if args.cores:
+        pin_cores(args.cores)  # before the server's thread and the crawls start
     modes = {SHORT[m]: MODES[SHORT[m]] for m in ["off", *args.modes.split(",")]}
     roots = {w: debian_docs(w) for w in args.which.split(",")}
     common = Path(*Path(next(iter(roots.values()))).parts[:-2])  # .../usr/share/doc
