@@ -172,6 +172,125 @@ def test_a_page_and_its_links_commit_together(store_url, monkeypatch):
     store.close()
 
 
+def _raw_rows(path: Path, table: str) -> list[tuple]:
+    """Every row of ``table`` with each value's SQLite type, as the file holds it."""
+    db = sqlite3.connect(path)
+    try:
+        columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})")]
+        picks = ", ".join(f"typeof({c}), {c}" for c in columns)
+        return sorted(db.execute(f"SELECT {picks} FROM {table}").fetchall(), key=repr)
+    finally:
+        db.close()
+
+
+def test_sqlite_pages_are_written_as_sqlalchemy_writes_them(tmp_path, monkeypatch):
+    """A page's statements run on SQLite's driver: the same values, types and text as
+    SQLAlchemy's own execution writes (a datetime's text, a boolean, a blob, a signed
+    fingerprint, the links' rows, the comparisons, the cluster's count)."""
+    from datetime import UTC, datetime
+
+    import visdup.storage.store as store_module
+
+    monkeypatch.setattr(store_module, "now", lambda: datetime(2024, 5, 6, 7, 8, 9, 123, UTC))
+    paths = {}
+    for way in ("driver", "sqlalchemy"):
+        paths[way] = tmp_path / f"{way}.sqlite3"
+        store = Store.from_url(f"sqlite:///{paths[way]}")
+        if way == "sqlalchemy":
+            store._on_driver = False
+        run = store.begin_run("test")
+        with store.engine.begin() as conn:
+            store.put_cluster(conn, 3, version=1, representative="http://x/a", state={"s": 1})
+            store.put_cluster(conn, 3, version=2)
+            assert store.put_layout(
+                conn, 2**63 + 7, cluster_id=3, labels=["b"], sizes=[1], version=1
+            )
+            assert not store.put_layout(
+                conn, 2**63 + 7, cluster_id=4, labels=["c"], sizes=[2], version=2
+            )
+        record = PageRecord(
+            url="http://x/a.html#top",
+            status=200,
+            depth=2,
+            body=b"\x00\xffbody",
+            body_hash="abc",
+            truncated=True,
+            replacement_ratio=0.25,
+            term="(grp)",
+            simhash=2**64 - 3,
+            content_simhash=2**63,
+            similarity=0.5,
+            title="A \u00e9",
+            cluster_id=3,
+            links=["http://x/b.html#s", "http://x/c.html", "http://x/b.html"],
+        )
+        with store.engine.begin() as conn:
+            page_id = store.insert_page(conn, record, run, links_followed=False)
+            assert page_id == 1
+            assert store.page_by_body_hash(conn, "abc") == 1
+            assert store.page_by_body_hash(conn, "nothing") is None
+            store.add_comparisons(conn, page_id, [(1, "structure", 0.5), (1, "content", 1.0)])
+        with store.engine.begin() as conn:  # stored already: nothing written, nothing counted
+            assert store.insert_page(conn, record, run) is None
+        store.close()
+    for table in ("visdup_pages", "visdup_links", "visdup_comparisons", "visdup_clusters"):
+        assert _raw_rows(paths["driver"], table) == _raw_rows(paths["sqlalchemy"], table), table
+    assert _raw_rows(paths["driver"], "visdup_clusters")[0][5] == 1  # (typeof, size)
+
+
+def test_a_driver_error_is_sqlalchemys_and_leaves_nothing(tmp_path):
+    """An error of a statement run on the driver reaches the caller as SQLAlchemy raises it,
+    and the page's transaction keeps none of its rows."""
+    from sqlalchemy.exc import IntegrityError
+
+    store = Store.from_url(_sqlite(tmp_path))
+    store.begin_run("test")
+    with pytest.raises(IntegrityError), store.engine.begin() as conn:
+        store.insert_page(conn, _record("http://x/a.html", ["http://x/b.html"]), 999)  # no run
+    assert store.rows() == []
+    assert store.unfetched_links() == []
+    store.close()
+
+
+def test_a_page_written_without_a_begin_is_still_one_transaction(store_url):
+    """A connection with no transaction begun gets one, as SQLAlchemy begins it: the page and
+    its links stay uncommitted until the caller commits, and go with its rollback."""
+    store = Store.from_url(store_url)
+    run = store.begin_run("test")
+    with store.engine.connect() as conn:
+        assert store.insert_page(conn, _record("http://x/a.html", ["http://x/b.html"]), run)
+        conn.rollback()
+    assert store.rows() == []
+    assert store.unfetched_links() == []
+    with store.engine.connect() as conn:
+        assert store.insert_page(conn, _record("http://x/a.html", ["http://x/b.html"]), run)
+        conn.commit()
+    assert [r.url for r in store.rows("url")] == ["http://x/a.html"]
+    assert store.unfetched_links() == [("http://x/b.html", 1)]
+    store.close()
+
+
+def test_read_first_names_its_columns(store_url):
+    from visdup.drift.snapshot import _STORED_LABELS
+
+    store = Store.from_url(store_url)
+    run = store.begin_run("test")
+    record = _record("http://x/a.html", [])
+    record.verdict, record.similarity = "novel", 0.75
+    with store.engine.begin() as conn:
+        page_id = store.insert_page(conn, record, run)
+    row = store.read_first(_STORED_LABELS, {"page_url": "http://x/a.html"})
+    assert (row.id, row.verdict, row.kind, row.duplicate_of, row.similarity) == (
+        page_id,
+        "novel",
+        None,
+        None,
+        0.75,
+    )
+    assert store.read_first(_STORED_LABELS, {"page_url": "http://x/b.html"}) is None
+    store.close()
+
+
 def test_a_layout_signature_stored_first_elsewhere_is_kept(store_url):
     """Two writers meet the same new signature: the second keeps the first one's row, and
     its transaction goes on (no error, nothing rolled back)."""

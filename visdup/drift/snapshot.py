@@ -370,8 +370,7 @@ class Snapshot:
     def stored_labels(self, url: str) -> Any:
         """The stored page of this URL (``id``, ``verdict``, ``kind``, ``duplicate_of``,
         ``similarity``): fetched again for this snapshot; None when it is new."""
-        with _reader(self.store).connect() as conn:
-            return conn.execute(_STORED_LABELS, {"page_url": canonical_url(url)}).first()
+        return self.store.read_first(_STORED_LABELS, {"page_url": canonical_url(url)})
 
     def page_id(self, url: str) -> int | None:
         """The stored page of this URL (fetched again for this snapshot), or None."""
