@@ -6,6 +6,8 @@ from __future__ import annotations
 import pickle
 from dataclasses import replace
 
+import pytest
+
 from tests.conftest import FIXTURES
 from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse_bytes
 
@@ -80,3 +82,40 @@ def test_a_forwarded_analysis_stores_what_the_original_stores():
     again = _roundtrip(renamed)
     assert again.title == "Renamed" and again.template_input is None
     assert str(again.term) == str(original.term)
+
+
+def test_a_worker_analysis_leaves_the_cycle_collector_as_it_found_it(monkeypatch):
+    import gc
+
+    import visdup.dedup.analysis as analysis_module
+
+    seen: list[bool] = []
+    real = analysis_module.analyse
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("a parser crashed")
+
+    name = sorted(p.name for p in PAGE.rglob("*.html"))[0]
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        monkeypatch.setattr(analysis_module, "analyse", watched)
+        assert _analysis(name).term is not None
+        assert seen == [False] and gc.isenabled()  # paused for the page alone
+        monkeypatch.setattr(analysis_module, "analyse", failing)
+        with pytest.raises(RuntimeError):
+            _analysis(name)
+        assert gc.isenabled()
+        gc.disable()  # a process that collects by itself: left so
+        monkeypatch.setattr(analysis_module, "analyse", watched)
+        _analysis(name)
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
