@@ -349,7 +349,8 @@ def worker_started(parent: int, nice: int = 0) -> None:
     lives as long as the process, and each full collection would walk all of it again (3-5 %
     of the analysis of a manual's pages, run alone). (Collecting less often, the youngest
     generation at 10,000 objects instead of 700, saved 3 % of an analysis run alone and
-    nothing a crawl could measure: left at Python's own thresholds.)
+    nothing a crawl could measure: left at Python's own thresholds. A page's analysis pauses
+    the collector instead: :func:`analyse_bytes`.)
     """
 
     def watch() -> None:
