@@ -232,6 +232,9 @@ def test_sqlite_pages_are_written_as_sqlalchemy_writes_them(tmp_path, monkeypatc
             store.add_comparisons(conn, page_id, [(1, "structure", 0.5), (1, "content", 1.0)])
         with store.engine.begin() as conn:  # stored already: nothing written, nothing counted
             assert store.insert_page(conn, record, run) is None
+        if way == "driver":  # every statement above ran on the driver, none fell back
+            compiled = store._driver_statements
+            assert compiled and None not in compiled.values()
         store.close()
     for table in ("visdup_pages", "visdup_links", "visdup_comparisons", "visdup_clusters"):
         assert _raw_rows(paths["driver"], table) == _raw_rows(paths["sqlalchemy"], table), table
@@ -270,6 +273,48 @@ def test_a_page_written_without_a_begin_is_still_one_transaction(store_url):
     store.close()
 
 
+def test_what_the_driver_cannot_give_as_sqlalchemy_does_runs_through_sqlalchemy(tmp_path):
+    """A datetime or boolean column (SQLAlchemy converts them as it reads) and an unnamed
+    expression are read through SQLAlchemy: the same values and names as its own rows."""
+    from sqlalchemy import bindparam, func, select
+
+    store = Store.from_url(_sqlite(tmp_path))
+    run = store.begin_run("test")
+    with store.engine.begin() as conn:
+        store.insert_page(conn, _record("http://x/a.html", []), run)
+    pages = schema.pages
+    by_url = {"u": "http://x/a.html"}
+    typed = select(pages.c.url, pages.c.fetched_at, pages.c.truncated).where(
+        pages.c.url == bindparam("u")
+    )
+    counted = select(func.count()).select_from(pages).where(pages.c.url == bindparam("u"))
+    for statement in (typed, counted):
+        with store.engine.connect() as conn:
+            expected = conn.execute(statement, by_url).first()
+        got = store.read_first(statement, by_url)
+        assert tuple(got) == tuple(expected) and got._fields == expected._fields
+    assert isinstance(store.read_first(typed, by_url).truncated, bool)
+    store.close()
+
+
+def test_a_value_no_parameter_takes_is_a_statement_error_on_either_path(tmp_path):
+    from sqlalchemy.exc import StatementError
+
+    for way in ("driver", "sqlalchemy"):
+        store = Store.from_url(_sqlite(tmp_path, f"{way}.sqlite3"))
+        store._on_driver = way == "driver"
+        run = store.begin_run("test")
+        record = _record("http://x/a.html", [])
+        record.truncated = "yes"  # type: ignore[assignment]
+        with (
+            pytest.raises(StatementError, match="Not a boolean value"),
+            store.engine.begin() as conn,
+        ):
+            store.insert_page(conn, record, run)
+        assert store.rows() == []
+        store.close()
+
+
 def test_read_first_names_its_columns(store_url):
     from visdup.drift.snapshot import _STORED_LABELS
 
@@ -288,6 +333,8 @@ def test_read_first_names_its_columns(store_url):
         0.75,
     )
     assert store.read_first(_STORED_LABELS, {"page_url": "http://x/b.html"}) is None
+    if store_url.startswith("sqlite"):  # read on the driver: no column SQLAlchemy converts
+        assert store._driver_statement(_STORED_LABELS) is not None
     store.close()
 
 

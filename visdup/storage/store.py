@@ -16,9 +16,11 @@ from collections import namedtuple
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from keyword import iskeyword
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
+    Column,
     Connection,
     CursorResult,
     Engine,
@@ -30,7 +32,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError, StatementError
 from sqlalchemy.sql.dml import Insert
 
 from visdup.errors import StoreError, VisdupError
@@ -203,13 +205,42 @@ def _compile_for_driver(
         default = _REQUIRED if bind.required or (keys and name in keys) else bind.effective_value
         params.append((name, default, bind.type.dialect_impl(dialect).bind_processor(dialect)))
     selected = getattr(statement, "selected_columns", None)
-    names = [c.key for c in selected] if selected is not None else None
-    row = namedtuple("Row", names) if names else None  # type: ignore[misc]
+    row: Any = None
+    if selected is not None:
+        # rows come back as the driver gives them: only a table's own columns (an expression
+        # or a label is named by SQLAlchemy's compiler), each named once, that SQLAlchemy
+        # would hand over unconverted (no result processor: not a datetime, not a boolean)
+        names = [getattr(c, "name", None) for c in selected]
+        if (
+            not names
+            or not all(isinstance(c, Column) for c in selected)
+            or len(set(names)) != len(names)
+            or not all(isinstance(n, str) and n.isidentifier() and not iskeyword(n) for n in names)
+            or any(c.type.dialect_impl(dialect).result_processor(dialect, None) for c in selected)
+        ):
+            return None
+        row = _row_type(tuple(str(n) for n in names))
     take = None
     if len(params) > 1 and all(default is _REQUIRED for _n, default, _c in params):
         take = operator.itemgetter(*(name for name, _d, _c in params))
     converted = tuple((i, convert) for i, (_n, _d, convert) in enumerate(params) if convert)
     return _DriverStatement(statement, compiled.string, tuple(params), row, take, converted)
+
+
+def _row_type(names: tuple[str, ...]) -> Any:
+    """The type of a row read on the driver: its columns by name (plain values, as read)."""
+    return namedtuple("StoredRow", names)
+
+
+def _values(driver: _DriverStatement, params: Any, many: bool = False) -> Any:
+    """The driver's parameters of ``params``; a value a parameter's conversion refuses
+    raises StatementError, as SQLAlchemy's own execution does."""
+    try:
+        if many:
+            return [driver.values(row) for row in params]
+        return driver.values(params)
+    except (TypeError, ValueError) as exc:
+        raise StatementError(str(exc), driver.sql, params, exc) from exc
 
 
 @functools.cache
@@ -307,11 +338,14 @@ class Store:
         return found
 
     def _on(
-        self, conn: Connection, driver: _DriverStatement, values: Any, many: bool = False
+        self, conn: Connection, driver: _DriverStatement, params: Any, many: bool = False
     ) -> Any:
-        """Run ``driver`` on the SQLite connection under ``conn``, in its transaction (begun
-        here as SQLAlchemy begins one, where none is yet: the driver alone would commit each
-        statement); a driver's error is raised as SQLAlchemy raises it (IntegrityError)."""
+        """Run ``driver`` with ``params`` (a mapping, or a list of them with ``many``) on the
+        SQLite connection under ``conn``, in its transaction (begun here as SQLAlchemy begins
+        one, where none is yet: the driver alone would commit each statement). Errors reach
+        the caller as SQLAlchemy raises them: a value no parameter takes as a StatementError,
+        the driver's own as its DBAPIError (IntegrityError)."""
+        values = _values(driver, params, many)
         if not conn.in_transaction():
             conn.begin()
         raw = conn.connection.driver_connection
@@ -334,7 +368,7 @@ class Store:
         driver = self._driver_statement(statement)
         if driver is None:
             return conn.execute(statement, params).scalar()
-        row = self._on(conn, driver, driver.values(params)).fetchone()
+        row = self._on(conn, driver, params).fetchone()
         return None if row is None else row[0]
 
     def _run(self, conn: Connection, statement: Any, params: Mapping[str, Any]) -> int:
@@ -342,14 +376,14 @@ class Store:
         driver = self._driver_statement(statement, tuple(params))
         if driver is None:
             return int(conn.execute(statement, params).rowcount)
-        return int(self._on(conn, driver, driver.values(params)).rowcount)
+        return int(self._on(conn, driver, params).rowcount)
 
     def _insert(self, conn: Connection, statement: Any, row: Mapping[str, Any]) -> int:
         """Insert one row: the primary key it was given."""
         driver = self._driver_statement(statement, tuple(row))
         if driver is None:
             return _new_id(conn.execute(statement, row))
-        return int(self._on(conn, driver, driver.values(row)).lastrowid)
+        return int(self._on(conn, driver, row).lastrowid)
 
     def _run_many(self, conn: Connection, statement: Any, rows: list[dict[str, Any]]) -> None:
         """Run an INSERT for each of ``rows`` (given the same columns), in one call."""
@@ -357,7 +391,7 @@ class Store:
         if driver is None:
             conn.execute(statement, rows)
             return
-        self._on(conn, driver, [driver.values(row) for row in rows], many=True)
+        self._on(conn, driver, rows, many=True)
 
     def read_first(self, statement: Any, params: Mapping[str, Any]) -> Any:
         """The first row of a read outside any transaction (its columns by name), or None.
@@ -369,9 +403,9 @@ class Store:
         if driver is None:
             with self._reader.connect() as conn:
                 return conn.execute(statement, params).first()
+        values = _values(driver, params)
         raw = self.engine.raw_connection()
         try:
-            values = driver.values(params)
             sqlite = raw.driver_connection
             assert sqlite is not None
             try:
