@@ -27,7 +27,8 @@ import os
 import pickle
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
@@ -389,39 +390,35 @@ def analyse_bytes(
     Its objects are freed by their reference counts as it returns, and a cycle made anyway
     is found by the first collection after the page.
     """
+    with _collector_paused():
+        result = analyse(
+            body,
+            url=url,
+            final_url=final_url,
+            content_type=content_type,
+            encoding=encoding,
+            options=options,
+        )
+        found = result.template_input
+        if found is not None and isinstance(found.tree, FlatTree):
+            tree = PackedTree.of(found.tree, compress=False)  # compressed where it is kept
+            result = replace(result, template_input=replace(found, tree=tree))
+        if options.keep_body and body:
+            result = replace(result, packed_body=pack_body(body))
+        return result
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off inside, where it was on."""
     collecting = gc.isenabled()
     if collecting:
         gc.disable()
     try:
-        return _analysed_bytes(body, url, final_url, content_type, encoding, options)
+        yield
     finally:
         if collecting:
             gc.enable()
-
-
-def _analysed_bytes(
-    body: bytes,
-    url: str,
-    final_url: str | None,
-    content_type: str | None,
-    encoding: str | None,
-    options: AnalysisOptions,
-) -> PageAnalysis:
-    result = analyse(
-        body,
-        url=url,
-        final_url=final_url,
-        content_type=content_type,
-        encoding=encoding,
-        options=options,
-    )
-    found = result.template_input
-    if found is not None and isinstance(found.tree, FlatTree):
-        tree = PackedTree.of(found.tree, compress=False)  # compressed where it is kept
-        result = replace(result, template_input=replace(found, tree=tree))
-    if options.keep_body and body:
-        result = replace(result, packed_body=pack_body(body))
-    return result
 
 
 def template_input(doc: Document) -> FlatTree | None:
