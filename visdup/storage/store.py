@@ -348,20 +348,21 @@ class Store:
         values = _values(driver, params, many)
         if not conn.in_transaction():
             conn.begin()
-        raw = conn.connection.driver_connection
+        return self._execute(conn.connection.driver_connection, driver, values, many)
+
+    def _execute(self, raw: Any, driver: _DriverStatement, values: Any, many: bool = False) -> Any:
+        """``driver`` on the sqlite3 connection ``raw``: its cursor; the driver's error raised
+        as SQLAlchemy raises it (its DBAPIError: IntegrityError, OperationalError, ...)."""
         assert raw is not None
+        error: type[Exception] = self.engine.dialect.loaded_dbapi.Error
         try:
             if many:
                 return raw.executemany(driver.sql, values)
             return raw.execute(driver.sql, values)
-        except self._driver_error as exc:
+        except error as exc:
             raise DBAPIError.instance(
-                driver.sql, values, exc, self._driver_error, dialect=self.engine.dialect
+                driver.sql, values, exc, error, dialect=self.engine.dialect
             ) from exc
-
-    @property
-    def _driver_error(self) -> type[Exception]:
-        return self.engine.dialect.loaded_dbapi.Error  # type: ignore[no-any-return]
 
     def _scalar(self, conn: Connection, statement: Any, params: Mapping[str, Any]) -> Any:
         """The first column of the first row, or None."""
@@ -406,14 +407,7 @@ class Store:
         values = _values(driver, params)
         raw = self.engine.raw_connection()
         try:
-            sqlite = raw.driver_connection
-            assert sqlite is not None
-            try:
-                row = sqlite.execute(driver.sql, values).fetchone()
-            except self._driver_error as exc:
-                raise DBAPIError.instance(
-                    driver.sql, values, exc, self._driver_error, dialect=self.engine.dialect
-                ) from exc
+            row = self._execute(raw.driver_connection, driver, values).fetchone()
         finally:
             raw.close()
         return None if row is None else driver.row._make(row)
