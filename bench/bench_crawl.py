@@ -9,7 +9,7 @@ templates' last builds, the snapshot's aggregates, the processes' end) and the o
 of the crawl process, its analysis worker processes and its label process: cores do not hide
 cost; then the crawl's own process, with the seconds it spent collecting garbage, and the
 label process apart, and the label process's serial work: its pages one after another,
-without the template builds beside them) and peak memory
+without the template builds beside them, and what is left, the analysis workers') and peak memory
 against the bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest
 child's). Last, for each run, what each process would allow with a core of its own: an
 estimate from CPU per page (the crawl's process between the spider's opening and closing, the
@@ -131,6 +131,11 @@ def crawl(db: str, url: str, *settings: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def workers_cpu(res: dict) -> float:
+    """CPU seconds of the analysis worker processes: the children's, less the label process's."""
+    return max(0.0, res["cpu"] - res["cpu_main"] - res["label_cpu"])
+
+
 def compile_bytecode() -> None:
     """visdup's modules compiled as pip compiles an installed wheel (``make bytecode`` does
     it too): with PYTHONDONTWRITEBYTECODE an editable checkout has no bytecode, and every
@@ -189,7 +194,9 @@ def main() -> None:
                         f", {res['label_cpu'] / max(1, res['responses']) * 1e3:.1f} in the"
                         " label process, "
                         f"{res['label_serial'] / max(1, res['responses']) * 1e3:.1f}"
-                        " of it its serial work"
+                        " of it its serial work, "
+                        f"{workers_cpu(res) / max(1, res['responses']) * 1e3:.1f}"
+                        " in the analysis workers"
                         if res["label_cpu"]
                         else ""
                     )
@@ -237,7 +244,7 @@ def main() -> None:
                     own = on["cpu_crawling"] / n
                     label = on["label_serial"] / n
                     workers = on["workers"]
-                    analysis = (on["cpu"] - on["cpu_main"] - on["label_cpu"]) / n / max(1, workers)
+                    analysis = workers_cpu(on) / n / max(1, workers)
                     parts = {"the crawl's process": own, "the label process's serial work": label}
                     if workers:
                         parts[f"the analysis over {workers} workers"] = analysis
