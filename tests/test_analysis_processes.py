@@ -242,6 +242,8 @@ def test_a_script_without_main_guard_is_not_run_again(tmp_path, guarded):
     else:
         assert result["processes"] == 0
         assert "without an `if __name__" in out.stderr
+        # a warning: such a crawl runs at about half its pace
+        assert "WARNING: visdup: pages are analysed in threads" in out.stderr
 
 
 class _CountingSpider(SiteSpider):
