@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
-import sys
 import threading
 import time
 import weakref
@@ -156,7 +154,7 @@ class CrawlContext:
         self._held_at_start = 0
         self.run_id: int | None = None
         self._pool: WorkerPool | None = None
-        self._workers = _worker_count(self.config["VISDUP_ANALYSIS_PROCESSES"])
+        self._workers = analysis_processes(self.config["VISDUP_ANALYSIS_PROCESSES"])
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
         self.snapshot: Snapshot | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
@@ -717,61 +715,6 @@ def _stop_pool(pool: WorkerPool, wait: float = 10.0) -> None:
 #: Most worker processes VISDUP_ANALYSIS_PROCESSES = -1 starts: past them the crawl's own
 #: process (Scrapy and the labelling) is what limits the pace.
 AUTO_PROCESSES = 4
-
-
-#: ``if __name__ == "__main__":`` at the start of a line, however it is spelled.
-_MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.MULTILINE)
-
-
-def unguarded_main() -> str | None:
-    """The program a spawned worker would run again, when it runs its work unguarded.
-
-    A spawned process imports the parent's main script before it can take any work. A script
-    that starts its crawl at the top level, as Scrapy's "run from a script" example does,
-    would start that crawl again in every worker. ``python -m pkg``, ``python -c``, the
-    ``scrapy`` and ``visdup`` commands and any script with a ``__main__`` guard are safe.
-    """
-    main = sys.modules.get("__main__")
-    if main is None:
-        return None
-    spec = getattr(main, "__spec__", None)
-    name = getattr(spec, "name", None)
-    if name is not None and (name == "__main__" or name.endswith(".__main__")):
-        return None  # multiprocessing never imports a package's __main__ again
-    path = getattr(main, "__file__", None) or getattr(spec, "origin", None)
-    if not path:
-        return None  # -c or an interactive session: nothing to import again
-    try:
-        with open(path, encoding="utf-8", errors="replace") as source:
-            text = source.read()
-    except OSError:
-        return None
-    return None if _MAIN_GUARD.search(text) else str(path)
-
-
-def _worker_count(setting: int) -> int:
-    """Workers this crawl starts: the setting, minus what an unguarded main script forbids."""
-    count = analysis_processes(setting)
-    script = unguarded_main() if count else None
-    if script is None:
-        return count
-    if setting < 0:
-        # a warning: in threads a crawl of the Python manual took twice as long (16-19 s
-        # against 8-9 s on 2 cores), and one line in the script is the remedy
-        logger.warning(
-            "visdup: pages are analysed in threads, at about half the pace of worker "
-            "processes: %s starts its crawl without an "
-            '`if __name__ == "__main__":` guard, and worker processes would run it again',
-            script,
-        )
-        return 0
-    logger.warning(
-        'visdup: VISDUP_ANALYSIS_PROCESSES=%d, but %s has no `if __name__ == "__main__":` '
-        "guard: each worker process runs it again before it can analyse a page",
-        setting,
-        script,
-    )
-    return count
 
 
 def analysis_processes(setting: int) -> int:

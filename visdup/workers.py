@@ -8,7 +8,8 @@ the thread that submits a task writes it straight into an idle worker's pipe, or
 one reader thread takes each answer and gives that worker the next queued task. A worker
 that dies fails only the task it was on (:class:`WorkerDied`), and a new one takes its place.
 
-Workers are spawned: a fresh interpreter, nothing of the reactor or the store is copied.
+Workers are spawned: a fresh interpreter, nothing of the reactor or the store is copied,
+and nothing of the program's main script runs in it (:func:`main_script_unseen`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import multiprocessing
 import pickle
 import selectors
 import signal
+import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor, Executor, Future, InvalidStateError
 from multiprocessing.connection import Connection
 from typing import Any
@@ -34,6 +36,38 @@ MAX_START_FAILURES = 10
 
 #: What a worker sends once it is ready for tasks (its initializer done).
 _READY = b"ready"
+
+
+#: Held while one of visdup's processes starts with the main module out of sight.
+_STARTING = threading.Lock()
+
+
+@contextlib.contextmanager
+def main_script_unseen() -> Iterator[None]:
+    """While one of visdup's processes starts, the program's main module shows neither its
+    file nor its spec, so the spawned interpreter does not import it again.
+
+    A spawned process imports the parent's main script (or ``-m`` module) before it runs its
+    target, for what the script defines. visdup's processes run visdup's own functions on
+    plain values and need nothing of it: a script that starts its crawl at the top level, as
+    Scrapy's "run from a script" example does, would start that crawl again in each of them,
+    and any other would import all it imports. Only the start is covered: the process reads
+    the main module's description as it starts, and it is put back as soon as it has.
+    """
+    main = sys.modules.get("__main__")
+    with _STARTING:
+        if main is None:
+            yield
+            return
+        names = main.__dict__
+        hidden: dict[str, Any] = {n: names[n] for n in ("__file__", "__spec__") if n in names}
+        names.pop("__file__", None)
+        if "__spec__" in names:
+            names["__spec__"] = None
+        try:
+            yield
+        finally:
+            names.update(hidden)
 
 
 class WorkerDied(BrokenExecutor):
@@ -110,7 +144,8 @@ class WorkerPool(Executor):
             name="visdup-analysis",
             daemon=True,
         )
-        process.start()
+        with main_script_unseen():
+            process.start()
         child.close()  # the worker's end: when it dies, this pool's end reads EOF
         self._workers[conn] = _Worker(process, conn)
 

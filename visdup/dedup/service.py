@@ -48,6 +48,7 @@ from visdup.storage.store import Store
 from visdup.templates.assign import Assignment, CrawlClusters
 from visdup.templates.signature import TemplateInput
 from visdup.verdicts import NOVEL
+from visdup.workers import main_script_unseen
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -494,7 +495,8 @@ class LabelService:
         self.process = context.Process(
             target=serve, args=(child, setup), name="visdup-label", daemon=True
         )
-        self.process.start()
+        with main_script_unseen():  # the crawl's script runs no second time in it
+            self.process.start()
         child.close()
         self._reader = threading.Thread(target=self._read, name="visdup-label-reader", daemon=True)
         self._reader.start()
