@@ -52,7 +52,9 @@ def main_script_unseen() -> Iterator[None]:
     plain values and need nothing of it: a script that starts its crawl at the top level, as
     Scrapy's "run from a script" example does, would start that crawl again in each of them,
     and any other would import all it imports. Only the start is covered: the process reads
-    the main module's description as it starts, and it is put back as soon as it has.
+    the main module's description as it starts, and it is put back as soon as it has (a
+    process that another thread of the program spawns in those milliseconds would start
+    without the script too).
     """
     main = sys.modules.get("__main__")
     with _STARTING:
