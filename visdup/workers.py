@@ -9,7 +9,7 @@ one reader thread takes each answer and gives that worker the next queued task. 
 that dies fails only the task it was on (:class:`WorkerDied`), and a new one takes its place.
 
 Workers are spawned: a fresh interpreter, nothing of the reactor or the store is copied,
-and nothing of the program's main script runs in it (:func:`main_script_unseen`).
+and nothing of the program's main script runs in it (:func:`spawn`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,20 @@ _READY = b"ready"
 _STARTING = threading.Lock()
 
 
+def spawn(target: Callable[..., object], args: tuple[Any, ...], name: str) -> Any:
+    """One of visdup's processes (the analysis workers, the label process), started: a fresh
+    interpreter (nothing of the reactor or the store is copied) that runs ``target(*args)``
+    and nothing of the program's main script (:func:`_main_script_unseen`)."""
+    process = multiprocessing.get_context("spawn").Process(
+        target=target, args=args, name=name, daemon=True
+    )
+    with _main_script_unseen():
+        process.start()
+    return process
+
+
 @contextlib.contextmanager
-def main_script_unseen() -> Iterator[None]:
+def _main_script_unseen() -> Iterator[None]:
     """While one of visdup's processes starts, the program's main module shows neither its
     file nor its spec, so the spawned interpreter does not import it again.
 
@@ -140,14 +152,7 @@ class WorkerPool(Executor):
 
     def _start_worker(self) -> None:  # under the lock
         conn, child = self._context.Pipe()
-        process = self._context.Process(
-            target=_serve,
-            args=(child, self._initializer, self._initargs),
-            name="visdup-analysis",
-            daemon=True,
-        )
-        with main_script_unseen():
-            process.start()
+        process = spawn(_serve, (child, self._initializer, self._initargs), "visdup-analysis")
         child.close()  # the worker's end: when it dies, this pool's end reads EOF
         self._workers[conn] = _Worker(process, conn)
 

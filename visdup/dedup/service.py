@@ -48,7 +48,7 @@ from visdup.storage.store import Store
 from visdup.templates.assign import Assignment, CrawlClusters
 from visdup.templates.signature import TemplateInput
 from visdup.verdicts import NOVEL
-from visdup.workers import main_script_unseen
+from visdup.workers import spawn
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -490,13 +490,8 @@ class LabelService:
         )
         self._ready: Future[int] = Future()
         self._gone = False
-        context = multiprocessing.get_context("spawn")  # nothing of the reactor is copied
-        self._conn, child = context.Pipe()
-        self.process = context.Process(
-            target=serve, args=(child, setup), name="visdup-label", daemon=True
-        )
-        with main_script_unseen():  # the crawl's script runs no second time in it
-            self.process.start()
+        self._conn, child = multiprocessing.get_context("spawn").Pipe()
+        self.process = spawn(serve, (child, setup), "visdup-label")
         child.close()
         self._reader = threading.Thread(target=self._read, name="visdup-label-reader", daemon=True)
         self._reader.start()

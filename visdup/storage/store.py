@@ -331,11 +331,9 @@ class Store:
         if not self._on_driver:
             return None
         key = (id(statement), keys)
-        found = self._driver_statements.get(key, _REQUIRED)
-        if found is _REQUIRED:
-            found = _compile_for_driver(statement, keys, self.engine.dialect)
-            self._driver_statements[key] = found
-        return found
+        if key not in self._driver_statements:  # None is kept too: SQLAlchemy runs it
+            self._driver_statements[key] = _compile_for_driver(statement, keys, self.engine.dialect)
+        return self._driver_statements[key]
 
     def _on(
         self, conn: Connection, driver: _DriverStatement, params: Any, many: bool = False
