@@ -16,10 +16,10 @@ from scrapy.utils.test import get_crawler
 
 from tests.conftest import FIXTURES
 from tests.crawling import crawl, crawl_settings
-from visdup.context import AUTO_PROCESSES, analysis_processes
 from visdup.demo.server import serve
 from visdup.spiders.site import SiteSpider
 from visdup.storage.store import Store
+from visdup.workers import AUTO_PROCESSES, analysis_processes
 
 SITE = FIXTURES / "sites" / "templates"
 
@@ -326,3 +326,112 @@ async def test_with_worker_processes_the_crawl_parses_no_page_and_finds_the_same
             assert len(parsed) == crawler.spider.trees == stats.get_value("visdup/pages")
     assert len(got[0][0][1]) >= 8
     assert got[0] == got[1]
+
+
+def _spawns(monkeypatch) -> list[tuple[str, float, object]]:
+    """Every process visdup spawns, with when it started."""
+    import time
+
+    import visdup.dedup.service as service
+    import visdup.workers as workers
+
+    started: list[tuple[str, float, object]] = []
+    spawn = workers.spawn
+
+    def recorded(target, args, name):
+        process = spawn(target, args, name)
+        started.append((name, time.monotonic(), process))
+        return process
+
+    monkeypatch.setattr(workers, "spawn", recorded)
+    monkeypatch.setattr(service, "spawn", recorded)
+    return started
+
+
+def _crawler(settings: dict[str, object], applied: bool):
+    """A crawler as ``scrapy crawl`` makes one (its settings, add-ons included, applied as it
+    starts to crawl), or with its settings applied at once (``get_crawler``)."""
+    from scrapy.crawler import CrawlerRunner
+
+    if applied:
+        return get_crawler(SiteSpider, settings)
+    return CrawlerRunner(settings).create_crawler(SiteSpider)
+
+
+@pytest.mark.parametrize("applied", [False, True], ids=["by-the-add-on", "by-the-context"])
+@deferred_f_from_coro_f
+async def test_the_processes_start_as_the_crawl_starts_and_serve_it(tmp_path, monkeypatch, applied):
+    """The workers and the label process start before the spider opens (from the add-on as
+    the crawl applies its settings, else as the first component is made), and the crawl uses
+    those: no other process is started, and every page is analysed and labelled."""
+    import time
+
+    from scrapy import signals
+
+    started = _spawns(monkeypatch)
+    db = f"sqlite:///{tmp_path / 'early.sqlite3'}"
+    with serve(SITE) as server:
+        crawler = _crawler(crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=2), applied)
+        opened: list[float] = []
+
+        def spider_opened(spider):  # a named function: signals keep weak references
+            opened.append(time.monotonic())
+
+        crawler.signals.connect(spider_opened, signals.spider_opened)
+        await crawler.crawl_async(url=server.url_for("/"))
+    stats = crawler.stats
+    names = sorted(name for name, _at, _p in started)
+    assert names == ["visdup-analysis", "visdup-analysis", "visdup-label"]
+    assert all(at < opened[0] for _name, at, _p in started)
+    assert stats.get_value("visdup/early_processes") == 3
+    assert stats.get_value("visdup/label_process") == 1
+    assert stats.get_value("visdup/errors", 0) == 0
+    assert stats.get_value("visdup/pages", 0) >= 14
+    for _name, _at, process in started:
+        process.join(10)
+        assert not process.is_alive()
+
+
+def test_a_crawler_that_does_not_crawl_starts_no_process(tmp_path, monkeypatch):
+    """Making a crawler applies the add-on's settings; only a crawl that starts starts
+    processes (a command or a test makes crawlers it never runs)."""
+    from visdup.context import CrawlContext
+
+    started = _spawns(monkeypatch)
+    db = f"sqlite:///{tmp_path / 'none.sqlite3'}"
+    crawler = get_crawler(SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=2))
+    context = CrawlContext.of(crawler)
+    assert started == []
+    context.store.close()
+
+
+@deferred_f_from_coro_f
+async def test_processes_of_a_crawl_that_fails_to_start_end(tmp_path, monkeypatch):
+    """A crawl whose engine cannot be built never opens its spider: the processes the add-on
+    started for it end anyway, once they have waited for it long enough."""
+    import time
+
+    import visdup.workers as workers
+
+    monkeypatch.setattr(workers, "EARLY_WAIT", 1.0)
+    started = _spawns(monkeypatch)
+    db = f"sqlite:///{tmp_path / 'failed.sqlite3'}"
+    settings = crawl_settings(
+        db,
+        VISDUP_ANALYSIS_PROCESSES=2,
+        DOWNLOADER_MIDDLEWARES={"tests.test_analysis_processes.Broken": 500},
+    )
+    crawler = _crawler(settings, applied=False)
+    with pytest.raises(ValueError, match="cannot be built"):
+        await crawler.crawl_async(url="http://127.0.0.1:9/")
+    assert len(started) == 3
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(p.is_alive() for _n, _a, p in started):
+        time.sleep(0.1)
+    assert not any(p.is_alive() for _n, _a, p in started)
+
+
+class Broken:
+    @classmethod
+    def from_crawler(cls, crawler):
+        raise ValueError("this middleware cannot be built")

@@ -17,6 +17,7 @@ from visdup.config import SCRAPY_DEFAULTS, SCRAPY_DEFAULTS_ON, check, defaults
 from visdup.errors import ConfigError
 
 if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
 logger = logging.getLogger(__name__)
@@ -42,6 +43,13 @@ SCHEDULER = "visdup.scheduler.FrontierScheduler"
 class Addon:
     """Installs visdup's defaults, pipelines and spider middlewares into a Scrapy project."""
 
+    def __init__(self, crawler: Crawler | None = None):
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Addon:
+        return cls(crawler)
+
     def update_settings(self, settings: BaseSettings) -> None:
         for name, value in {**defaults(), **SCRAPY_DEFAULTS}.items():
             # set() keeps a value of higher priority: the project's, -s, the spider's
@@ -54,6 +62,7 @@ class Addon:
             return
         for name, value in SCRAPY_DEFAULTS_ON.items():
             settings.set(name, value, priority="addon")
+        self._start_processes(settings)  # before the components below are even imported
         if settings.get("VISDUP_FRONTIER_URL"):
             settings.set("SCHEDULER", SCHEDULER, priority="addon")
             if settings.get("SCHEDULER") not in (SCHEDULER, load_object(SCHEDULER)):
@@ -70,3 +79,17 @@ class Addon:
         ):
             for path, priority in components.items():
                 settings.setdefault_in_component_priority_dict(setting, load_object(path), priority)
+
+    def _start_processes(self, settings: BaseSettings) -> None:
+        """The crawl's worker processes and label process, started as it starts
+        (:class:`visdup.workers.EarlyStart`): they import what they need while Scrapy builds
+        the crawl's engine and components. A setting that does not check starts nothing
+        here; the components refuse it when the crawl opens."""
+        if self.crawler is None:
+            return
+        from visdup.workers import start_early
+
+        try:
+            start_early(self.crawler, lambda name: check(name, settings.get(name)))
+        except ConfigError:
+            return

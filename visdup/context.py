@@ -55,7 +55,15 @@ from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
 from visdup.templates.assign import Assignment
-from visdup.workers import WorkerDied, WorkerPool
+from visdup.workers import (
+    WorkerDied,
+    WorkerPool,
+    analysis_processes,
+    discard_early,
+    start_early,
+    take_label,
+    take_pool,
+)
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -171,6 +179,8 @@ class CrawlContext:
         crawler.signals.connect(self.item_gone, signal=signals.item_scraped)
         crawler.signals.connect(self.item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self.item_gone, signal=signals.item_error)
+        # a crawl wired without the add-on starts its processes here, before the spider opens
+        start_early(crawler, self.config.__getitem__)
 
     @classmethod
     def existing(cls, crawler: Crawler) -> CrawlContext | None:
@@ -295,7 +305,10 @@ class CrawlContext:
         assert self._service_setup is not None
         service = None
         try:
-            service = LabelService(self._service_setup, self._add_counts)
+            started = take_label(self.crawler)
+            service = LabelService(self._service_setup, self._add_counts, started=started)
+            if started is not None and service.process is started.process:
+                self.inc("visdup/early_processes")
             self._warmed = service.warmed()
         except Exception as exc:  # it could not start: label here, as without it
             logger.warning("visdup: no label process (%s); labelling in this process", exc)
@@ -559,9 +572,13 @@ class CrawlContext:
         with self._open_lock:
             if self._pool is None:
                 nice = int(self.config["VISDUP_ANALYSIS_NICE"])
-                self._pool = WorkerPool(
-                    count, worker_started, (os.getpid(), nice), died=self._worker_replaced
-                )
+                pool = take_pool(self.crawler, count, nice)
+                if pool is None:
+                    pool = WorkerPool(count, worker_started, (os.getpid(), nice))
+                else:
+                    self.inc("visdup/early_processes", count)
+                pool.died = self._worker_replaced
+                self._pool = pool
                 self.stats.set_value("visdup/analysis/processes", count)
             return self._pool
 
@@ -628,6 +645,7 @@ class CrawlContext:
         if self._pool is not None:
             _stop_pool(self._pool)
         self._pool = None
+        discard_early(self.crawler)  # what the crawl did not take
         for key, value in totals.items():
             self.stats.set_value(key, value)
         stats.update(totals)
@@ -710,19 +728,3 @@ def _stop_pool(pool: WorkerPool, wait: float = 10.0) -> None:
         process.join(max(0.0, deadline - time.monotonic()))
         if process.is_alive():
             process.kill()
-
-
-#: Most worker processes VISDUP_ANALYSIS_PROCESSES = -1 starts: past them the crawl's own
-#: process (Scrapy and the labelling) is what limits the pace.
-AUTO_PROCESSES = 4
-
-
-def analysis_processes(setting: int) -> int:
-    """Worker processes for VISDUP_ANALYSIS_PROCESSES (-1: by the cores this process may use)."""
-    if setting >= 0:
-        return setting
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        cores = os.cpu_count() or 1
-    return min(AUTO_PROCESSES, cores) if cores > 1 else 0

@@ -17,11 +17,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import os
 import pickle
 import selectors
 import signal
 import sys
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor, Executor, Future, InvalidStateError
@@ -119,7 +121,8 @@ class WorkerPool(Executor):
         self._context = multiprocessing.get_context("spawn")
         self._initializer = initializer
         self._initargs = initargs
-        self._on_death = died
+        #: Called for each worker that dies (settable: a pool started early gets it later).
+        self.died = died
         # reentrant: shutdown's cancel() runs done callbacks under it, which may submit again
         self._lock = threading.RLock()
         self._workers: dict[Connection, _Worker] = {}
@@ -290,9 +293,9 @@ class WorkerPool(Executor):
                 self._queue.clear()
         worker.process.join(1)
         code = worker.process.exitcode
-        if self._on_death is not None and not self._closed:
+        if self.died is not None and not self._closed:
             try:
-                self._on_death(code, replaced)
+                self.died(code, replaced)
             except Exception:
                 logger.exception("visdup: a worker's death could not be reported")
         if future is not None:
@@ -371,3 +374,157 @@ def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs
             conn.send_bytes(out)
         except OSError:
             return
+
+
+# ------------------------------------------------------------------ processes started early
+#: Most worker processes VISDUP_ANALYSIS_PROCESSES = -1 starts: past them the crawl's own
+#: process (Scrapy and the labelling) is what limits the pace.
+AUTO_PROCESSES = 4
+
+
+def analysis_processes(setting: int) -> int:
+    """Worker processes for VISDUP_ANALYSIS_PROCESSES (-1: by the cores this process may use)."""
+    if setting >= 0:
+        return setting
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(AUTO_PROCESSES, cores) if cores > 1 else 0
+
+
+class LabelStart:
+    """A label process started before its setup exists (the crawl's run and snapshot, made
+    as the spider opens): it imports the labelling meanwhile, then waits for the setup
+    (:class:`visdup.dedup.service.LabelService` sends it)."""
+
+    def __init__(self) -> None:
+        self.conn, child = multiprocessing.get_context("spawn").Pipe()
+        self.process = spawn(_label_process, (child,), "visdup-label")
+        child.close()
+
+    def discard(self) -> None:
+        """Not needed after all: its pipe closes, so it ends without a setup."""
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        self.process.join(1.0)
+        if self.process.is_alive():
+            self.process.kill()
+
+
+def _label_process(conn: Connection) -> None:
+    """The label process's entry when it starts early; its imports are made here, in the
+    process, so the crawl's process has nothing to import before it starts it."""
+    from visdup.dedup.service import serve_when_set_up
+
+    serve_when_set_up(conn)
+
+
+class EarlyStart:
+    """visdup's processes of one crawl, started as the crawl starts (from the add-on, or as
+    the first visdup component is made), not as its spider opens.
+
+    Each process takes about as long to start as the crawl's own process takes from there to
+    the spider's opening (Scrapy's components, the store), and both were spent one after the
+    other on the same cores: a crawl's first page waited for its analysis worker and its
+    label process, and nothing else could be fetched until the first page's links were read.
+    Started early, they import what they need while the crawl's process builds its engine.
+    The crawl takes them once it opens (:func:`take_pool`, :func:`take_label`); what it never
+    takes ends when the crawl closes or its crawler is gone.
+    """
+
+    def __init__(self, count: int, nice: int, label: bool):
+        from visdup.dedup.analysis import worker_started
+
+        self.count = count
+        self.nice = nice
+        self.pool: WorkerPool | None = None
+        self.label: LabelStart | None = None
+        if count:
+            self.pool = WorkerPool(count, worker_started, (os.getpid(), nice))
+        if label and count:  # a label process runs beside worker processes only
+            self.label = LabelStart()
+        # a crawl that fails before its spider opens takes nothing, and says nothing
+        self._timer = threading.Timer(EARLY_WAIT, self.discard)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def taken(self) -> None:  # under _early_lock
+        if self.pool is None and self.label is None:
+            self._timer.cancel()
+
+    def discard(self) -> None:
+        """End what was not taken."""
+        self._timer.cancel()
+        with _early_lock:
+            pool, self.pool = self.pool, None
+            label, self.label = self.label, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        if label is not None:
+            label.discard()
+
+
+#: Seconds a crawl's early processes wait for the crawl to take them before they end: its
+#: spider opens a second or two after they start, unless the crawl failed to start.
+EARLY_WAIT = 120.0
+
+
+_early: weakref.WeakKeyDictionary[Any, EarlyStart] = weakref.WeakKeyDictionary()
+_early_lock = threading.Lock()
+
+
+def start_early(crawler: Any, config: Callable[[str], Any]) -> None:
+    """Start the crawl's worker processes and label process now (once per crawler), from
+    its VISDUP_ settings (``config``: a setting's checked value by name). Only for a crawl
+    that is starting (``crawler.crawling``): a crawler made and never crawled (a test's, a
+    command's) starts nothing."""
+    if not getattr(crawler, "crawling", False):
+        return
+    with _early_lock:
+        if crawler in _early:
+            return
+        count = analysis_processes(int(config("VISDUP_ANALYSIS_PROCESSES")))
+        if not count:
+            return
+        early = EarlyStart(
+            count, int(config("VISDUP_ANALYSIS_NICE")), bool(config("VISDUP_LABEL_PROCESS"))
+        )
+        _early[crawler] = early
+    weakref.finalize(crawler, early.discard)
+
+
+def take_pool(crawler: Any, count: int, nice: int) -> WorkerPool | None:
+    """The crawl's early worker processes, if they were started with these settings."""
+    with _early_lock:
+        early = _early.get(crawler)
+        if early is None or early.pool is None:
+            return None
+        pool, early.pool = early.pool, None
+        early.taken()
+    if early.count == count and early.nice == nice:
+        return pool
+    pool.shutdown(wait=False, cancel_futures=True)  # settings changed since: started anew
+    return None
+
+
+def take_label(crawler: Any) -> LabelStart | None:
+    """The crawl's early label process (once), if one was started and is still alive."""
+    with _early_lock:
+        early = _early.get(crawler)
+        if early is None or early.label is None:
+            return None
+        label, early.label = early.label, None
+        early.taken()
+    if label.process.is_alive():
+        return label
+    label.discard()
+    return None
+
+
+def discard_early(crawler: Any) -> None:
+    """What the crawl did not take of its early processes ends (the crawl closes)."""
+    with _early_lock:
+        early = _early.pop(crawler, None)
+    if early is not None:
+        early.discard()

@@ -24,6 +24,7 @@ Its log records go to the crawl's log.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import itertools
 import logging
 import multiprocessing
@@ -48,7 +49,7 @@ from visdup.storage.store import Store
 from visdup.templates.assign import Assignment, CrawlClusters
 from visdup.templates.signature import TemplateInput
 from visdup.verdicts import NOVEL
-from visdup.workers import spawn
+from visdup.workers import LabelStart, spawn
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
@@ -429,6 +430,30 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
             _leave()
 
 
+def serve_when_set_up(conn: Any) -> None:
+    """A label process started before its crawl opened (:class:`visdup.workers.LabelStart`):
+    what the labelling needs is imported first, then it waits for its setup. A closed pipe
+    (the crawl did not need it, or is gone) ends it."""
+    for module in _LABEL_MODULES:
+        importlib.import_module(module)
+    try:
+        setup = conn.recv()
+    except (EOFError, OSError):
+        return
+    if isinstance(setup, ServiceSetup):
+        serve(conn, setup)
+
+
+#: What the label process imports as it opens its labelling (beside this module's own).
+_LABEL_MODULES = (
+    "visdup.drift.snapshot",
+    "visdup.structure.distance",
+    "visdup.structure.fingerprint",
+    "visdup.content.textprint",
+    "sqlalchemy.dialects.sqlite",
+)
+
+
 def _leave() -> None:
     """End the label process once its last reply is sent: its store is closed and nothing
     is left to write, so the interpreter's teardown (freeing every object of the indexes
@@ -479,7 +504,13 @@ class LabelService:
     #: Seconds the label process may take to warm its indexes before the crawl gives up.
     START_TIMEOUT = 600.0
 
-    def __init__(self, setup: ServiceSetup, counts: Callable[[dict[str, int]], None]):
+    def __init__(
+        self,
+        setup: ServiceSetup,
+        counts: Callable[[dict[str, int]], None],
+        started: LabelStart | None = None,
+    ):
+        """``started``: a label process started before the setup existed (it takes it now)."""
         self.setup = setup
         self._counts = counts
         self._lock = threading.Lock()
@@ -490,13 +521,30 @@ class LabelService:
         )
         self._ready: Future[int] = Future()
         self._gone = False
-        self._conn, child = multiprocessing.get_context("spawn").Pipe()
-        self.process = spawn(serve, (child, setup), "visdup-label")
-        child.close()
+        self._conn, self.process = self._early(started, setup) or self._spawn(setup)
         self._reader = threading.Thread(target=self._read, name="visdup-label-reader", daemon=True)
         self._reader.start()
         self._sender = threading.Thread(target=self._send, name="visdup-label-sender", daemon=True)
         self._sender.start()
+
+    @staticmethod
+    def _spawn(setup: ServiceSetup) -> tuple[Any, Any]:
+        conn, child = multiprocessing.get_context("spawn").Pipe()
+        process = spawn(serve, (child, setup), "visdup-label")
+        child.close()
+        return conn, process
+
+    @staticmethod
+    def _early(started: LabelStart | None, setup: ServiceSetup) -> tuple[Any, Any] | None:
+        """The early process with its setup sent; None when there is none or it is gone."""
+        if started is None:
+            return None
+        try:
+            started.conn.send(setup)
+        except OSError:  # it died as it started: a new one is spawned
+            started.discard()
+            return None
+        return started.conn, started.process
 
     def warmed(self) -> int:
         """Pages the label process's indexes hold from earlier runs (waits until it is up)."""
