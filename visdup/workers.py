@@ -494,14 +494,24 @@ def start_early(crawler: Any, config: Callable[[str], Any]) -> None:
     weakref.finalize(crawler, early.discard)
 
 
-def take_pool(crawler: Any, count: int, nice: int) -> WorkerPool | None:
-    """The crawl's early worker processes, if they were started with these settings."""
+def _take(crawler: Any, part: str) -> tuple[EarlyStart, Any] | None:
+    """One of the crawl's early processes (``pool`` or ``label``), taken once."""
     with _early_lock:
         early = _early.get(crawler)
-        if early is None or early.pool is None:
+        taken = getattr(early, part, None)
+        if early is None or taken is None:
             return None
-        pool, early.pool = early.pool, None
+        setattr(early, part, None)
         early.taken()
+    return early, taken
+
+
+def take_pool(crawler: Any, count: int, nice: int) -> WorkerPool | None:
+    """The crawl's early worker processes, if they were started with these settings."""
+    found = _take(crawler, "pool")
+    if found is None:
+        return None
+    early, pool = found
     if early.count == count and early.nice == nice:
         return pool
     pool.shutdown(wait=False, cancel_futures=True)  # settings changed since: started anew
@@ -510,12 +520,10 @@ def take_pool(crawler: Any, count: int, nice: int) -> WorkerPool | None:
 
 def take_label(crawler: Any) -> LabelStart | None:
     """The crawl's early label process (once), if one was started and is still alive."""
-    with _early_lock:
-        early = _early.get(crawler)
-        if early is None or early.label is None:
-            return None
-        label, early.label = early.label, None
-        early.taken()
+    found = _take(crawler, "label")
+    if found is None:
+        return None
+    label = found[1]
     if label.process.is_alive():
         return label
     label.discard()
