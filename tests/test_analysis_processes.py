@@ -333,6 +333,7 @@ def _spawns(monkeypatch) -> list[tuple[str, float, object]]:
     import time
 
     import visdup.dedup.service as service
+    import visdup.early as early
     import visdup.workers as workers
 
     started: list[tuple[str, float, object]] = []
@@ -345,6 +346,7 @@ def _spawns(monkeypatch) -> list[tuple[str, float, object]]:
 
     monkeypatch.setattr(workers, "spawn", recorded)
     monkeypatch.setattr(service, "spawn", recorded)
+    monkeypatch.setattr(early, "spawn", recorded)
     return started
 
 
@@ -411,9 +413,9 @@ async def test_processes_of_a_crawl_that_fails_to_start_end(tmp_path, monkeypatc
     started for it end anyway, once they have waited for it long enough."""
     import time
 
-    import visdup.workers as workers
+    import visdup.early as early
 
-    monkeypatch.setattr(workers, "EARLY_WAIT", 1.0)
+    monkeypatch.setattr(early, "EARLY_WAIT", 1.0)
     started = _spawns(monkeypatch)
     db = f"sqlite:///{tmp_path / 'failed.sqlite3'}"
     settings = crawl_settings(

@@ -49,21 +49,14 @@ from visdup.dedup.service import (
     ServiceSetup,
 )
 from visdup.drift.crawl import open_crawl_snapshot
+from visdup.early import discard_early, start_early, take_label, take_pool
 from visdup.errors import StoreError, VisdupError
 from visdup.items import Record
 from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
 from visdup.templates.assign import Assignment
-from visdup.workers import (
-    WorkerDied,
-    WorkerPool,
-    analysis_processes,
-    discard_early,
-    start_early,
-    take_label,
-    take_pool,
-)
+from visdup.workers import WorkerDied, WorkerPool, analysis_processes
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -49,12 +49,13 @@ from visdup.storage.store import Store
 from visdup.templates.assign import Assignment, CrawlClusters
 from visdup.templates.signature import TemplateInput
 from visdup.verdicts import NOVEL
-from visdup.workers import LabelStart, spawn
+from visdup.workers import spawn
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
     from visdup.drift.snapshot import Snapshot, SnapshotInfo
+    from visdup.early import LabelStart
 
 logger = logging.getLogger(__name__)
 
@@ -431,7 +432,7 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
 
 
 def serve_when_set_up(conn: Any) -> None:
-    """A label process started before its crawl opened (:class:`visdup.workers.LabelStart`):
+    """A label process started before its crawl opened (:class:`visdup.early.LabelStart`):
     what the labelling needs is imported first, then it waits for its setup. A closed pipe
     (the crawl did not need it, or is gone) ends it."""
     for module in _LABEL_MODULES:
