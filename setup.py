@@ -31,7 +31,10 @@ setup(
             optional=True,
         ),
         Extension(
-            "visdup._native._term", ["visdup/_native/_term.c"], include_dirs=_libxml2_includes(), optional=True
+            "visdup._native._term",
+            ["visdup/_native/_term.c"],
+            include_dirs=_libxml2_includes(),
+            optional=True,
         ),
     ]
 )
