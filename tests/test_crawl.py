@@ -82,6 +82,7 @@ async def test_crawl_labels_every_page_into_sqlite(site, tmp_path, processes):
     assert "/a/alpha.html" in urls and "/copy/alpha.html" in urls
     assert not any("/private/" in u for u in urls), "robots.txt is obeyed"
     assert stats["visdup/pages"] == len(rows) >= 13
+    assert stats.get("dupefilter/filtered", 0) == 0, "the spider asks for each URL once"
     copy = rows[site.url_for("/copy/alpha.html")]
     alpha = rows[site.url_for("/a/alpha.html")]
     # an exact copy names its twin, whichever of the two was stored first

@@ -205,6 +205,35 @@ def test_a_page_keeps_its_links_to_stored_pages_and_fetches_only_the_others() ->
     assert [r.url for r in out if isinstance(r, Request)] == ["http://127.0.0.1:8000/new.html"]
 
 
+def test_a_url_is_asked_for_once_however_many_pages_link_to_it() -> None:
+    """Pages share their menus: each page is stored with all its links, but a URL an earlier
+    page (or the start) already asked for is not asked for again."""
+    from visdup.items import Page
+
+    spider = SiteSpider(url="http://127.0.0.1:8000/index.html")
+    spider.crawler = get_crawler(SiteSpider)
+    pages = {
+        "http://127.0.0.1:8000/one.html": ["index.html", "menu.html", "one.html", "two.html"],
+        "http://127.0.0.1:8000/two.html": ["menu.html", "one.html", "two.html", "three.html"],
+        "http://127.0.0.1:8000/three.html": ["menu.html", "two.html", "three.html"],
+    }
+    spider._requested.add("http://127.0.0.1:8000/index.html")  # as start() does
+    asked: list[str] = []
+    for base, hrefs in pages.items():
+        body = "".join(f'<a href="{h}">x</a>' for h in hrefs).encode()
+        response = HtmlResponse(url=base, body=body, encoding="utf-8", request=Request(base))
+        out = list(spider.parse(response))
+        [page] = [o for o in out if isinstance(o, Page)]
+        assert page.links == [f"http://127.0.0.1:8000/{h}" for h in hrefs]
+        asked += [r.url for r in out if isinstance(r, Request)]
+    assert asked == [
+        "http://127.0.0.1:8000/menu.html",
+        "http://127.0.0.1:8000/one.html",
+        "http://127.0.0.1:8000/two.html",
+        "http://127.0.0.1:8000/three.html",
+    ]
+
+
 def test_links_the_analysis_reads_are_the_spiders_own() -> None:
     """A worker process reads a page's hrefs from the tree it parses for the analysis; the
     spider resolves them into the links, cap and stats included, it would find itself. They

@@ -231,6 +231,8 @@ class SiteSpider(scrapy.Spider):
         #: Pages followed per URL pattern, and the URLs counted (each once).
         self.pattern_pages: Counter[tuple[str, str, int, str]] = Counter()
         self._counted: set[str] = set()
+        #: URLs this spider has asked Scrapy for (see _follow).
+        self._requested: set[str] = set()
         #: Links resolved on earlier pages.
         self._resolver = LinkResolver(self._in_scope)
         #: visdup analyses the pages in worker processes: no tree is kept here (see _tree).
@@ -275,9 +277,11 @@ class SiteSpider(scrapy.Spider):
         self._parse_apart = self._analysed_apart()
         for url in self.start_urls:
             if url not in self.stored and self._within_budget(url):
+                self._requested.add(url)
                 yield self._request(url)
         for url, depth in frontier:
             if self._within_budget(url):
+                self._requested.add(url)
                 yield self._request(url, depth=depth)
 
     def _request(self, url: str, depth: int | None = None) -> scrapy.Request:
@@ -470,11 +474,19 @@ class SiteSpider(scrapy.Spider):
             return []
 
     def _follow(self, page: Page) -> Iterable[Any]:
-        """The page item, then the requests for its links not stored yet."""
+        """The page item, then the requests for its links not stored yet, each URL once.
+
+        Pages link to the same menus: on the Python manual ~31 links a page, of which Scrapy's
+        duplicate filter would drop all but one, after building each request, passing it
+        through every spider middleware and hashing its canonical URL (~20 % of the bare
+        crawl's CPU). Links already asked for are not asked for again; the filter still
+        decides the rest (other spellings of one URL, other processes of a shared frontier).
+        """
         yield page
-        stored = self.stored
+        stored, requested = self.stored, self._requested
         for link in page.links:
-            if link not in stored:
+            if link not in stored and link not in requested:
+                requested.add(link)
                 yield self._request(link)
         if self.page_budget is not None and self.page_budget.spent:
             raise CloseSpider(MAX_PAGES_REASON)
