@@ -21,6 +21,10 @@ below the goal, only less CPU per page reaches it.
 ``off8`` a bare crawl with the ``CONCURRENT_ITEMS`` the add-on sets (8, against Scrapy's
 100): the add-on's runs are then compared with it too, which leaves out what that setting
 alone saves Scrapy.
+``scrapy`` a bare crawl by Scrapy's own ``CrawlSpider`` and ``LinkExtractor``, as its
+documentation writes a whole-site crawl (every link of every page yielded, the duplicate
+filter dropping the repeats; visdup's site spider asks for each URL once): the add-on's runs
+are then compared with it too.
 ``--cores N`` runs everything (the server, the crawls and every process they start) on the
 first N of the cores this process may use, as ``taskset`` would: one machine then gives the
 pace on 2, 4 or all of its cores, the figures comparable run to run.
@@ -48,7 +52,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._data import debian_docs
 from visdup.demo.server import serve
 
+#: The argument that makes a crawl Scrapy's own ``CrawlSpider`` with a ``LinkExtractor``.
+PLAIN = "--plain-scrapy"
+
 CRAWL = """
+PLAIN = "--plain-scrapy"
 import gc, json, resource, sys, time
 collecting = {"s": 0.0, "at": 0.0}
 def count_gc(phase, info):  # the crawl's process collecting garbage (its thread's CPU)
@@ -61,12 +69,21 @@ from scrapy.crawler import AsyncCrawlerProcess
 from visdup.cli.crawl import crawl_settings
 from visdup.spiders.site import SiteSpider
 import argparse
+plain = PLAIN in sys.argv
+if plain:  # Scrapy's own whole-site crawl: every link of every page yielded, no visdup
+    sys.argv.remove(PLAIN)
+    from urllib.parse import urlsplit
+    from scrapy.linkextractors import LinkExtractor
+    from scrapy.spiders import CrawlSpider, Rule
+    class PlainSpider(CrawlSpider):
+        name = "plain"
+        rules = (Rule(LinkExtractor(), follow=True),)
 args = argparse.Namespace(db=sys.argv[1], set=sys.argv[3:], any_domain=False)
 settings = crawl_settings(args)
 settings.update({"LOG_LEVEL": "WARNING", "ROBOTSTXT_OBEY": False, "CONCURRENT_REQUESTS": 32,
                  "CONCURRENT_REQUESTS_PER_DOMAIN": 32, "HTTPCACHE_ENABLED": False})
 process = AsyncCrawlerProcess(settings)
-crawler = process.create_crawler(SiteSpider)
+crawler = process.create_crawler(PlainSpider if plain else SiteSpider)
 from scrapy import signals
 marks = {}
 def opened(spider): marks["opened"] = time.process_time()
@@ -75,7 +92,12 @@ def closed(spider, reason):  # before visdup's end
     marks["closed_at"] = time.perf_counter()
 crawler.signals.connect(opened, signal=signals.spider_opened)
 crawler.signals.connect(closed, signal=signals.spider_closed)
-process.crawl(crawler, url=sys.argv[2])
+if plain:
+    starts = sys.argv[2].split(",")
+    process.crawl(crawler, start_urls=starts,
+                  allowed_domains=sorted({urlsplit(u).hostname for u in starts}))
+else:
+    process.crawl(crawler, url=sys.argv[2])
 t0 = time.perf_counter()
 process.start()
 ended = time.perf_counter()
@@ -111,6 +133,8 @@ MODES = {
     "all (default)": [],
     "all, 1 analysis process": ["VISDUP_ANALYSIS_PROCESSES=1"],
     "all, 2 analysis processes": ["VISDUP_ANALYSIS_PROCESSES=2"],
+    # a whole-site crawl as Scrapy's documentation writes it, without visdup's spider
+    "Scrapy's CrawlSpider": ["VISDUP_ENABLED=False", PLAIN],
 }
 #: Short names for --modes.
 SHORT = {"off": "visdup off", "structure": "structure only", "content": "structure + content"}
@@ -118,6 +142,7 @@ SHORT["all"] = "all (default)"
 SHORT["procs"] = "all, 2 analysis processes"
 SHORT["procs1"] = "all, 1 analysis process"
 SHORT["off8"] = "visdup off, CONCURRENT_ITEMS 8"
+SHORT["scrapy"] = "Scrapy's CrawlSpider"
 
 
 def crawl(db: str, url: str, *settings: str) -> dict:
@@ -215,7 +240,7 @@ def main() -> None:
                     ),
                     flush=True,
                 )
-        bares = [m for m in ("visdup off", SHORT["off8"]) if m in modes]
+        bares = [m for m in ("visdup off", SHORT["off8"], SHORT["scrapy"]) if m in modes]
         measured = [m for m in modes if m not in bares]
         if args.rounds > 1:
             # the machine's pace drifts between runs: each round's own ratio, off and on run
