@@ -55,8 +55,9 @@ from visdup.demo.server import serve
 #: The argument that makes a crawl Scrapy's own ``CrawlSpider`` with a ``LinkExtractor``.
 PLAIN = "--plain-scrapy"
 
-CRAWL = """
-PLAIN = "--plain-scrapy"
+CRAWL = (
+    f"PLAIN = {PLAIN!r}\n"
+    + """
 import gc, json, resource, sys, time
 collecting = {"s": 0.0, "at": 0.0}
 def count_gc(phase, info):  # the crawl's process collecting garbage (its thread's CPU)
@@ -122,6 +123,7 @@ print(json.dumps({"elapsed": elapsed,
                   "label_cpu": stats.get("visdup/label_process/cpu_ms", 0) / 1000,
                   "label_serial": stats.get("visdup/label_process/serial_cpu_ms", 0) / 1000}))
 """
+)
 
 
 MODES = {

@@ -277,14 +277,14 @@ class SiteSpider(scrapy.Spider):
         self._parse_apart = self._analysed_apart()
         for url in self.start_urls:
             if url not in self.stored and self._within_budget(url):
-                self._requested.add(url)
                 yield self._request(url)
         for url, depth in frontier:
             if self._within_budget(url):
-                self._requested.add(url)
                 yield self._request(url, depth=depth)
 
     def _request(self, url: str, depth: int | None = None) -> scrapy.Request:
+        """The spider's one way to ask Scrapy for a URL: it remembers having asked (_follow)."""
+        self._requested.add(url)
         meta: dict[str, Any] = {GOVERNED: True}
         if depth is not None:
             meta["depth"] = depth
@@ -486,7 +486,6 @@ class SiteSpider(scrapy.Spider):
         stored, requested = self.stored, self._requested
         for link in page.links:
             if link not in stored and link not in requested:
-                requested.add(link)
                 yield self._request(link)
         if self.page_budget is not None and self.page_budget.spent:
             raise CloseSpider(MAX_PAGES_REASON)
