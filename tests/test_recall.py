@@ -9,6 +9,7 @@ labeller; the truth is the same measure run on every earlier page.
 from __future__ import annotations
 
 import random
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -298,6 +299,104 @@ def test_confirmation_is_exact_over_its_candidates(tmp_path: Path) -> None:
     # the bounds spare most exact measures, the sequence bound included
     assert counts["visdup/ted_calls"] < pairs / 4, (counts, pairs)
     assert counts["visdup/ted_bounds"] > 0, counts
+
+
+def random_term(rng: random.Random, nodes: int) -> str:
+    """A random visual term of about ``nodes`` nodes, in its text form."""
+    if nodes <= 1:
+        mark = rng.choice(("", "", "", "[2]", "[3]"))
+        return f"{mark}text"
+    parts: list[str] = []
+    left = nodes - 1
+    while left > 0:
+        size = min(left, rng.randint(1, max(1, left // 2 + 1)))
+        parts.append(random_term(rng, size))
+        left -= size
+    return f"{rng.choice(('grp', 'row', 'col'))}({','.join(parts)})"
+
+
+def edited_term(rng: random.Random, text: str, edits: int) -> str:
+    """``text`` with ``edits`` random edits: a leaf's mark changed, dropped or doubled."""
+    for _ in range(edits):
+        leaves = [m.start() for m in re.finditer(r"(\[\d\])?text", text)]
+        at = rng.choice(leaves)
+        match = re.match(r"(\[\d\])?text", text[at:])
+        assert match is not None
+        leaf, end = match.group(0), at + len(match.group(0))
+        roll = rng.random()
+        if roll < 0.4:
+            text = text[:at] + rng.choice(("text", "[2]text", "[3]text")) + text[end:]
+        elif roll < 0.7 and len(leaves) > 2 and text[end : end + 1] == ",":
+            text = text[:at] + text[end + 1 :]
+        else:
+            text = text[:at] + f"{leaf},{leaf}" + text[end:]
+    return text
+
+
+def templated_terms(seed: int) -> list[Any]:
+    """Pages of a few layouts, each a base term with a few random edits: many candidates
+    pass the cheap bound, and the exact measures fall on both sides of the template floor."""
+    from visdup.structure.term import Term
+
+    rng = random.Random(seed)
+    bases = [random_term(rng, rng.randint(30, 60)) for _ in range(3)]
+    return [Term.parse(edited_term(rng, rng.choice(bases), rng.randint(0, 9))) for _ in range(120)]
+
+
+@pytest.mark.parametrize("seed", [4, 5, 6, 7])
+def test_refinements_that_stop_early_measure_in_the_exact_order(tmp_path: Path, seed: int) -> None:
+    """A refinement may stop once its candidate cannot reach what the search needs; the
+    measures, and so the match and every similarity stored, are those of a search that
+    refines every candidate exactly (pages of a generated site, then random terms of a few
+    layouts)."""
+    base = defaults()
+    options = AnalysisOptions(content=False, template=False)
+    if seed < 6:
+        pages = generated_site(seed)
+        terms = [analyse(body, url=n, options=options).term for n, body in pages]
+    else:
+        terms = templated_terms(seed)
+    runs: dict[str, tuple[list[Any], list[list[int]], dict[str, int]]] = {}
+    for mode in ("early", "exact"):
+        counts: dict[str, int] = {}
+
+        def count(key: str, n: int = 1, counts: dict[str, int] = counts) -> None:
+            counts[key] = counts.get(key, 0) + n
+
+        store = Store.from_url(f"sqlite:///{tmp_path / f'{mode}.sqlite3'}")
+        try:
+            channel = build_labeller(store, base.__getitem__, count=count).channels["structure"]
+            assert channel.refine is not None and channel.measure is not None
+            if mode == "exact":
+                refine = channel.refine
+                channel.refine = lambda a, b, _at_least, refine=refine: refine(a, b, 0.0)
+            measure = channel.measure
+            order: list[int] = []
+
+            def measured(
+                a: Any, b: Any, budget: Any, measure: Any = measure, order: list[int] = order
+            ) -> Any:
+                order.append(terms.index(b))
+                return measure(a, b, budget)
+
+            channel.measure = measured
+            matches: list[Any] = []
+            orders: list[list[int]] = []
+            for page_id, term in enumerate(terms, 1):
+                sink: dict[int, float] = {}
+                found = channel.confirm(term, list(range(1, page_id)), channel.budget(), sink)
+                matches.append((found, sorted(sink.items())))
+                orders.append([*order])
+                order.clear()
+                channel.added(page_id, page_id, term)
+        finally:
+            store.close()
+        runs[mode] = (matches, orders, counts)
+    (early, early_order, early_counts), (exact, exact_order, _) = runs["early"], runs["exact"]
+    assert early_order == exact_order
+    assert early == exact
+    assert sum(1 for found, _sink in early if found is not None) > 20  # matches were made
+    assert early_counts["visdup/ted_bounds"] > 0
 
 
 def test_candidate_search_is_complete_to_its_radius(tmp_path: Path) -> None:

@@ -1,0 +1,100 @@
+"""The labelling alone, as the label process runs it: every page analysed once first, then
+labelled in order against the pages before it (candidates, bounds, exact measures, verdict,
+the page's transaction).
+
+    python bench/bench_label.py [--sets python,postgres,warpcore] [--rounds 2]
+
+Prints, per set and round, the labelling's CPU per page (the thread's own, the analysis left
+out), how many candidates each channel ranked, refined and measured, and a digest of every
+label and comparison stored: two versions of visdup that differ only in how fast they label
+must print the same digest. The label process of a crawl spends this plus the template
+clusters and the drift snapshot; on a machine with a core for each of visdup's processes its
+serial work bounds the crawl's pace (``bench/bench_crawl.py`` prints that estimate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._data import SHARED, debian_docs, html_files
+from visdup.dedup.analysis import analyse
+from visdup.dedup.offline import FileLabeller
+from visdup.storage.store import Store
+
+#: What the digest reads of the store: the labels, then every comparison measured.
+PAGES = (
+    "SELECT url, verdict, kind, similarity, duplicate_of, content_similarity,"
+    " content_duplicate_of, content_kind FROM visdup_pages ORDER BY id"
+)
+COMPARISONS = (
+    "SELECT page_id, other_id, channel, similarity FROM visdup_comparisons"
+    " ORDER BY page_id, other_id, channel"
+)
+
+
+def pages_of(which: str) -> list[tuple[str, bytes]]:
+    if which in ("python", "postgres"):
+        root = debian_docs(which)
+    elif which == "warpcore":
+        root = SHARED / "warpcore" / "site"
+        if not root.is_dir():
+            sys.exit(f"{root} is absent")
+    else:
+        root = Path(which)
+    return [(str(p.relative_to(root)), p.read_bytes()) for p in html_files(root)]
+
+
+def digest(path: Path) -> str:
+    """A hash of every label and comparison the store holds, in page order."""
+    h = hashlib.sha256()
+    with sqlite3.connect(path) as conn:
+        for query in (PAGES, COMPARISONS):
+            for row in conn.execute(query):
+                h.update(repr(row).encode())
+    return h.hexdigest()[:16]
+
+
+def run(which: str, pages: list[tuple[str, bytes]]) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "label.sqlite3"
+        store = Store.from_url(f"sqlite:///{path}")
+        try:
+            labeller = FileLabeller(store)
+            analyses = [analyse(body, url=name, options=labeller.options) for name, body in pages]
+            started = time.thread_time()
+            for (name, body), page in zip(pages, analyses, strict=True):
+                labeller.add(name, body, page)
+            spent = time.thread_time() - started
+        finally:
+            store.close()
+        counts = labeller.counts
+        line = (
+            f"{which}: {len(pages)} pages, labelling {1000 * spent / len(pages):.2f} ms CPU a page;"
+            f" candidates {counts.get('visdup/candidates', 0)},"
+            f" structure bounds refined {counts.get('visdup/ted_bounds', 0)},"
+            f" exact TEDs {counts.get('visdup/ted_calls', 0)}; digest {digest(path)}"
+        )
+    return line
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sets", default="python,postgres,warpcore")
+    ap.add_argument("--rounds", type=int, default=1)
+    args = ap.parse_args()
+    for which in args.sets.split(","):
+        pages = pages_of(which)
+        for _ in range(args.rounds):
+            print(run(which, pages), flush=True)
+
+
+if __name__ == "__main__":
+    main()
