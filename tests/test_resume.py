@@ -81,6 +81,31 @@ async def test_stopped_crawl_resumes_without_fetching_a_stored_page(tmp_path):
 
 
 @deferred_f_from_coro_f
+async def test_a_start_url_left_in_the_frontier_is_asked_for_once(tmp_path):
+    """Two start URLs that link to each other, the first run stopped after one page: the
+    second run asks for the other page once, though it is both a start URL and a link the
+    stored page left unfetched (Scrapy's duplicate filter has nothing to drop)."""
+    pages = {
+        "one.html": article("One", PROSE, ["/two.html"]),
+        "two.html": article("Two", PROSE, ["/one.html"]),
+    }
+    root = write_site(tmp_path / "site", pages)
+    db = f"sqlite:///{tmp_path / 'visdup.sqlite3'}"
+    with serve(root) as server:
+        urls = f"{server.url_for('/one.html')} {server.url_for('/two.html')}"
+        await crawl(db, "", urls=urls, max_pages=1)
+        first = _urls(db)
+        assert len(first) == 1
+        del server._server.log[:]
+        crawler = await crawl(db, "", urls=urls)
+        again = _fetched(server)
+    assert len(again) == 1 and again[0] not in first
+    assert sorted(_urls(db)) == sorted([*first, *again])
+    assert crawler.stats.get_value("visdup/resumed_links", 0) == 1
+    assert crawler.stats.get_value("dupefilter/filtered", 0) == 0
+
+
+@deferred_f_from_coro_f
 async def test_a_finished_crawl_run_again_fetches_nothing(tmp_path):
     root = _site(tmp_path / "site")
     db = f"sqlite:///{tmp_path / 'visdup.sqlite3'}"

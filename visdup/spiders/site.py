@@ -278,8 +278,8 @@ class SiteSpider(scrapy.Spider):
         for url in self.start_urls:
             if url not in self.stored and self._within_budget(url):
                 yield self._request(url)
-        for url, depth in frontier:
-            if self._within_budget(url):
+        for url, depth in frontier:  # a start URL may be one too: asked for above
+            if url not in self._requested and self._within_budget(url):
                 yield self._request(url, depth=depth)
 
     def _request(self, url: str, depth: int | None = None) -> scrapy.Request:
