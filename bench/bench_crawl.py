@@ -24,7 +24,10 @@ alone saves Scrapy.
 ``scrapy`` a bare crawl by Scrapy's own ``CrawlSpider`` and ``LinkExtractor``, as its
 documentation writes a whole-site crawl (every link of every page yielded, the duplicate
 filter dropping the repeats; visdup's site spider asks for each URL once): the add-on's runs
-are then compared with it too.
+are then compared with it too. ``scrapyall`` is that same spider as a project adds visdup to
+it: its rule's callback yields ``Page.from_response(response)`` and the add-on is on with its
+defaults; against ``scrapy`` it is the add-on's own on / off for a spider a Scrapy user
+writes.
 ``--cores N`` runs everything (the server, the crawls and every process they start) on the
 first N of the cores this process may use, as ``taskset`` would: one machine then gives the
 pace on 2, 4 or all of its cores, the figures comparable run to run.
@@ -54,9 +57,11 @@ from visdup.demo.server import serve
 
 #: The argument that makes a crawl Scrapy's own ``CrawlSpider`` with a ``LinkExtractor``.
 PLAIN = "--plain-scrapy"
+#: The argument that makes that spider yield a ``Page`` item for each response.
+PAGES = "--plain-pages"
 
 CRAWL = (
-    f"PLAIN = {PLAIN!r}\n"
+    f"PLAIN = {PLAIN!r}\nPAGES = {PAGES!r}\n"
     + """
 import gc, json, resource, sys, time
 collecting = {"s": 0.0, "at": 0.0}
@@ -71,14 +76,21 @@ from visdup.cli.crawl import crawl_settings
 from visdup.spiders.site import SiteSpider
 import argparse
 plain = PLAIN in sys.argv
-if plain:  # Scrapy's own whole-site crawl: every link of every page yielded, no visdup
+pages = PAGES in sys.argv
+if pages:
+    sys.argv.remove(PAGES)
+if plain:  # Scrapy's own whole-site crawl: every link of every page yielded
     sys.argv.remove(PLAIN)
     from urllib.parse import urlsplit
     from scrapy.linkextractors import LinkExtractor
     from scrapy.spiders import CrawlSpider, Rule
+    from visdup.items import Page
     class PlainSpider(CrawlSpider):
         name = "plain"
-        rules = (Rule(LinkExtractor(), follow=True),)
+        rules = (Rule(LinkExtractor(), callback="parse_page", follow=True),)
+        def parse_page(self, response):  # a project's own page item, as the README shows
+            if pages:
+                yield Page.from_response(response)
 args = argparse.Namespace(db=sys.argv[1], set=sys.argv[3:], any_domain=False)
 settings = crawl_settings(args)
 settings.update({"LOG_LEVEL": "WARNING", "ROBOTSTXT_OBEY": False, "CONCURRENT_REQUESTS": 32,
@@ -137,6 +149,9 @@ MODES = {
     "all, 2 analysis processes": ["VISDUP_ANALYSIS_PROCESSES=2"],
     # a whole-site crawl as Scrapy's documentation writes it, without visdup's spider
     "Scrapy's CrawlSpider": ["VISDUP_ENABLED=False", PLAIN],
+    # the same spider as a project adds visdup to it: a page item from each response, the
+    # add-on on with its defaults (against the mode above, the add-on's own on / off)
+    "Scrapy's CrawlSpider, visdup on": [PLAIN, PAGES],
 }
 #: Short names for --modes.
 SHORT = {"off": "visdup off", "structure": "structure only", "content": "structure + content"}
@@ -145,6 +160,7 @@ SHORT["procs"] = "all, 2 analysis processes"
 SHORT["procs1"] = "all, 1 analysis process"
 SHORT["off8"] = "visdup off, CONCURRENT_ITEMS 8"
 SHORT["scrapy"] = "Scrapy's CrawlSpider"
+SHORT["scrapyall"] = "Scrapy's CrawlSpider, visdup on"
 
 
 def crawl(db: str, url: str, *settings: str) -> dict:
