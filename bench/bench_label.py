@@ -2,7 +2,7 @@
 labelled in order against the pages before it (candidates, bounds, exact measures, verdict,
 the page's transaction).
 
-    python bench/bench_label.py [--sets python,postgres,warpcore] [--rounds 2]
+    python bench/bench_label.py [--sets python,postgres,warpcore,aeb,swde] [--rounds 2]
 
 Prints, per set and round, the labelling's CPU per page (the thread's own, the analysis left
 out), how many candidates each channel ranked, refined and measured, and a digest of every
@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._data import SHARED, debian_docs, html_files
+from bench.bench_recall import load_set
 from visdup.dedup.analysis import analyse
 from visdup.dedup.offline import FileLabeller
 from visdup.storage.store import Store
@@ -38,18 +38,6 @@ COMPARISONS = (
     "SELECT page_id, other_id, channel, similarity FROM visdup_comparisons"
     " ORDER BY page_id, other_id, channel"
 )
-
-
-def pages_of(which: str) -> list[tuple[str, bytes]]:
-    if which in ("python", "postgres"):
-        root = debian_docs(which)
-    elif which == "warpcore":
-        root = SHARED / "warpcore" / "site"
-        if not root.is_dir():
-            sys.exit(f"{root} is absent")
-    else:
-        root = Path(which)
-    return [(str(p.relative_to(root)), p.read_bytes()) for p in html_files(root)]
 
 
 def digest(path: Path) -> str:
@@ -91,7 +79,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=1)
     args = ap.parse_args()
     for which in args.sets.split(","):
-        pages = pages_of(which)
+        pages = load_set(which, 0, 0)  # every page of the set, in path order
+        if not pages:
+            print(f"{which}: skipped (data absent)")
+            continue
         for _ in range(args.rounds):
             print(run(which, pages), flush=True)
 
