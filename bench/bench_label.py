@@ -1,15 +1,16 @@
 """The labelling alone, as the label process runs it: every page analysed once first, then
 labelled in order against the pages before it (candidates, bounds, exact measures, verdict,
-the page's transaction).
+the page's transaction), then the final pass over the whole set (visdup.dedup.settle).
 
     python bench/bench_label.py [--sets python,postgres,warpcore,aeb,swde] [--rounds 2]
 
 Prints, per set and round, the labelling's CPU per page (the thread's own, the analysis left
 out), how many candidates each channel ranked, refined and measured, and a digest of every
-label and comparison stored: two versions of visdup that differ only in how fast they label
-must print the same digest. The label process of a crawl spends this plus the template
-clusters and the drift snapshot; on a machine with a core for each of visdup's processes its
-serial work bounds the crawl's pace (``bench/bench_crawl.py`` prints that estimate).
+label and comparison stored, as labelled and after the final pass: two versions of visdup that
+differ only in how fast they label must print the same digests. The label process of a crawl
+spends this plus the template clusters and the drift snapshot; on a machine with a core for
+each of visdup's processes its serial work bounds the crawl's pace (``bench/bench_crawl.py``
+prints that estimate).
 """
 
 from __future__ import annotations
@@ -61,14 +62,21 @@ def run(which: str, pages: list[tuple[str, bytes]]) -> str:
             for (name, body), page in zip(pages, analyses, strict=True):
                 labeller.add(name, body, page)
             spent = time.thread_time() - started
+            online = digest(path)
+            started = time.thread_time()
+            labeller.settle()
+            final = time.thread_time() - started
         finally:
             store.close()
         counts = labeller.counts
         line = (
-            f"{which}: {len(pages)} pages, labelling {1000 * spent / len(pages):.2f} ms CPU a page;"
+            f"{which}: {len(pages)} pages, labelling {1000 * spent / len(pages):.2f} ms CPU a page,"
+            f" final pass {1000 * final / len(pages):.2f} ms;"
             f" candidates {counts.get('visdup/candidates', 0)},"
             f" structure bounds refined {counts.get('visdup/ted_bounds', 0)},"
-            f" exact TEDs {counts.get('visdup/ted_calls', 0)}; digest {digest(path)}"
+            f" exact TEDs {counts.get('visdup/ted_calls', 0)},"
+            f" measured again {counts.get('visdup/settled/measured', 0)};"
+            f" digest {online}, final {digest(path)}"
         )
     return line
 

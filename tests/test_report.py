@@ -27,7 +27,7 @@ async def test_demo_report(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out.replace(base, ""))
     assert set(report) >= {"pages", "groups", "verdicts", "templates", "undeclared"}
     assert report["pages"] >= 60
-    assert set(report["verdicts"]) == {"duplicate", "moved", "same_template", "novel"}
+    assert set(report["verdicts"]) == {"original", "duplicate", "moved", "same_template"}
     by_member = {m["url"]: (g, m) for g in report["groups"] for m in g["members"]}
     partner = "/partners/cityride/winter-riding-tips.html"
     (group,) = [g for g in report["groups"] if partner in {g["original"], *map(_url, g["members"])}]
@@ -70,9 +70,10 @@ async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
         from_csv = list(csv.DictReader(f))
     assert len(rows) == len(from_csv) == report["pages"]
     assert list(rows[0]) == list(from_csv[0]) == [
-        "url", "title", "status", "verdict", "kind", "duplicate_of", "similarity",
-        "near_duplicates", "template", "canonical",
+        "url", "title", "status", "verdict", "kind", "duplicate_of", "content_similarity",
+        "layout_similarity", "near_duplicates", "template", "canonical",
     ]  # fmt: skip
+    assert [r["url"] for r in rows] == sorted(r["url"] for r in rows)
     assert [r["url"] for r in rows] == [r["url"] for r in from_csv]
     by_url = {r["url"]: r for r in rows}
     # every copy names its group's original; the original and the others count each other
@@ -95,12 +96,22 @@ async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
     assert sum(r["verdict"] == "moved" for r in rows) == report["verdicts"]["moved"]
     assert {r["template"] for r in rows} == {t["id"] for t in report["templates"]}
     assert all(r["title"] for r in rows)
-    for group in report["groups"]:  # a copy's closest similarity is its match in the group
+
+    def rounded(value):
+        return None if value is None else round(value, 4)
+
+    for group in report["groups"]:  # a copy's own measures against its group's original
+        assert by_url[group["original"]]["verdict"] == "original"
         for m in group["members"]:
-            expected = m["similarity"]
-            assert by_url[m["url"]]["similarity"] == (
-                None if expected is None else round(expected, 4)
-            )
+            row = by_url[m["url"]]
+            assert row["content_similarity"] == rounded(m["content_similarity"])
+            assert row["layout_similarity"] == rounded(m["layout_similarity"])
+            assert row["layout_similarity"] is not None
+            if row["kind"] == "exact":
+                assert row["layout_similarity"] == row["content_similarity"] == 1.0
+    for row in rows:  # pages that copy nothing carry no similarity
+        if row["verdict"] not in {"duplicate", "moved"}:
+            assert row["content_similarity"] is None and row["layout_similarity"] is None
     assert main(["report", "--db", db, "--pages", str(tmp_path / "pages.xlsx")]) == 2
     assert "jsonl or .csv" in capsys.readouterr().err
 

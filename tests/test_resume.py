@@ -234,3 +234,46 @@ async def test_cluster_sizes_equal_the_pages_carrying_them(tmp_path):
     assert counts, "the crawl clustered its pages"
     assert {cid: size for cid, size in sizes.items() if size} == counts
     assert "visdup_fingerprints" not in tables
+
+
+def _labels(db: str) -> dict[str, tuple]:
+    store = Store.from_url(db)
+    try:
+        rows = store.rows(
+            "id", "url", "verdict", "kind", "duplicate_of", "similarity", "content_similarity"
+        )
+    finally:
+        store.close()
+    url_of = {r.id: r.url for r in rows}
+    return {
+        r.url: (
+            r.verdict,
+            r.kind,
+            url_of.get(r.duplicate_of),
+            r.similarity,
+            r.content_similarity,
+        )
+        for r in rows
+    }
+
+
+@deferred_f_from_coro_f
+async def test_a_resumed_crawl_ends_with_the_labels_of_one_uninterrupted_crawl(tmp_path):
+    """Stopped twice and resumed, the crawl stores its pages in another order than a crawl
+    that runs through; the final labels are the same."""
+    root = _site(tmp_path / "site")
+    whole = f"sqlite:///{tmp_path / 'whole.sqlite3'}"
+    parts = f"sqlite:///{tmp_path / 'parts.sqlite3'}"
+    with serve(root) as server:
+        await crawl(whole, server.url_for("/index.html"))
+        await crawl(parts, server.url_for("/index.html"), max_pages=6)
+        await crawl(parts, server.url_for("/index.html"), max_pages=9)
+        await crawl(parts, server.url_for("/index.html"))
+    expected = _labels(whole)
+    assert len(expected) == 1 + 2 * ARTICLES
+    # the articles share their long sentences: one group, its original the first in URL
+    # order of the shortest URLs, every other article and twin measured against it
+    assert [u for u, v in expected.items() if v[0] == "original"] == [
+        server.url_for("/a0.html")
+    ]
+    assert _labels(parts) == expected

@@ -2,8 +2,9 @@
 
 Every page gets one **verdict**; a page whose verdict is a duplicate verdict (``duplicate``,
 ``moved``) also gets a **kind**, the evidence that made it one, and ``duplicate_of``, its
-group's original. Other pages carry neither. Stats (``visdup/verdict/<verdict>``,
-``visdup/duplicates/<kind>``), items, the store's rows and the report all use these words.
+group's original, whose verdict is ``original``. Other pages carry neither. Stats
+(``visdup/verdict/<verdict>``, ``visdup/duplicates/<kind>``), items, the store's rows and the
+report all use these words.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from urllib.parse import parse_qsl, urlsplit
 
 from w3lib.url import canonicalize_url
 
+#: The page a group of copies points to: the one to keep (indexable, canonical).
+ORIGINAL = "original"
 #: Same content in the same layout, or a byte-identical copy.
 DUPLICATE = "duplicate"
 #: Same content in another layout (print version, syndicated copy).
 MOVED = "moved"
-#: New content in a known layout: no duplicate.
+#: New content in a known layout: no copy, but another page of its template.
 SAME_TEMPLATE = "same_template"
-#: Nothing stored is close: no duplicate.
+#: No copy and no other page of its layout.
 NOVEL = "novel"
-VERDICTS = (DUPLICATE, MOVED, SAME_TEMPLATE, NOVEL)
+VERDICTS = (ORIGINAL, DUPLICATE, MOVED, SAME_TEMPLATE, NOVEL)
 #: The verdicts the duplicate policy acts on (drop, do not follow); structure alone never.
 DUPLICATE_VERDICTS = frozenset({DUPLICATE, MOVED})
 
@@ -67,16 +70,16 @@ def tracked(url: str) -> bool:
     return False
 
 
-def original_rank(url: str, named: bool, page_id: int) -> tuple[int, int, int, int]:
+def original_rank(url: str, named: bool) -> tuple[int, int, int, str]:
     """Order of a group's pages as its original, best first, from the page alone.
 
     The page the group names canonical; else a URL without tracking parameters or session
-    ids; then the shortest path (a print version or a partner's copy sits deeper); then the
-    first stored. Only the last step depends on crawl order.
+    ids; then the shortest path and query (a print version or a partner's copy sits deeper);
+    then URL order. Nothing in it depends on when a page was fetched.
     """
     parts = urlsplit(url)
     path = _PATH_SESSION.split(parts.path, maxsplit=1)[0]
-    return (0 if named else 1, 1 if tracked(url) else 0, len(path) + len(parts.query), page_id)
+    return (0 if named else 1, 1 if tracked(url) else 0, len(path) + len(parts.query), url)
 
 
 def same_url(a: str, b: str) -> bool:

@@ -70,7 +70,13 @@ def run(args: argparse.Namespace) -> int:
         {
             "original": g["original"],
             "members": [
-                {"path": m["url"], "similarity": m["similarity"], "kind": m["kind"]}
+                {
+                    "path": m["url"],
+                    "similarity": m["similarity"],
+                    "kind": m["kind"],
+                    "content_similarity": m["content_similarity"],
+                    "layout_similarity": m["layout_similarity"],
+                }
                 for m in g["members"]
             ],
         }

@@ -764,8 +764,8 @@ class Labeller:
         named = set(self._named.get(original, ())) | {
             c for c in (row.canonical, record.canonical) if c
         }
-        mine = original_rank(record.url, any(same_url(record.url, c) for c in named), 1 << 62)
-        theirs = original_rank(row.url, any(same_url(row.url, c) for c in named), original)
+        mine = original_rank(record.url, any(same_url(record.url, c) for c in named))
+        theirs = original_rank(row.url, any(same_url(row.url, c) for c in named))
         if mine >= theirs:
             return None
         verdict, kind = record.verdict, record.kind

@@ -18,6 +18,7 @@ from typing import Any
 from visdup.config import defaults, flag
 from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse, thin_limit
 from visdup.dedup.label import Labeller, Pending, build_labeller
+from visdup.dedup.settle import settle_labels
 from visdup.engine import Engine, LocalEngine
 from visdup.errors import InputError
 from visdup.storage.store import Store
@@ -74,6 +75,10 @@ class FileLabeller:
             self.store.add_error(self.run_id, name, "parse", record.problem)
         return self.labeller.commit(record, prepared, self.run_id)
 
+    def settle(self) -> None:
+        """The final labels of the store: the same for the same pages in any order."""
+        settle_labels(self.store, self.labeller, self._count)
+
     def add_all(self, pages: Iterable[tuple[str, bytes]], engine: Engine | None = None) -> int:
         """Analyse on ``engine`` (any order, any machine), label here in input order.
 
@@ -88,6 +93,7 @@ class FileLabeller:
             for (name, body), page in zip(chunk, engine.map(analyse_one, chunk), strict=True):
                 self.add(name, body, page)
                 n += 1
+        self.settle()
         self.store.finish_run(self.run_id, "finished", self.counts)
         return n
 

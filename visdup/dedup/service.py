@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from visdup.content.titles import SiteTitles
 from visdup.dedup.analysis import PageAnalysis, worker_started
 from visdup.dedup.label import Labeller, build_labeller
+from visdup.dedup.settle import settle_labels
 from visdup.drift.crawl import close_crawl_snapshot, record_page
 from visdup.errors import VisdupError
 from visdup.storage.store import Store
@@ -292,6 +293,7 @@ class Labelling:
         if retitled:  # titles given before the site's affixes were known as they are now
             self.store.update_pages({page_id: {"title": t} for page_id, t in retitled.items()})
             self.count("visdup/titles_retitled", len(retitled))
+        settle_labels(self.store, self.labeller, self.count)
         if self.snapshot is None:
             return {}
         return close_crawl_snapshot(self.snapshot, reason)

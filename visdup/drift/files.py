@@ -137,6 +137,7 @@ def _run(
             )
             count += 1
     clusters.finish()
+    labeller.settle()
     store.finish_run(labeller.run_id, "finished", labeller.counts)
     stats, result = close_snapshot(snap, "finished")
     return FilesSnapshot(snap.name, count, stats, result)

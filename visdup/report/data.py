@@ -288,6 +288,8 @@ def similarities(
             for _other, channel, sim in rows:
                 out.add(channel, sim, sim >= cut.get(channel, theta))
             continue
+        if out.complete:  # compared only as the other page (stored before its original)
+            continue
         if p.kind != "exact" and p.similarity is not None:
             out.add("structure", p.similarity, p.similarity >= theta)
         if p.content_similarity is not None:

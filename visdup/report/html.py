@@ -42,7 +42,7 @@ MAX_MEMBERS = 25
 #: Groups shown (largest first); the rest are counted.
 MAX_GROUPS = 2000
 
-VERDICT_ORDER = ("duplicate", "moved", "same_template", "novel")
+VERDICT_ORDER = ("original", "duplicate", "moved", "same_template", "novel")
 
 
 def _asset(name: str) -> str:
@@ -545,9 +545,9 @@ def _pages(
     shown = rows[:max_rows]
     body = []
     for r in shown:
-        sim = r["similarity"]
         cells = (
-            short(r["url"]), r["title"], r["status"], r["verdict"], _num(sim),
+            short(r["url"]), r["title"], r["status"], r["verdict"], r["kind"],
+            _num(r["content_similarity"]), _num(r["layout_similarity"]),
             r["near_duplicates"], r["template"],
         )  # fmt: skip
         body.append(row(cells))  # the script colours and filters by the verdict cell
@@ -565,7 +565,9 @@ def _pages(
         ("title", ""),
         ("status", "n"),
         ("verdict", ""),
-        ("closest similarity", "n"),
+        ("kind", ""),
+        ("content similarity", "n"),
+        ("layout similarity", "n"),
         ("near duplicates", "n"),
         ("template", "n"),
     ]

@@ -11,7 +11,7 @@ from typing import Any
 from visdup.errors import InputError
 from visdup.escape import csv_cell
 from visdup.report.data import StoreData
-from visdup.report.summary import Group
+from visdup.report.summary import Group, Member
 from visdup.verdicts import DUPLICATE_VERDICTS
 
 COLUMNS = (
@@ -21,7 +21,8 @@ COLUMNS = (
     "verdict",
     "kind",
     "duplicate_of",
-    "similarity",
+    "content_similarity",
+    "layout_similarity",
     "near_duplicates",
     "template",
     "canonical",
@@ -32,22 +33,24 @@ REPEATS = DUPLICATE_VERDICTS
 
 
 def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
-    """One row per page, in the order the pages were stored.
+    """One row per page, in URL order.
 
-    ``kind`` says how a page repeats its group's original (exact, content, structural);
-    ``duplicate_of`` is that original's URL, set only for duplicate and moved pages;
-    ``similarity`` the closest match found (to the original for a copy, else the nearest page
-    of its template); ``near_duplicates`` how many other pages share its group.
+    ``kind`` says how a page repeats its group's original (exact, content, thin, structural);
+    ``duplicate_of`` is that original's URL, ``content_similarity`` and ``layout_similarity``
+    the copy's own measures against it, set only for duplicate and moved pages;
+    ``near_duplicates`` how many other pages share its group (the original's copies).
     """
-    where: dict[int, tuple[Group, Any]] = {}
+    where: dict[int, tuple[Group, Member | None]] = {}
     for g in groups:
         where[g.original_id] = (g, None)
         for m in g.members:
             where[m.page_id] = (g, m)
     rows = []
-    for p in data.pages:
+    for p in sorted(data.pages, key=lambda p: (p.url, p.id)):
         group, member = where.get(p.id, (None, None))
-        similarity = member.similarity if member is not None else p.similarity
+        copy = member if member is not None and p.verdict in REPEATS else None
+        content = copy.content_similarity if copy is not None else None
+        layout = copy.layout_similarity if copy is not None else None
         rows.append(
             {
                 "url": p.url,
@@ -58,13 +61,18 @@ def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
                 "duplicate_of": (
                     group.original if group is not None and member and p.verdict in REPEATS else ""
                 ),
-                "similarity": round(similarity, 4) if similarity is not None else None,
+                "content_similarity": _rounded(content),
+                "layout_similarity": _rounded(layout),
                 "near_duplicates": len(group.members) if group is not None else 0,
                 "template": p.cluster_id,
                 "canonical": p.canonical or "",
             }
         )
     return rows
+
+
+def _rounded(value: float | None) -> float | None:
+    return round(value, 4) if value is not None else None
 
 
 def write_pages(path: Path, rows: Iterable[dict[str, Any]]) -> int:

@@ -98,9 +98,33 @@ def reanalyse(
     """
     why = replay_refused(data, t, comparisons, missing)
     if why is None and comparisons is not None:
-        return replay(store, data, t, comparisons)
-    logger.info("Re-analysing from the stored terms and prints: %s", why)
-    return recompute(store, data, t)
+        result, sims = replay(store, data, t, comparisons)
+    else:
+        logger.info("Re-analysing from the stored terms and prints: %s", why)
+        result, sims = recompute(store, data, t)
+    return settled(store, result), sims
+
+
+def settled(store: Store, data: StoreData) -> StoreData:
+    """The labels the end of a crawl gives (:mod:`visdup.dedup.settle`) at ``data``'s
+    settings: groups, originals and copies that do not depend on the order pages were stored
+    in. The replay above gives the measures; this gives the verdicts."""
+    from visdup.dedup.label import build_labeller
+    from visdup.dedup.settle import derive
+
+    settings = {**defaults(), **data.settings, "VISDUP_COMPARISONS_MAX": 0}
+    labeller = build_labeller(store, settings.__getitem__, lambda _key, _n: None)
+    labels = derive(store, labeller)
+    pages = [p.with_labels(**labels[p.id]) if p.id in labels else p for p in data.pages]
+    return StoreData(
+        database_url=data.database_url,
+        pages=pages,
+        clusters=data.clusters,
+        runs=data.runs,
+        source=data.source,
+        settings=data.settings,
+        drift=data.drift,
+    )
 
 
 def replay_refused(

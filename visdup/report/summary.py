@@ -19,16 +19,23 @@ from visdup.verdicts import CONTENT, DUPLICATE_VERDICTS, EXACT, KINDS, STRUCTURA
 class Member:
     page_id: int
     url: str
+    #: The measure of its kind: 1.0 for an exact copy, the content similarity for a content
+    #: copy, the layout similarity for a thin or structural one.
     similarity: float | None
     kind: str
     canonical: str | None
     declared: bool = False
+    #: Its own similarities to the group's original, each channel's measure.
+    content_similarity: float | None = None
+    layout_similarity: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
             "url": self.url,
             "similarity": self.similarity,
             "kind": self.kind,
+            "content_similarity": self.content_similarity,
+            "layout_similarity": self.layout_similarity,
             "canonical": self.canonical,
             "declared": self.declared,
         }
@@ -82,7 +89,8 @@ def build(data: StoreData, *, sample: int = 5) -> dict[str, Any]:
 
 
 def duplicate_groups(pages: list[PageRow]) -> list[Group]:
-    """Groups in the order of their originals (the first page stored first)."""
+    """Groups in the URL order of their originals, each group's copies in URL order: the
+    same pages give the same listing, whatever order they were stored in."""
     url_of = {p.id: p.url for p in pages}
     canonical_of = {p.id: p.canonical for p in pages}
     parent: dict[int, int] = {}
@@ -95,7 +103,8 @@ def duplicate_groups(pages: list[PageRow]) -> list[Group]:
     for page_id, member in members.items():
         grouped[_root(parent, page_id)].append(member)
     groups = []
-    for original, group in sorted(grouped.items()):
+    for original, group in sorted(grouped.items(), key=lambda kv: (url_of.get(kv[0], ""), kv[0])):
+        group.sort(key=lambda m: (m.url, m.page_id))
         # SEO: do the group's pages agree, through rel=canonical, on one page of the group?
         urls = {url_of.get(original)} | {m.url for m in group}
         votes = Counter(
@@ -126,14 +135,24 @@ def _membership(p: PageRow) -> tuple[int | None, Member | None]:
     """
     if p.verdict not in DUPLICATE_VERDICTS:
         return None, None
+
+    def member(similarity: float | None, kind: str) -> Member:
+        return Member(
+            p.id,
+            p.url,
+            similarity,
+            kind,
+            p.canonical,
+            content_similarity=p.content_similarity,
+            layout_similarity=p.similarity,
+        )
+
     if p.kind == EXACT and p.duplicate_of is not None:
-        return p.duplicate_of, Member(p.id, p.url, 1.0, EXACT, p.canonical)
+        return p.duplicate_of, member(1.0, EXACT)
     if p.kind in (CONTENT, None) and p.content_duplicate_of is not None:
-        member = Member(p.id, p.url, p.content_similarity, CONTENT, p.canonical)
-        return p.content_duplicate_of, member
+        return p.content_duplicate_of, member(p.content_similarity, CONTENT)
     if p.duplicate_of is not None:  # thin, or structural when structure decides alone
-        kind = p.kind if p.kind in KINDS else STRUCTURAL
-        return p.duplicate_of, Member(p.id, p.url, p.similarity, kind, p.canonical)
+        return p.duplicate_of, member(p.similarity, p.kind if p.kind in KINDS else STRUCTURAL)
     return None, None
 
 
@@ -149,6 +168,7 @@ def template_summaries(data: StoreData, sample: int = 5) -> list[dict[str, Any]]
     fields = {c.id: c.fields for c in data.clusters}
     out = []
     for cid, urls in sorted(members.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        urls.sort()  # the same sample and patterns whatever order the pages were stored in
         out.append(
             {
                 "id": cid,

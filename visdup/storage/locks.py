@@ -35,7 +35,9 @@ except ImportError:  # pragma: no cover - Windows: no advisory file locks throug
 SCHEMA_LOCK = 715517
 #: Advisory lock held while a process changes the template clusters.
 CLUSTERS_LOCK = 715518
-# Band keys (visdup.index.sql) are salted 63-bit hashes: a collision with these two is
+#: Advisory lock held while a process derives the store's final labels (visdup.dedup.settle).
+SETTLE_LOCK = 715519
+# Band keys (visdup.index.sql) are salted 63-bit hashes: a collision with these is
 # possible in principle and harmless (two unrelated writers wait for each other once).
 
 

@@ -692,7 +692,11 @@ class Store:
             & or_(pages.c.kind.is_(None), pages.c.kind != "exact"),
             pages.c.content_similarity.is_not(None),
         )
-        listed = select(table.c.page_id).where(table.c.page_id == pages.c.id).exists()
+        # a copy stored before its original is listed only as the other page of a comparison
+        listed = or_(
+            select(table.c.page_id).where(table.c.page_id == pages.c.id).exists(),
+            select(table.c.other_id).where(table.c.other_id == pages.c.id).exists(),
+        )
         with self._reader.connect() as conn:
             return int(
                 conn.execute(
@@ -764,12 +768,15 @@ class Store:
         templates: list[dict[str, Any]],
         records: list[dict[str, Any]],
         clusters: dict[str, int] | None = None,
+        representatives: Mapping[int, str] | None = None,
     ) -> None:
         """Store an extraction's clusters: their templates, sizes and the pages' cluster ids.
 
         ``clusters`` (URL → cluster id) keeps every page's cluster, with or without a template;
-        without it, pages are placed by their records' template.
+        without it, pages are placed by their records' template. ``representatives`` (cluster
+        id → URL): the page that stands for each cluster; without one, its template's.
         """
+        chosen = representatives or {}
         members: dict[Any, list[str]] = {}
         if clusters is not None:
             for url, cid in clusters.items():
@@ -784,7 +791,8 @@ class Store:
             [
                 {
                     "id": cid,
-                    "representative": (by_cluster.get(cid) or {}).get("representative")
+                    "representative": chosen.get(cid)
+                    or (by_cluster.get(cid) or {}).get("representative")
                     or min(urls),
                     "template": by_cluster.get(cid),
                     "members": [ids[u] for u in urls if u in ids],
@@ -792,7 +800,11 @@ class Store:
                 for cid, urls in sorted(members.items())
             ]
             + [
-                {"id": cid, "representative": t.get("representative"), "template": t}
+                {
+                    "id": cid,
+                    "representative": chosen.get(cid) or t.get("representative"),
+                    "template": t,
+                }
                 for cid, t in by_cluster.items()
                 if cid not in members
             ]
@@ -933,6 +945,22 @@ class Store:
     def cluster_rows(self) -> list[Any]:
         with self._reader.connect() as conn:
             return list(conn.execute(select(clusters).order_by(clusters.c.id)))
+
+    def cluster_pages(self, conn: Connection) -> Iterator[tuple[int, str]]:
+        """(cluster id, URL) of every stored page placed in a template cluster."""
+        query = select(pages.c.cluster_id, pages.c.url).where(pages.c.cluster_id.is_not(None))
+        for cluster_id, url in conn.execute(query):
+            yield int(cluster_id), url
+
+    def set_representatives(self, conn: Connection, representatives: Mapping[int, str]) -> None:
+        """Name the page that stands for each of these clusters (rows that name another)."""
+        c = clusters.c
+        for cluster_id, url in sorted(representatives.items()):
+            conn.execute(
+                update(clusters)
+                .where(c.id == cluster_id, or_(c.representative.is_(None), c.representative != url))
+                .values(representative=url, updated_at=now())
+            )
 
     def error_rows(self) -> list[Any]:
         with self._reader.connect() as conn:

@@ -1,0 +1,593 @@
+"""The final labels of a store: a function of its pages and the settings, never of their order.
+
+Labels given during a crawl are provisional: a page is compared only with the pages stored
+before it, candidate searches are capped, and the duplicate policy has to act at once. At the
+end of a crawl, of a ``visdup dups`` run or of a resumed crawl, :func:`settle` derives every
+page's labels again from the set of stored pages alone:
+
+1. **Edges**: byte-identical bodies; the same main content (layered text prints) among the
+   pages the content channel takes; the same visible text and near-identical structure among
+   thin pages; near-identical structure when the structure channel decides alone. Candidates
+   are every page within the channels' SimHash radius (and, for content, every page sharing
+   a long sentence that at most :data:`MAX_POSTINGS` pages share), uncapped; each pair is
+   measured once, with a work budget of its own, so no measure depends on what came before.
+2. **Groups** are the connected components of those edges. A group's **original** is the page
+   its pages name canonical, else the cleanest URL (no tracking parameters or session ids),
+   else the shortest, else the first in URL order (:func:`visdup.verdicts.original_rank`).
+3. **Copies** are measured against their original, whichever member linked them: their
+   ``kind`` (``exact`` for the original's bytes), their content and layout similarities, and
+   ``duplicate`` (the original's layout) or ``moved`` (another layout). The original is
+   ``original``; any other page is ``same_template`` when some page lies at or above the
+   template threshold structurally, else ``novel``.
+
+Measures the crawl stored (``visdup_comparisons``) are reused: the same pair measured the same
+way gives the same number, so they only save work. Pages are visited in URL order throughout,
+and every tie is broken by URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from visdup.storage.locks import SETTLE_LOCK, advisory_lock
+from visdup.verdicts import (
+    CONTENT,
+    DUPLICATE,
+    EXACT,
+    MOVED,
+    NOVEL,
+    ORIGINAL,
+    SAME_TEMPLATE,
+    STRUCTURAL,
+    THIN,
+    original_rank,
+    same_url,
+)
+
+logger = logging.getLogger(__name__)
+
+#: A long sentence shared by more pages than this is boilerplate: it proposes no candidates.
+MAX_POSTINGS = 64
+#: Pages whose terms or prints are held at once while the store is read.
+CHUNK = 1000
+#: The columns :func:`settle` writes.
+LABELS = (
+    "verdict",
+    "kind",
+    "duplicate_of",
+    "content_duplicate_of",
+    "similarity",
+    "content_similarity",
+    "content_kind",
+)
+
+
+@dataclass
+class _Page:
+    id: int
+    url: str
+    canonical: str | None
+    body_hash: str | None
+    simhash: int | None
+    content_simhash: int | None
+    term_key: bytes | None = None
+    #: Visible-text key of a page too thin for the content channel (0: none).
+    thin: int = 0
+    #: Whether the content channel takes the page.
+    content: bool = False
+    current: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Settled:
+    """What :func:`settle` found: final verdict counts and how many pages changed."""
+
+    pages: int = 0
+    groups: int = 0
+    changed: int = 0
+    measured: int = 0
+    verdicts: dict[str, int] = field(default_factory=dict)
+
+
+class _Find:
+    """Union-find over page positions; a component's root is its smallest position."""
+
+    def __init__(self, n: int):
+        self.parent = list(range(n))
+
+    def find(self, i: int) -> int:
+        parent = self.parent
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    def union(self, a: int, b: int) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            if rb < ra:
+                ra, rb = rb, ra
+            self.parent[rb] = ra
+
+
+def _near(fps: np.ndarray, fp: int, radius: int) -> np.ndarray:
+    """Positions whose fingerprint lies within ``radius`` bits of ``fp``."""
+    distances = np.bitwise_count(np.bitwise_xor(fps, np.uint64(fp)))
+    return np.flatnonzero(distances <= radius)
+
+
+class _Settler:
+    def __init__(self, store: Any, channels: dict[str, Any], count: Callable[[str, int], None]):
+        self.store = store
+        self.structure = channels.get("structure")
+        self.content = channels.get("content")
+        self.count = count
+        self.pages: list[_Page] = []
+        self.measured = 0
+        #: (position, position), smaller first -> layout similarity (rounded).
+        self._layout: dict[tuple[int, int], float] = {}
+        self._content: dict[tuple[int, int], tuple[float, str | None, bool]] = {}
+
+    # ---------------------------------------------------------------- reading the store
+    def load(self) -> None:
+        rows = self.store.rows(
+            "id",
+            "url",
+            "canonical",
+            "body_hash",
+            "problem",
+            "simhash",
+            "content_simhash",
+            *LABELS,
+        )
+        pages = [
+            _Page(
+                r.id,
+                r.url,
+                r.canonical,
+                r.body_hash if r.problem is None else None,
+                _unsigned(r.simhash),
+                _unsigned(r.content_simhash),
+                current={name: getattr(r, name) for name in LABELS},
+            )
+            for r in rows
+        ]
+        pages.sort(key=lambda p: (p.url, p.id))
+        self.pages = pages
+        self.position = {p.id: i for i, p in enumerate(pages)}
+        for start in range(0, len(pages), CHUNK):
+            chunk = pages[start : start + CHUNK]
+            terms = self.store.values("term", [p.id for p in chunk if p.simhash is not None])
+            for p in chunk:
+                term = terms.get(p.id)
+                if term:
+                    p.term_key = hashlib.blake2b(term.encode(), digest_size=16).digest()
+            if self.content is not None:
+                prints = self.content.cache.get_many([p.id for p in chunk])
+                for p in chunk:
+                    cp = prints.get(p.id)
+                    if cp is None:
+                        continue
+                    if self.content.accepts(cp):
+                        p.content = p.content_simhash is not None
+                    else:
+                        p.thin = cp.thin
+        self._seed()
+
+    def _seed(self) -> None:
+        """The crawl's stored measures: the same pairs measured the same way."""
+        if self.structure is None or not self.store.has_comparisons():
+            return
+        position = self.position
+        for row in self.store.comparison_rows():
+            if row.channel != "structure":
+                continue
+            a, b = position.get(row.page_id), position.get(row.other_id)
+            if a is not None and b is not None and a != b:
+                self._layout[(min(a, b), max(a, b))] = round(float(row.similarity), 6)
+
+    # ---------------------------------------------------------------- measures
+    def layout(self, a: int, b: int) -> float | None:
+        """Layout similarity of two pages (None: one has no term the channel takes)."""
+        if a == b:
+            return 1.0
+        pair = (min(a, b), max(a, b))
+        found = self._layout.get(pair)
+        if found is not None:
+            return found
+        pa, pb = self.pages[a], self.pages[b]
+        channel = self.structure
+        if channel is None or pa.term_key is None or pb.term_key is None:
+            return None
+        if pa.term_key == pb.term_key:
+            self._layout[pair] = 1.0
+            return 1.0
+        terms = channel.cache.get_many([pa.id, pb.id])
+        ta, tb = terms.get(pa.id), terms.get(pb.id)
+        if ta is None or tb is None or not channel.accepts(ta) or not channel.accepts(tb):
+            return None
+        first, second = (ta, tb) if pair[0] == a else (tb, ta)
+        score, _kind = channel.measure(first, second, channel.budget())
+        self.measured += 1
+        value = self._layout[pair] = round(score, 6)
+        return value
+
+    def content_measure(self, a: int, b: int) -> tuple[float, str | None, bool]:
+        """The content channel's measure of two pages, its kind (None: no match), and whether
+        the match is mutual (the same text, not one page's text contained in the other's)."""
+        pair = (min(a, b), max(a, b))
+        found = self._content.get(pair)
+        if found is not None:
+            return found
+        from visdup.content.textprint import compare
+
+        channel = self.content
+        assert channel is not None
+        prints = channel.cache.get_many([self.pages[i].id for i in pair])
+        first, second = prints.get(self.pages[pair[0]].id), prints.get(self.pages[pair[1]].id)
+        if first is None or second is None:
+            return 0.0, None, False
+        m = compare(first, second, threshold=channel.floor)
+        kind = "mirror" if m.kind == "mirror" else ("partial" if m.kind else None)
+        measure = 1.0 if kind == "mirror" else m.measure
+        if measure < channel.floor:
+            kind = None
+        mutual = kind == "mirror" or (kind is not None and m.score >= channel.floor)
+        value = self._content[pair] = (round(measure, 6), kind, mutual)
+        return value
+
+    # ---------------------------------------------------------------- edges
+    def edges(self, find: _Find) -> None:
+        self._exact(find)
+        if self.content is not None:
+            self._content_edges(find)
+            self._thin_edges(find)
+        elif self.structure is not None:
+            self._structural_edges(find)
+
+    def _exact(self, find: _Find) -> None:
+        first: dict[str, int] = {}
+        for i, p in enumerate(self.pages):
+            if p.body_hash:
+                j = first.setdefault(p.body_hash, i)
+                if j != i:
+                    find.union(j, i)
+
+    def _content_edges(self, find: _Find) -> None:
+        channel = self.content
+        assert channel is not None
+        members = [i for i, p in enumerate(self.pages) if p.content]
+        if len(members) < 2:
+            return
+        fps = np.array([self.pages[i].content_simhash for i in members], dtype=np.uint64)
+        prints = {}
+        for start in range(0, len(members), CHUNK):
+            ids = [self.pages[i].id for i in members[start : start + CHUNK]]
+            prints.update(channel.cache.get_many(ids))
+        summaries = {i: channel.summarise(prints[self.pages[i].id]) for i in members}
+        contained: dict[int, tuple[float, int]] = {}
+        postings: dict[int, list[int]] = defaultdict(list)
+        for slot, i in enumerate(members):
+            for key in summaries[i].sentences:
+                postings[key].append(slot)
+        for slot, i in enumerate(members):
+            near = set(_near(fps, self.pages[i].content_simhash or 0, channel.radius).tolist())
+            for key in summaries[i].sentences:
+                posting = postings[key]
+                if len(posting) <= MAX_POSTINGS:
+                    near.update(posting)
+            later = sorted(s for s in near if s > slot)
+            if not later:
+                continue
+            scores = channel.bounds(summaries[i], [summaries[members[s]] for s in later])
+            for s, bound in zip(later, scores, strict=True):
+                if bound < channel.floor:
+                    continue
+                j = members[s]
+                measure, kind, mutual = self.content_measure(i, j)
+                if kind is None:
+                    continue
+                if mutual:
+                    find.union(i, j)
+                    continue
+                # one page's text lies whole in the other's: the smaller one is the copy
+                small, large = (
+                    (i, j)
+                    if len(prints[self.pages[i].id].sentences)
+                    < len(prints[self.pages[j].id].sentences)
+                    else (j, i)
+                )
+                rank = (-measure, large)
+                if small not in contained or rank < contained[small]:
+                    contained[small] = rank
+        # A page contained in several others joins the one that contains most of it (the
+        # first in URL order on a tie): its containers share a fragment, not their content,
+        # and stay apart.
+        for small, (_measure, large) in sorted(contained.items()):
+            find.union(small, large)
+
+    def _thin_edges(self, find: _Find) -> None:
+        channel = self.structure
+        if channel is None:
+            return
+        by_key: dict[int, list[int]] = defaultdict(list)
+        for i, p in enumerate(self.pages):
+            if p.thin and p.term_key is not None:
+                by_key[p.thin].append(i)
+        for group in by_key.values():
+            self._structural_pairs(find, group, channel.good_enough)
+
+    def _structural_pairs(self, find: _Find, group: list[int], theta: float) -> None:
+        """Link the pages of ``group`` whose layouts lie at or above ``theta`` (pages of one
+        term are one: measured once)."""
+        distinct: dict[bytes, int] = {}
+        for i in group:
+            key = self.pages[i].term_key
+            assert key is not None
+            j = distinct.setdefault(key, i)
+            if j != i:
+                find.union(j, i)
+        heads = sorted(distinct.values())
+        for x, a in enumerate(heads):
+            for b in heads[x + 1 :]:
+                if find.find(a) == find.find(b):
+                    continue
+                score = self.layout(a, b)
+                if score is not None and score >= theta:
+                    find.union(a, b)
+
+    def _structural_edges(self, find: _Find) -> None:
+        channel = self.structure
+        assert channel is not None
+        for i in range(len(self.pages)):
+            if self.pages[i].term_key is None:
+                continue
+            later = [j for j in self.structure_candidates(i) if j > i]
+            self._structural_pairs(find, [i, *later], channel.good_enough)
+
+    # ---------------------------------------------------------------- template peers
+    def structure_candidates(self, i: int) -> list[int]:
+        """Every page within the structure channel's radius of page ``i``, by its SimHash or
+        its shape's, in page order (the channel's candidates, uncapped)."""
+        channel = self.structure
+        assert channel is not None
+        if not hasattr(self, "_fps"):
+            self._index_structure()
+        near = set(_near(self._fps, self.pages[i].simhash or 0, channel.radius).tolist())
+        shape = self._shapes_of.get(i)
+        if shape is not None and len(self._shapes):
+            near.update(_near(self._shapes, shape, channel.radius).tolist())
+        positions = self._positions
+        return sorted(positions[s] for s in near if positions[s] != i)
+
+    def _index_structure(self) -> None:
+        channel = self.structure
+        assert channel is not None
+        positions = [i for i, p in enumerate(self.pages) if p.term_key is not None]
+        self._positions = positions
+        self._fps = np.array([self.pages[i].simhash or 0 for i in positions], dtype=np.uint64)
+        self._shapes_of: dict[int, int] = {}
+        self._profiles: dict[int, Any] = {}
+        shapes = [0] * len(positions)
+        for start in range(0, len(positions), CHUNK):
+            chunk = positions[start : start + CHUNK]
+            terms = channel.cache.get_many([self.pages[i].id for i in chunk])
+            for slot, i in enumerate(chunk, start):
+                term = terms.get(self.pages[i].id)
+                if term is None or not channel.accepts(term):
+                    continue
+                if channel.summarise is not None:
+                    self._profiles[i] = channel.summarise(term)
+                if channel.shape is not None:
+                    shapes[slot] = self._shapes_of[i] = channel.shape(term)
+        self._shapes = np.array(shapes, dtype=np.uint64)
+
+    def peers(self, candidates: Iterable[int]) -> set[int]:
+        """The pages (of ``candidates``) with another page at or above the template
+        threshold: known ones from the stored measures, the others searched for."""
+        channel = self.structure
+        if channel is None:
+            return set()
+        floor = channel.floor
+        found: set[int] = set()
+        for (a, b), score in self._layout.items():
+            if score >= floor:
+                found.update((a, b))
+        for i in candidates:
+            if i in found or self.pages[i].term_key is None:
+                continue
+            j = self._peer(i, floor)
+            if j is not None:
+                found.update((i, j))
+        return found
+
+    def _peer(self, i: int, floor: float) -> int | None:
+        """A page at or above ``floor`` structurally, searched best bound first: the cheap
+        bound, then the tighter sequence bound, and the tree edit distance only for the pages
+        both leave in reach."""
+        channel = self.structure
+        assert channel is not None
+        candidates = self.structure_candidates(i)
+        profiles = self._profiles
+        mine = profiles.get(i)
+        if mine is None:
+            return None
+        views = [j for j in candidates if j in profiles]
+        bounds = channel.bounds(mine, [profiles[j] for j in views])
+        ranked = sorted(
+            ((bound, j) for j, bound in zip(views, bounds, strict=True) if bound >= floor),
+            key=lambda bj: (-bj[0], bj[1]),
+        )
+        for _bound, j in ranked:
+            known = self._layout.get((min(i, j), max(i, j)))
+            if known is None:
+                if channel.refine is not None and channel.refine(mine, profiles[j], floor) < floor:
+                    continue
+                known = self.layout(i, j)
+            if known is not None and known >= floor:
+                return j
+        return None
+
+    # ---------------------------------------------------------------- labels
+    def labels(self) -> tuple[dict[int, dict[str, Any]], int]:
+        """Every page's final labels (by page id), and the number of groups."""
+        find = _Find(len(self.pages))
+        self.edges(find)
+        groups: dict[int, list[int]] = defaultdict(list)
+        for i in range(len(self.pages)):
+            groups[find.find(i)].append(i)
+        labels: dict[int, dict[str, Any]] = {}
+        alone: list[int] = []
+        n_groups = 0
+        for members in groups.values():
+            if len(members) == 1:
+                alone.append(members[0])
+                continue
+            n_groups += 1
+            original = self.original(members)
+            labels[self.pages[original].id] = _blank(ORIGINAL)
+            for i in members:
+                if i != original:
+                    labels[self.pages[i].id] = self.copy(i, original)
+        template_threshold_peers = self.peers(sorted(alone))
+        for i in alone:
+            verdict = SAME_TEMPLATE if i in template_threshold_peers else NOVEL
+            labels[self.pages[i].id] = _blank(verdict)
+        return labels, n_groups
+
+    def original(self, members: list[int]) -> int:
+        pages = self.pages
+        named = {c for i in members if (c := pages[i].canonical)}
+
+        def rank(i: int) -> tuple[int, int, int, str]:
+            url = pages[i].url
+            return original_rank(url, any(same_url(url, c) for c in named))
+
+        return min(members, key=rank)
+
+    def copy(self, i: int, original: int) -> dict[str, Any]:
+        page, first = self.pages[i], self.pages[original]
+        layout = self.layout(i, original)
+        labels = _blank(DUPLICATE)
+        labels["duplicate_of"] = first.id
+        labels["similarity"] = layout
+        floor = self.structure.floor if self.structure is not None else 0.0
+        if page.body_hash is not None and page.body_hash == first.body_hash:
+            kind = EXACT
+            labels["similarity"] = 1.0
+        elif page.content and first.content:
+            kind = CONTENT
+        elif page.thin and page.thin == first.thin:
+            kind = THIN
+        elif self.content is None:
+            kind = STRUCTURAL
+        else:
+            kind = CONTENT if page.content else THIN
+        labels["kind"] = kind
+        if kind == EXACT:  # the same bytes: the same text, whichever channel takes it
+            labels["content_similarity"] = 1.0
+        if page.content and first.content:
+            score, measured, _mutual = self.content_measure(i, original)
+            labels["content_similarity"] = 1.0 if kind == EXACT else score
+            labels["content_kind"] = "mirror" if kind == EXACT else measured
+            if kind == CONTENT:
+                labels["content_duplicate_of"] = first.id
+        if kind in (CONTENT, THIN) and (layout is None or layout < floor):
+            labels["verdict"] = MOVED
+        return labels
+
+
+def _blank(verdict: str) -> dict[str, Any]:
+    labels: dict[str, Any] = dict.fromkeys(LABELS)
+    labels["verdict"] = verdict
+    return labels
+
+
+def _unsigned(value: int | None) -> int | None:
+    return None if value is None else value & 0xFFFFFFFFFFFFFFFF
+
+
+def settle(store: Any, labeller: Any, count: Callable[[str, int], None] | None = None) -> Settled:
+    """Derive every stored page's final labels and write those that changed.
+
+    ``labeller`` gives the channels (their measures, thresholds and caches): a crawl's own
+    :class:`visdup.dedup.label.Labeller`, or one built for the store. On PostgreSQL the pass
+    holds :data:`~visdup.storage.locks.SETTLE_LOCK`, so processes that end together settle one
+    after another; the last one to end sees every page.
+    """
+    count = count or (lambda _key, _n: None)
+    settler = _Settler(store, labeller.channels, count)
+    with store.engine.connect() as conn:  # one settler at a time per store
+        if store.is_postgres:
+            with conn.begin():
+                advisory_lock(conn, [SETTLE_LOCK])
+                return _settle(store, settler, count)
+        return _settle(store, settler, count)
+
+
+def derive(store: Any, labeller: Any) -> dict[int, dict[str, Any]]:
+    """Every stored page's final labels (page id -> the :data:`LABELS` columns), unwritten:
+    what :func:`settle` would store, for a report that replays other thresholds."""
+    settler = _Settler(store, labeller.channels, lambda _key, _n: None)
+    settler.load()
+    labels, _groups = settler.labels()
+    return labels
+
+
+def _settle(store: Any, settler: _Settler, count: Callable[[str, int], None]) -> Settled:
+    settler.load()
+    labels, groups = settler.labels()
+    changed: dict[int, dict[str, Any]] = {}
+    verdicts: dict[str, int] = defaultdict(int)
+    for page in settler.pages:
+        new = labels[page.id]
+        verdicts[new["verdict"]] += 1
+        if any(_differs(page.current.get(k), v) for k, v in new.items()):
+            changed[page.id] = new
+    if changed:
+        store.update_pages(changed)
+    for verdict, n in verdicts.items():
+        count(f"visdup/final/{verdict}", n)
+    count("visdup/settled/changed", len(changed))
+    count("visdup/settled/measured", settler.measured)
+    result = Settled(
+        pages=len(settler.pages),
+        groups=groups,
+        changed=len(changed),
+        measured=settler.measured,
+        verdicts=dict(sorted(verdicts.items())),
+    )
+    logger.info(
+        "visdup: final labels of %d pages (%d duplicate groups): %d changed, %d measured again",
+        result.pages,
+        result.groups,
+        result.changed,
+        result.measured,
+    )
+    return result
+
+
+def _differs(old: Any, new: Any) -> bool:
+    if isinstance(old, float) and isinstance(new, float):
+        return round(old, 6) != round(new, 6)
+    return bool(old != new)
+
+
+def settle_labels(
+    store: Any, labeller: Any, count: Callable[[str, int], None] | None = None
+) -> Settled | None:
+    """:func:`settle` at the end of a run: a failure leaves the run's own labels, logged."""
+    try:
+        return settle(store, labeller, count)
+    except Exception:
+        logger.exception("visdup: cannot derive the final labels; the crawl's labels stay")
+        if count is not None:
+            count("visdup/errors", 1)
+        return None
