@@ -12,7 +12,8 @@ import pytest
 from tests.conftest import FIXTURES
 from visdup.page.files import iter_pages
 from visdup.storage.store import Store
-from visdup.templates.assign import CrawlClusters, sample_rank
+from visdup.templates.assign import CrawlClusters
+from visdup.templates.sample import sample_rank
 from visdup.templates.signature import page_input
 
 SITE = FIXTURES / "sites" / "templates"

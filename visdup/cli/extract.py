@@ -71,7 +71,10 @@ def run(args: argparse.Namespace) -> int:
             record.update({k: record.pop(k) for k in list(record) if k != "path"})
     else:
         store.save_templates(
-            [t.to_dict() for t in dataset.templates], dataset.records, dataset.clusters
+            [t.to_dict() for t in dataset.templates],
+            dataset.records,
+            dataset.clusters,
+            representatives=dataset.representatives,
         )
         store.close()
     try:

@@ -59,8 +59,8 @@ from visdup.storage.schema import (
     snapshots,
 )
 from visdup.storage.urls import canonical_url, origin
-from visdup.templates.assign import sample_rank
 from visdup.templates.extract import DEFAULT_MIN_FIT
+from visdup.templates.sample import sample_rank
 from visdup.templates.signature import SIGNATURE_VERSION
 from visdup.templates.stm import PackedTree, packed
 from visdup.templates.template import Template

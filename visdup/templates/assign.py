@@ -11,19 +11,23 @@ and a process reads the signatures written since the version it last saw, under 
 advisory lock.
 
 Templates stay off the page's path. Each cluster keeps a sample of its pages' trees: the
-``template_max_pages`` pages whose URL digests are smallest, so the sample is the same in any
-order. A template is built once the cluster holds ``template_min_pages`` pages, from one worker
-thread (its STM work in the crawl's analysis worker processes when this runs in the crawl's
-process and it has them; in the label process, in that thread), so that a report of a crawl
-still running lists it. It is rebuilt once, as the crawl ends, from the sample the whole crawl
-leaves (the same in any order), when that sample or its starting page changed since: every
-template a crawl ends with is built from it. Rebuilding on the way, at each doubling, would
-cost twice the final build's STM work for templates nothing reads before the end.
+``template_max_pages`` pages of smallest rank, copies of one page (tracking parameters, session
+ids) as one, so the sample is the same in any order and on any host or port
+(:mod:`visdup.templates.sample`; the batch commands build from the same sample). A template is
+built once the cluster holds ``template_min_pages`` pages, from one worker thread (its STM work
+in the crawl's analysis worker processes when this runs in the crawl's process and it has
+them; in the label process, in that thread), so that a report of a crawl still running lists
+it. It is rebuilt once, as the crawl ends, from the sample the whole crawl leaves (the same in
+any order), when that sample or its starting page changed since: every template a crawl ends
+with is built from it. Rebuilding on the way, at each doubling, would cost twice the final
+build's STM work for templates nothing reads before the end.
 When records are asked for (``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built
 at once instead, so that the records of the pages before it flow with the page that completed
 it; from then on each new page of the cluster yields its record, and the template is rebuilt
 each time the cluster has doubled until its sample is full (then once more at the end).
-:meth:`CrawlClusters.finish` waits for queued builds and makes the rebuilds left for the end.
+:meth:`CrawlClusters.finish` waits for queued builds and makes the rebuilds left for the end;
+then each cluster's representative becomes the cleanest of its stored pages (a cluster's row
+names the page that made it until then).
 
 A page's ``fit`` is the similarity of its signature to the signature its cluster's template
 was built on (its *core*), kept with the cluster, so a later crawl measures against the same.
@@ -31,7 +35,6 @@ was built on (its *core*), kept with the cluster, so a later crawl measures agai
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -43,8 +46,18 @@ from typing import Any
 
 from visdup.storage.locks import CLUSTERS_LOCK, advisory_lock
 from visdup.storage.store import Store
+from visdup.storage.urls import canonical_url
 from visdup.templates.extract import extract_record
 from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, LayoutClusterer
+from visdup.templates.sample import (
+    SampleOrder,
+    admits,
+    choose_sample,
+    cleanliness,
+    keep_in_sample,
+    sample_order,
+    starting_page,
+)
 from visdup.templates.signature import Layout, TemplateInput, make_layout, similarity
 from visdup.templates.stm import FlatTree, PackedTree, packed, unpacked
 from visdup.templates.template import Template, build_template
@@ -66,17 +79,11 @@ class Assignment:
     records: list[dict[str, Any]] = field(default_factory=list)
 
 
-#: A page in its cluster's template sample: (rank, url, DOM tree, main text, signature key,
-#: title); trees are kept packed (:class:`visdup.templates.stm.PackedTree`).
-Sample = tuple[int, str, PackedTree, str | None, int, str | None]
+#: A page in its cluster's template sample: (its place, url, DOM tree, main text, signature
+#: key, title); trees are kept packed (:class:`visdup.templates.stm.PackedTree`).
+Sample = tuple[SampleOrder, str, PackedTree, str | None, int, str | None]
 #: What a template is built from, a page each: (url, DOM tree, main text, title).
 Built = tuple[str, PackedTree, str | None, str | None]
-
-
-def sample_rank(url: str) -> int:
-    """A page's place in its template's sample: the same in every process, order and
-    snapshot (the crawl's template samples and the drift samples use it)."""
-    return int.from_bytes(hashlib.blake2b(url.encode(), digest_size=8).digest(), "big")
 
 
 class CrawlClusters:
@@ -105,8 +112,13 @@ class CrawlClusters:
         #: Cluster id → the signature its template was built on (a page's fit is measured
         #: against it).
         self.cores: dict[int, Layout] = {}
-        #: Cluster id → sample of (rank, url, tree, main text), smallest ranks first.
+        #: Cluster id → sample of (place, url, tree, main text, signature key, title), smallest
+        #: ranks first.
         self.samples: dict[int, list[Sample]] = {}
+        #: Cluster id → its pages so far, while it has no template and records are asked for:
+        #: each gets its record when the template comes (a copy of a sampled page is not in
+        #: the sample).
+        self._early: dict[int, list[Built]] = {}
         #: Cluster id → pages it held when its template was last built (or queued).
         self.built_at: dict[int, int] = {}
         #: Cluster id → pages this process placed in it.
@@ -194,13 +206,18 @@ class CrawlClusters:
                         conn(),
                         cid,
                         version=self.version,
-                        representative=url,
+                        representative=canonical_url(url),
                         state=state,
                         template=template.to_dict() if template is not None else None,
                     )
                 else:
+                    # which page stands for the cluster is settled as the crawl ends
+                    # (:meth:`finish`), from all of its pages
                     self.store.put_cluster(
-                        conn(), cid, version=self.version, representative=url if new else None
+                        conn(),
+                        cid,
+                        version=self.version,
+                        representative=canonical_url(url) if new else None,
                     )
             result = Assignment(cid, new, merged=absorbed)
             if page.tree is not None:
@@ -224,8 +241,11 @@ class CrawlClusters:
             self.sizes[cid] = self.sizes.get(cid, 0) + self.sizes.pop(old, 0)
             sample = self.samples.pop(old, [])
             if sample:
-                merged = sorted([*self.samples.get(cid, []), *sample], key=_by_rank)
-                self.samples[cid] = merged[: self.template_max_pages]
+                merged = [*self.samples.get(cid, []), *sample]
+                self.samples[cid] = choose_sample(merged, self.template_max_pages)
+            early = self._early.pop(old, [])
+            if early and cid not in self.templates and old not in self.templates:
+                self._early.setdefault(cid, []).extend(early)
             template = self.templates.pop(old, None)
             if template is not None and cid not in self.templates:
                 template.cluster = cid
@@ -233,6 +253,8 @@ class CrawlClusters:
                 if old in self.cores:
                     self.cores[cid] = self.cores[old]
             self.cores.pop(old, None)
+            if cid in self.templates:  # its records flow from its template from now on
+                self._early.pop(cid, None)
             built = self.built_at.pop(old, 0)
             self.built_at[cid] = max(self.built_at.get(cid, 0), built)
 
@@ -259,13 +281,16 @@ class CrawlClusters:
         assert tree is not None
         size = self.sizes[cid] = self.sizes.get(cid, 0) + 1
         sample = self.samples.setdefault(cid, [])
-        rank = sample_rank(url)
-        if len(sample) < self.template_max_pages or (rank, url) < sample[-1][:2]:
+        order = sample_order(url)
+        kept: PackedTree | None = None
+        if admits(sample, order, self.template_max_pages):
             kept = packed(tree)
-            sample.append((rank, url, kept, text, key, page.title))
-            sample.sort(key=_by_rank)
-            del sample[self.template_max_pages :]
+            entry = (order, url, kept, text, key, page.title)
+            keep_in_sample(sample, entry, self.template_max_pages)
         template = self.templates.get(cid)
+        if template is None and self.extract:
+            kept = kept or packed(tree)
+            self._early.setdefault(cid, []).append((url, kept, text, page.title))
         built = self.built_at.get(cid, 0)
         # rebuilt on the way only for records (see the module docstring); else in finish()
         again = size >= 2 * built and (self.extract or self._pool is None)
@@ -279,10 +304,10 @@ class CrawlClusters:
                 if template is None:
                     return []
                 self._store_template(conn(), cid, template)
+                early = self._early.pop(cid, [])
                 if not self.extract:
                     return []
-                earlier = [self._record(template, u, t, x) for u, t, x, _h in trees if u != url]
-                return [*earlier, self._record(template, url, tree, text)]
+                return [self._record(template, u, t, x) for u, t, x, _h in early]
             if (
                 self._pool is not None
                 and built >= self.template_max_pages
@@ -311,12 +336,13 @@ class CrawlClusters:
         return self._built_from.get(cid) != _built_from(sample, self._medoid(cid, sample))
 
     def _medoid(self, cid: int, sample: list[Sample]) -> int | None:
-        """The sample page to generalise from: the first one with its cluster's most common
-        signature (a page of the layout as most pages have it), found without any STM."""
+        """The sample page to generalise from (:func:`visdup.templates.sample.starting_page`:
+        of those with its cluster's most common signature, the median by size), found
+        without any STM."""
         core = self.clusterer.core(cid)
         if core is None:
             return None
-        return next((i for i, entry in enumerate(sample) if entry[4] == core.key), None)
+        return starting_page([(entry[4], entry[2].nodes) for entry in sample], core.key)
 
     def _build(self, cid: int, trees: list[Built], medoid: int | None = None) -> Template | None:
         build = partial(
@@ -326,7 +352,7 @@ class CrawlClusters:
             titles=[h for _u, _t, _x, h in trees],
             medoid=medoid,
             cluster=cid,
-            representative=trees[medoid if medoid is not None else 0][0],
+            keys=[canonical_url(u) for u, _t, _x, _h in trees],
             max_pages=self.template_max_pages,
         )
         try:
@@ -375,33 +401,39 @@ class CrawlClusters:
         )
 
     def finish(self) -> None:
-        """Wait for the queued template builds and rebuild the templates whose full sample
-        changed since (call before the store closes)."""
+        """Wait for the queued template builds, rebuild the templates whose full sample
+        changed since and settle which page stands for each cluster (call before the store
+        closes)."""
         with self._lock:
             pending, self._pending = self._pending, []
             final, self._final = set(self._final), set()
         for job in pending:
             job.result()
-        if self._pool is not None:
+        # without the build thread too: its last build, at a doubling, saw only the pages
+        # come by then
+        with self._lock:
+            final = {self.live(cid) for cid in final}  # merged since: the one they joined
+            final |= {cid for cid in self.templates if self._changed_since_built(cid)}
+        for cid in sorted(final):
             with self._lock:
-                final = {self.live(cid) for cid in final}  # merged since: the one they joined
-                final |= {cid for cid in self.templates if self._changed_since_built(cid)}
-            for cid in sorted(final):
-                with self._lock:
-                    cid = self.live(cid)
-                    sample = list(self.samples.get(cid, ()))
-                    medoid = self._medoid(cid, sample) if sample else None
-                if not sample:
-                    continue
-                self._built_from[cid] = _built_from(sample, medoid)
-                try:
-                    self._build_later(cid, [(u, t, x, h) for _r, u, t, x, _k, h in sample], medoid)
-                except Exception:  # one template left as it was; the others and the merges go on
-                    logger.exception("visdup: cannot store the template of cluster %d", cid)
+                cid = self.live(cid)
+                sample = list(self.samples.get(cid, ()))
+                medoid = self._medoid(cid, sample) if sample else None
+            if not sample:
+                continue
+            self._built_from[cid] = _built_from(sample, medoid)
+            try:
+                self._build_later(cid, [(u, t, x, h) for _r, u, t, x, _k, h in sample], medoid)
+            except Exception:  # one template left as it was; the others and the merges go on
+                logger.exception("visdup: cannot store the template of cluster %d", cid)
+        if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
         if not self.store.is_postgres:
-            return  # one writer: every merge saw every page stored before it
+            # one writer: every merge saw every page stored before it
+            with self._lock, self.store.engine.begin() as conn:
+                self._settle_representatives(conn)
+            return
         with self._lock, self.store.engine.begin() as conn:
             advisory_lock(conn, [CLUSTERS_LOCK])
             if self.store.clusters_version(conn) > self.version:
@@ -413,6 +445,20 @@ class CrawlClusters:
                 merged.setdefault(self.live(old), []).append(old)
             for into, gone in sorted(merged.items()):
                 self.store.merge_clusters(conn, into, sorted(gone))
+            self._settle_representatives(conn)
+
+    def _settle_representatives(self, conn: Any) -> None:
+        """Each cluster's representative: the cleanest of all its stored pages
+        (:func:`visdup.templates.sample.cleanest`), whichever came first. A cluster's row
+        names the page that made it while the crawl runs; pages arrive in another order in
+        each crawl, and on another host or port when the site is served elsewhere."""
+        best: dict[int, tuple[int, int, str]] = {}
+        for cid, url in self.store.cluster_pages(conn):
+            order = cleanliness(url)
+            held = best.get(cid)
+            if held is None or order < held:
+                best[cid] = order
+        self.store.set_representatives(conn, {cid: order[2] for cid, order in best.items()})
 
     def _record(
         self, template: Template, url: str, tree: FlatTree | PackedTree, text: str | None
@@ -448,10 +494,6 @@ class _Transaction:
 def _built_from(sample: list[Sample], medoid: int | None) -> tuple[tuple[str, ...], int | None]:
     """What a template is built from: its sample's URLs and the page it starts from."""
     return tuple(entry[1] for entry in sample), medoid
-
-
-def _by_rank(entry: Sample) -> tuple[int, str]:
-    return entry[0], entry[1]
 
 
 def _core_key(state: str | None) -> int | None:

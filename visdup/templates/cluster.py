@@ -53,12 +53,15 @@ DEFAULT_SHRINK = 0.2
 
 @dataclass
 class Cluster:
-    """A group of pages sharing a template. ``representative`` is the medoid's key."""
+    """A group of pages sharing a template. ``representative``: the page that stands for it
+    (:func:`cluster_trees`: the medoid's key; layout clusters: the cleanest URL)."""
 
     id: int
     members: list[str]
     representative: str
     representatives: list[str] = field(default_factory=list)
+    #: Layout clusters: the key of the signature most of its pages carry.
+    core: int | None = None
 
     @property
     def size(self) -> int:

@@ -21,10 +21,13 @@ from visdup import config
 from visdup.engine import Engine, LocalEngine
 from visdup.errors import InputError
 from visdup.escape import csv_cell
+from visdup.templates.cluster import Cluster
 from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, layout_clusters
+from visdup.templates.sample import choose_sample, sample_order, starting_page
 from visdup.templates.signature import TemplateInput, page_input
 from visdup.templates.stm import DEFAULT_MAX_NODES, FlatTree, page_tree, stm_mapping, unpacked
 from visdup.templates.template import (
+    DEFAULT_MAX_PAGES,
     RESERVED_NAMES,
     Anchor,
     Template,
@@ -186,6 +189,8 @@ class Dataset:
     records: list[dict[str, Any]]
     #: Every page's layout cluster (key → id), those without a template of their own included.
     clusters: dict[str, int] = field(default_factory=dict)
+    #: Cluster id → the page that stands for it (its cleanest key).
+    representatives: dict[int, str] = field(default_factory=dict)
     #: What names a row: "url" for crawled pages, "path" for page files.
     key: str = "url"
 
@@ -242,13 +247,16 @@ def extract_pages(
     min_cluster_size: int = config.VISDUP_TEMPLATE_MIN_PAGES,
     min_fit: float = DEFAULT_MIN_FIT,
     max_nodes: int = DEFAULT_MAX_NODES,
+    max_pages: int = DEFAULT_MAX_PAGES,
     engine: Engine | None = None,
 ) -> Dataset:
     """Cluster the pages by layout (as a crawl does), build one template per cluster, extract
     one record per page. ``threshold``: the layout-signature similarity of one template.
 
     Clusters smaller than ``min_cluster_size`` get no template: their pages are recorded with
-    ``cluster`` None and no values.
+    ``cluster`` None and no values. A template is built from the sample a crawl of the same
+    pages keeps (``max_pages`` pages: :mod:`visdup.templates.sample`), from the same page,
+    so the two give the same fields.
     """
     inputs = page_inputs(pages, engine=engine)
     empty = FlatTree((), ())
@@ -259,16 +267,19 @@ def extract_pages(
     templates: list[Template] = []
     by_key: dict[str, Template | None] = dict.fromkeys(trees)
     for cluster in clusters:
-        if cluster.size < min_cluster_size or not trees[cluster.representative].nodes:
+        if cluster.size < min_cluster_size:
             continue
-        members = [trees[k] for k in cluster.members]
+        sample, medoid = _template_sample(cluster, inputs, max_pages)
+        if not sample or not trees[sample[medoid or 0]].nodes:
+            continue
         template = build_template(
-            members,
-            main_texts=[inputs[k].text for k in cluster.members],
-            titles=[inputs[k].title for k in cluster.members],
-            medoid=cluster.members.index(cluster.representative),
+            [trees[k] for k in sample],
+            main_texts=[inputs[k].text for k in sample],
+            titles=[inputs[k].title for k in sample],
+            medoid=medoid,
             cluster=cluster.id,
-            representative=cluster.representative,
+            keys=sample,
+            max_pages=max_pages,
             max_nodes=max_nodes,
         )
         templates.append(template)
@@ -289,7 +300,30 @@ def extract_pages(
         )
         for key in sorted(trees)
     ]
-    return Dataset(templates, records, clusters={key: c.id for c in clusters for key in c.members})
+    return Dataset(
+        templates,
+        records,
+        clusters={key: c.id for c in clusters for key in c.members},
+        representatives={c.id: c.representative for c in clusters},
+    )
+
+
+def _template_sample(
+    cluster: Cluster, inputs: dict[str, TemplateInput], size: int
+) -> tuple[list[str], int | None]:
+    """The keys of the pages a cluster's template is built from, as a crawl keeps them
+    (:func:`visdup.templates.sample.choose_sample` over its pages that have a tree), and the
+    one it starts from, as a crawl's (:func:`visdup.templates.sample.starting_page`; None:
+    none has the cluster's most common signature, and the template finds its medoid)."""
+    kept = choose_sample(
+        ((sample_order(k), k) for k in cluster.members if inputs[k].tree is not None), size
+    )
+    keys = [k for _order, k in kept]
+    shapes = []
+    for k in keys:
+        tree = inputs[k].tree
+        shapes.append((inputs[k].layout.key, tree.nodes if tree is not None else 0))
+    return keys, starting_page(shapes, cluster.core)
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], out: IO[str]) -> int:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from visdup import config
 from visdup.templates.cluster import Cluster, _PathIndex
+from visdup.templates.sample import cleanliness
 from visdup.templates.signature import (
     Layout,
     marks_agree,
@@ -303,23 +304,23 @@ def layout_clusters(
 ) -> list[Cluster]:
     """Batch: the clusters of ``(key, signature)`` pairs, largest first (then by id).
 
-    A cluster's representative is the first key, in sorted order, carrying its most common
-    signature: the same for any input order.
+    A cluster's representative is its cleanest key (:func:`visdup.templates.sample.cleanest`,
+    as a crawl's), its ``core`` the key of its most common signature: the same for any input
+    order.
     """
     pairs = list(items)
     clusterer = LayoutClusterer(threshold=threshold)
     for _key, layout in pairs:
         clusterer.add(layout)
     members: dict[int, list[str]] = {}
-    by_atom: dict[int, list[str]] = {}
     for key, layout in pairs:
         members.setdefault(clusterer.cluster_of(layout.key), []).append(key)
-        by_atom.setdefault(layout.key, []).append(key)
     out = []
     for cid, keys in members.items():
         core = clusterer.core(cid)
         assert core is not None
         keys.sort()
-        out.append(Cluster(cid, keys, min(by_atom[core.key])))
+        best = min(keys, key=cleanliness)
+        out.append(Cluster(cid, keys, best, core=core.key))
     out.sort(key=lambda c: (-c.size, c.id))
     return out

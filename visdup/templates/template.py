@@ -201,6 +201,7 @@ def build_template(
     medoid: int | None = None,
     cluster: int | str | None = None,
     representative: str | None = None,
+    keys: Sequence[str] | None = None,
     max_pages: int = DEFAULT_MAX_PAGES,
     required_share: float = DEFAULT_REQUIRED_SHARE,
     field_support: float = DEFAULT_FIELD_SUPPORT,
@@ -215,6 +216,8 @@ def build_template(
     ``main_text``); an unlabelled text that is part of it on nearly every page is no field of
     its own (:func:`_in_main_text`). ``titles``: each page's own title (``<title>``); a field
     that reads the same on most pages is the template's ``title`` (:func:`_own_title`).
+    ``keys``: each page's URL or name; without ``representative``, the template's is the
+    medoid's, found here when ``medoid`` is not given.
     """
     if not sample:
         raise ValueError("a template needs at least one page")
@@ -224,6 +227,8 @@ def build_template(
         from visdup.templates.cluster import medoid as find_medoid
 
         medoid = picked[find_medoid([trees[i] for i in picked], max_nodes)]
+    if representative is None and keys is not None:
+        representative = keys[medoid]
     base = trees[medoid]
     if base.nodes > max_nodes:
         base = FlatTree(
