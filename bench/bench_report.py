@@ -186,8 +186,8 @@ def comparisons_cost(folder: Path, cap: int) -> None:
     """Rows and on-disk bytes of visdup_comparisons (with its index) per labelled page."""
     import sqlite3
 
-    from visdup.cli.output import PageFiles
     from visdup.dedup.offline import label_files
+    from visdup.page.files import PageFiles
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c.sqlite3"

@@ -17,9 +17,9 @@ from scrapy.utils.test import get_crawler
 from tests.conftest import FIXTURES
 from tests.crawling import crawl, crawl_settings
 from visdup.demo.server import serve
+from visdup.runtime.workers import AUTO_PROCESSES, analysis_processes
 from visdup.spiders.site import SiteSpider
 from visdup.storage.store import Store
-from visdup.workers import AUTO_PROCESSES, analysis_processes
 
 SITE = FIXTURES / "sites" / "templates"
 
@@ -332,9 +332,9 @@ def _spawns(monkeypatch) -> list[tuple[str, float, object]]:
     """Every process visdup spawns, with when it started."""
     import time
 
-    import visdup.dedup.service as service
-    import visdup.early as early
-    import visdup.workers as workers
+    import visdup.runtime.early as early
+    import visdup.runtime.label_process as service
+    import visdup.runtime.workers as workers
 
     started: list[tuple[str, float, object]] = []
     spawn = workers.spawn
@@ -413,7 +413,7 @@ async def test_processes_of_a_crawl_that_fails_to_start_end(tmp_path, monkeypatc
     started for it end anyway, once they have waited for it long enough."""
     import time
 
-    import visdup.early as early
+    import visdup.runtime.early as early
 
     monkeypatch.setattr(early, "EARLY_WAIT", 1.0)
     started = _spawns(monkeypatch)

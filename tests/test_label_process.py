@@ -1,4 +1,4 @@
-"""Pages labelled in a process of their own (visdup.dedup.service): the same labels, and a
+"""Pages labelled in a process of their own (visdup.runtime.label_process): the same labels, and a
 label process that dies costs no page."""
 
 from __future__ import annotations
@@ -181,7 +181,8 @@ def test_a_page_sent_again_after_a_death_keeps_what_was_stored(tmp_path):
     recovered gets the page's fit, and the page is counted once."""
     from visdup.config import resolve
     from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import Labelling, PageJob
+    from visdup.dedup.jobs import PageJob
+    from visdup.dedup.labelling import Labelling
     from visdup.drift.snapshot import Snapshot
 
     db = f"sqlite:///{tmp_path / 'retry.sqlite3'}"
@@ -242,7 +243,7 @@ def _renaming(bodies: list[bytes]) -> list[tuple[bytes, Any]]:
 def _threaded_labelling(tmp_path: Path) -> Iterator[tuple[Store, Any]]:
     """A store and the labelling a crawl without a label process runs in its threads."""
     from visdup.config import resolve
-    from visdup.dedup.service import Labelling
+    from visdup.dedup.labelling import Labelling
 
     db = f"sqlite:///{tmp_path / 'merge.sqlite3'}"
     store = Store.from_url(db, writer=True)
@@ -256,7 +257,7 @@ def _threaded_labelling(tmp_path: Path) -> Iterator[tuple[Store, Any]]:
 
 def _label(labelling: Any, url: str, body: bytes, cluster: int) -> Any:
     from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import PageJob
+    from visdup.dedup.jobs import PageJob
 
     analysis = analyse(body, url=url, options=AnalysisOptions(template=True))
     outcome = labelling.label(PageJob(url=url, status=200, links=[], cluster=cluster), analysis)
@@ -367,7 +368,7 @@ async def test_a_label_process_that_cannot_start_leaves_the_labelling_here(
 async def test_a_page_crosses_to_the_label_process_once(tmp_path, monkeypatch):
     """With the cluster and label pipelines both on, one call places and labels a page: the
     template input is sent once, and every stored page still names its template."""
-    from visdup.dedup.service import LabelService
+    from visdup.runtime.label_process import LabelService
 
     ops: list[str] = []
     submit = LabelService.submit  # every call, blocking or awaited, is submitted
@@ -397,7 +398,7 @@ async def test_a_page_crosses_to_the_label_process_once(tmp_path, monkeypatch):
 
 def test_a_page_that_cannot_be_placed_is_still_labelled(tmp_path):
     from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import PageJob
+    from visdup.dedup.jobs import PageJob
 
     counted: list[str] = []
     with _threaded_labelling(tmp_path) as (store, labelling):
@@ -463,7 +464,8 @@ async def test_a_page_placed_then_refused_by_the_store_keeps_its_placing(tmp_pat
 
 def test_labelling_that_fails_after_placing_says_where_the_page_was_placed(tmp_path):
     from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import LabelFailed, PageJob
+    from visdup.dedup.jobs import PageJob
+    from visdup.dedup.labelling import LabelFailed
 
     with _threaded_labelling(tmp_path) as (store, labelling):
 
@@ -490,7 +492,8 @@ def test_a_page_the_label_process_dies_under_twice_is_labelled_without_its_templ
     """Two deaths under a call that places and labels a page: the placing may be what kills
     it, so the page is sent once more to be labelled alone; a third death leaves it
     unlabelled. The label process here stands in for one that dies (a crash in a kernel)."""
-    from visdup.dedup.service import Outcome, PageJob, ServiceGone
+    from visdup.dedup.jobs import Outcome, PageJob
+    from visdup.runtime.label_process import ServiceGone
 
     class Dying:
         def __init__(self, dies_unplaced: bool):
@@ -598,8 +601,8 @@ async def test_pages_that_come_while_the_label_process_starts_keep_their_order(
     from scrapy.utils.asyncio import run_in_thread
 
     from visdup.dedup.analysis import AnalysisOptions, analyse
-    from visdup.dedup.service import LabelService
     from visdup.items import Page
+    from visdup.runtime.label_process import LabelService
 
     warmed = LabelService.warmed
 

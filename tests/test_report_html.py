@@ -185,9 +185,12 @@ def test_pages_table_sorts_and_filters(browse):
         assert visible.count() == data["verdicts"]["moved"]
         assert page.inner_text("#pages-shown") == str(data["verdicts"]["moved"])
         page.select_option("#verdict-filter", "")
-        page.click("#pages th:nth-child(5)")  # closest similarity, ascending
-        page.click("#pages th:nth-child(5)")  # descending
-        first = page.locator("#pages tbody tr td:nth-child(5)").first.inner_text()
-        assert first == "1.000"
+        page.click("#pages th:nth-child(7)")  # layout similarity, ascending
+        cells = page.locator("#pages tbody tr td:nth-child(7)")
+        filled = [t for t in cells.all_inner_texts() if t]
+        assert filled and filled == sorted(filled, key=float)
+        page.click("#pages th:nth-child(7)")  # descending
+        assert cells.first.inner_text() == "1.000"
+        assert page.locator("#pages tbody tr td:nth-child(4)").first.inner_text() == "duplicate"
 
     browse(check)

@@ -273,7 +273,5 @@ async def test_a_resumed_crawl_ends_with_the_labels_of_one_uninterrupted_crawl(t
     assert len(expected) == 1 + 2 * ARTICLES
     # the articles share their long sentences: one group, its original the first in URL
     # order of the shortest URLs, every other article and twin measured against it
-    assert [u for u, v in expected.items() if v[0] == "original"] == [
-        server.url_for("/a0.html")
-    ]
+    assert [u for u, v in expected.items() if v[0] == "original"] == [server.url_for("/a0.html")]
     assert _labels(parts) == expected

@@ -1,4 +1,5 @@
-"""The analysis worker processes (visdup.workers): real spawned processes, killed for real."""
+"""The analysis worker processes (visdup.runtime.workers): real spawned processes, killed for
+real."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from scrapy.utils.test import get_crawler
 from tests.crawling import crawl_settings
 from visdup.context import CrawlContext
 from visdup.items import Page
+from visdup.runtime.workers import WorkerDied, WorkerPool
 from visdup.spiders.site import SiteSpider
-from visdup.workers import WorkerDied, WorkerPool
 
 
 def square(x: int) -> int:
@@ -170,7 +171,7 @@ def test_workers_that_die_as_they_start_take_no_task_and_are_not_started_forever
     """A worker that cannot start (its initializer fails: a broken install) is never sent a
     task, so no page is blamed for it; after a few, the pool starts no more and says so to its
     callers (RuntimeError), who then analyse elsewhere."""
-    import visdup.workers as workers
+    import visdup.runtime.workers as workers
 
     monkeypatch.setattr(workers, "MAX_START_FAILURES", 3)
     deaths: list[tuple[int | None, bool]] = []

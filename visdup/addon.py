@@ -82,12 +82,12 @@ class Addon:
 
     def _start_processes(self, settings: BaseSettings) -> None:
         """The crawl's worker processes and label process, started as it starts
-        (:mod:`visdup.early`): they import what they need while Scrapy builds
+        (:mod:`visdup.runtime.early`): they import what they need while Scrapy builds
         the crawl's engine and components. A setting that does not check starts nothing
         here; the components refuse it when the crawl opens."""
         if self.crawler is None:
             return
-        from visdup.early import start_early
+        from visdup.runtime.early import start_early
 
         try:
             start_early(self.crawler, lambda name: check(name, settings.get(name)))

@@ -1,5 +1,5 @@
 """State one crawl shares between visdup's components: settings, store, the labelling
-(:class:`visdup.dedup.service.Labelling` here, or the label process), analysis workers.
+(:class:`visdup.dedup.labelling.Labelling` here, or the label process), analysis workers.
 
 Pipelines and spider middlewares are built separately by Scrapy; they meet here, one context
 per crawler, so each component also works alone and the add-on merely wires them.
@@ -40,23 +40,18 @@ from visdup.dedup.analysis import (
     body_digest,
     worker_started,
 )
-from visdup.dedup.service import (
-    Labelling,
-    LabelService,
-    Outcome,
-    PageJob,
-    ServiceGone,
-    ServiceSetup,
-)
+from visdup.dedup.jobs import Outcome, PageJob
+from visdup.dedup.labelling import Labelling
 from visdup.drift.crawl import open_crawl_snapshot
-from visdup.early import discard_early, start_early, take_label, take_pool
 from visdup.errors import StoreError, VisdupError
 from visdup.items import Record
+from visdup.runtime.early import discard_early, start_early, take_label, take_pool
+from visdup.runtime.label_process import LabelService, ServiceGone, ServiceSetup
+from visdup.runtime.workers import WorkerDied, WorkerPool, analysis_processes
 from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
 from visdup.templates.assign import Assignment
-from visdup.workers import WorkerDied, WorkerPool, analysis_processes
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -141,7 +136,7 @@ class CrawlContext:
         self._noted: set[str] = set()
         #: Labelling in this process (None until the spider opens, or with a label process).
         self.labelling: Labelling | None = None
-        #: The label process (visdup.dedup.service), when pages are labelled in one.
+        #: The label process (visdup.runtime.label_process), when pages are labelled in one.
         self.service: LabelService | None = None
         #: Done once the labelling is up (the label process starts in a thread, see _open):
         #: threads wait for it (_labelling_call), the event loop awaits it (labelled).

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+#: Exit status for bad input (files, options, settings, URLs).
+BAD_INPUT = 2
+
 
 class VisdupError(Exception):
     """Base of every error visdup raises on purpose."""

@@ -52,3 +52,10 @@ def csv_cell(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
+
+
+def print_error(message: object) -> None:
+    """Print one ``visdup: error:`` line on stderr, escaped so that a terminal only shows it."""
+    import sys
+
+    print(f"visdup: error: {one_line(message)}", file=sys.stderr, flush=True)

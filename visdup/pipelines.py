@@ -5,7 +5,7 @@ worker thread with ``VISDUP_ANALYSIS_PROCESSES = 0``) into an immutable value se
 item's declared ``analysis`` field; the pipelines then only read it. ``TermPipeline`` and
 ``ContentPipeline`` make sure the analysis exists, ``ClusterPipeline`` places the page in its
 template cluster, ``LabelPipeline`` labels and stores it (both through
-:class:`visdup.dedup.service.Labelling`: in the label process when analysis runs in worker
+:class:`visdup.dedup.labelling.Labelling`: in the label process when analysis runs in worker
 processes, else in a worker thread). With both on, ``LabelPipeline`` places and labels a page
 in one call, so the page crosses to the labelling once: its ``cluster`` and ``fit`` are set
 when it leaves ``LabelPipeline``. Every pipeline works alone and in any order: each first runs
@@ -26,7 +26,8 @@ from scrapy.utils.asyncio import run_in_thread
 
 from visdup.context import CrawlContext, check_enabled
 from visdup.dedup.analysis import PageAnalysis
-from visdup.dedup.service import LabelFailed, Outcome
+from visdup.dedup.jobs import Outcome
+from visdup.dedup.labelling import LabelFailed
 from visdup.items import Page, Record
 from visdup.templates.assign import Assignment
 from visdup.verdicts import DUPLICATE_VERDICTS, NOVEL

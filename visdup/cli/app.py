@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 
 from visdup import __version__
-from visdup.cli.output import BAD_INPUT, error
-from visdup.errors import VisdupError
+from visdup.cli.output import error
+from visdup.errors import BAD_INPUT, VisdupError
 
 COMMANDS = (
     "term",

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from visdup.cli.output import PageFiles, add_engine_arguments, open_engine, read_source
+from visdup.cli.output import add_engine_arguments, open_engine, read_source
 from visdup.cli.similarity import add_threshold_argument, cluster_similarity
 from visdup.escape import terminal
-from visdup.page.files import add_source_arguments
+from visdup.page.files import PageFiles, add_source_arguments
 from visdup.templates.extract import page_inputs
 from visdup.templates.layouts import layout_clusters
 

@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 
-from visdup.cli.output import PageFiles
 from visdup.content import extract
 from visdup.escape import one_line, terminal
+from visdup.page.files import PageFiles
 
 HELP = "print the title and main content text of saved HTML pages"
 

@@ -7,10 +7,11 @@ import json
 import sys
 from typing import Any
 
-from visdup.cli.output import PageFiles, add_engine_arguments, open_engine
+from visdup.cli.output import add_engine_arguments, open_engine
 from visdup.dedup.offline import label_files
 from visdup.errors import InputError
 from visdup.escape import one_line
+from visdup.page.files import PageFiles
 from visdup.report.summary import build_report
 
 HELP = "near-duplicate groups among page files (exact, content, structural), like a crawl"

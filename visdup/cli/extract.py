@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from visdup import config
-from visdup.cli.output import PageFiles, add_engine_arguments, open_engine, read_source
+from visdup.cli.output import add_engine_arguments, open_engine, read_source
 from visdup.cli.similarity import add_threshold_argument, cluster_similarity
 from visdup.errors import InputError
 from visdup.escape import one_line
-from visdup.page.files import add_source_arguments
+from visdup.page.files import PageFiles, add_source_arguments
 from visdup.templates.extract import extract_pages, write_dataset
 
 HELP = "cluster page files, infer a template per cluster and write its fields (.jsonl or .csv)"

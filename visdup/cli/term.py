@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from visdup.cli.output import PageFiles
 from visdup.escape import terminal
+from visdup.page.files import PageFiles
 from visdup.structure.term import page_term
 
 HELP = "print the irreducible visual term of page files (directories recursively)"

@@ -13,7 +13,7 @@ from visdup.drift.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from visdup.dedup.analysis import PageAnalysis
-    from visdup.dedup.service import PageJob
+    from visdup.dedup.jobs import PageJob
     from visdup.storage.store import PageRecord, Store
 
 logger = logging.getLogger(__name__)

@@ -36,7 +36,7 @@ class SiteNamedFiles:
     """(name, bytes) of the pages under PATH..., named relative to the PATH that holds them."""
 
     def __init__(self, paths: Sequence[str]):
-        from visdup.cli.output import PageFiles
+        from visdup.page.files import PageFiles
 
         self.paths = paths
         self._readers = [(raw, PageFiles([raw])) for raw in paths]

@@ -45,7 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from visdup.drift.aggregate import encode, fit_limit, measure, merge_sample, template_stats
-from visdup.report.urlpatterns import _shape as url_pattern
+from visdup.page.urlpatterns import url_shape as url_pattern
 from visdup.storage import schema
 from visdup.storage.schema import (
     SNAPSHOT_TABLES,

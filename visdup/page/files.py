@@ -21,7 +21,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from visdup.errors import InputError
+from visdup.errors import BAD_INPUT, InputError
+from visdup.escape import print_error
 from visdup.page.parse import (
     HUGE_DEPTH_LIMIT,
     Document,
@@ -196,3 +197,76 @@ def open_source(
     if not found:
         raise InputError("no usable .html or .htm files found")
     return found, None
+
+
+class PageFiles:
+    """The page files under PATH...: bad ones reported one line each and skipped.
+
+    ``failed`` counts them, so a command exits with :data:`BAD_INPUT` after printing what
+    the good files gave. With ``whole=True`` each page is also parsed, and a page the parser
+    could not read whole (nested deeper than its limit) is refused like an unreadable one.
+    """
+
+    def __init__(self, paths: Sequence[str], *, whole: bool = True):
+        self.paths = paths
+        self.whole = whole
+        self.failed = 0
+
+    def _files(self) -> Iterator[Path]:
+        for raw in self.paths:
+            try:
+                yield from page_paths([raw])
+            except InputError as exc:
+                self._fail(exc)
+
+    def _fail(self, exc: InputError) -> None:
+        self.failed += 1
+        print_error(exc)
+
+    def _warc(self, path: Path) -> Iterator[tuple[str, bytes]]:
+        """The HTML responses of a WARC file, each named by its target URI."""
+        try:
+            yield from ((uri, body) for uri, body, _type in iter_warc(path))
+        except InputError as exc:
+            self._fail(exc)
+
+    def _entries(self, path: Path) -> Iterator[tuple[str, bytes]]:
+        """(name, bytes) of the pages one path holds: one file, or a WARC's records."""
+        if is_warc(path):
+            yield from self._warc(path)
+            return
+        try:
+            yield os.fspath(path), read_page(path)
+        except InputError as exc:
+            self._fail(exc)
+
+    def documents(self) -> Iterator[tuple[str, Document]]:
+        """(path, parsed page) of every usable file."""
+        for path in self._files():
+            if is_warc(path):
+                for uri, body in self._warc(path):
+                    try:
+                        yield uri, check_document(uri, parse_html(body, url=uri))
+                    except InputError as exc:
+                        self._fail(exc)
+                continue
+            try:
+                yield os.fspath(path), load_page(path)
+            except InputError as exc:
+                self._fail(exc)
+
+    def __iter__(self) -> Iterator[tuple[str, bytes]]:
+        """(path, bytes) of every usable file (parsed once to check it when ``whole``)."""
+        for path in self._files():
+            for name, data in self._entries(path):
+                try:
+                    if self.whole:
+                        check_document(name, parse_html(data))
+                except InputError as exc:
+                    self._fail(exc)
+                    continue
+                yield name, data
+
+    @property
+    def status(self) -> int:
+        return BAD_INPUT if self.failed else 0

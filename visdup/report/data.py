@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
-from visdup.drift.report import drift_section
+from visdup.report.drift import drift_section
 from visdup.storage.store import Store
 from visdup.storage.urls import mask_password
 
@@ -106,7 +106,7 @@ class StoreData:
     source: str = "crawl"
     #: Settings the verdicts were computed with (recorded by the crawl, or the re-analysis's).
     settings: dict[str, Any] = field(default_factory=dict)
-    #: The last snapshot against the one before (visdup.drift.report), None without snapshots.
+    #: The last snapshot against the one before (visdup.report.drift), None without snapshots.
     drift: dict[str, Any] | None = None
 
     def url_of(self) -> dict[int, str]:

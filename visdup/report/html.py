@@ -17,10 +17,10 @@ from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
 
-from visdup.drift.report import html_section as drift_html
 from visdup.report import MAX_ROWS
 from visdup.report.data import VERDICT_SETTINGS, PageRow, Similarities, StoreData, thresholds
 from visdup.report.diff import differing_subtree, marked_tokens
+from visdup.report.drift import html_section as drift_html
 from visdup.report.markup import Safe, esc, row, tag
 from visdup.report.pages import page_rows
 from visdup.report.summary import Group, build, duplicate_groups

@@ -7,10 +7,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from visdup.drift.report import text_lines as drift_lines
 from visdup.escape import one_line
+from visdup.page.urlpatterns import url_patterns
 from visdup.report.data import PageRow, StoreData, load
-from visdup.report.urlpatterns import url_patterns
+from visdup.report.drift import text_lines as drift_lines
 from visdup.storage.store import Store
 from visdup.verdicts import CONTENT, DUPLICATE_VERDICTS, EXACT, KINDS, STRUCTURAL
 

@@ -36,7 +36,7 @@ from w3lib.url import safe_url_string
 from visdup import config
 from visdup.items import Page
 from visdup.page.links import PageLinks, read_links
-from visdup.report.urlpatterns import _shape as path_pattern
+from visdup.page.urlpatterns import url_shape as path_pattern
 from visdup.spiders.budget import GOVERNED, PageBudget, PageBudgetMiddleware
 from visdup.storage.urls import canonical_url, crawl_key
 

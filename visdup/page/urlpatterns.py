@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 _NUM = re.compile(r"\d+")
 
 
-def _shape(url: str) -> str:
+def url_shape(url: str) -> str:
     parts = urlsplit(url)
     segments = [s for s in parts.path.split("/")]
     out = []
@@ -29,5 +29,5 @@ def _shape(url: str) -> str:
 
 def url_patterns(urls: list[str], limit: int = 5) -> list[str]:
     """Most common path shapes with their counts, most frequent first."""
-    counts = Counter(_shape(u) for u in urls)
+    counts = Counter(url_shape(u) for u in urls)
     return [f"{shape} ({n})" for shape, n in counts.most_common(limit)]

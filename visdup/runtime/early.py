@@ -23,13 +23,13 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from visdup.dedup.analysis import worker_started
-from visdup.workers import WorkerPool, analysis_processes, spawn
+from visdup.runtime.workers import WorkerPool, analysis_processes, spawn
 
 
 class LabelStart:
     """A label process started before its setup exists (the crawl's run and snapshot, made
     as the spider opens): it imports the labelling meanwhile, then waits for the setup
-    (:class:`visdup.dedup.service.LabelService` sends it)."""
+    (:class:`visdup.runtime.label_process.LabelService` sends it)."""
 
     def __init__(self) -> None:
         self.conn, child = multiprocessing.get_context("spawn").Pipe()
@@ -48,7 +48,7 @@ class LabelStart:
 def _label_process(conn: Connection) -> None:
     """The label process's entry when it starts early; its imports are made here, in the
     process, so the crawl's process has nothing to import before it starts it."""
-    from visdup.dedup.service import serve_when_set_up
+    from visdup.runtime.label_process import serve_when_set_up
 
     serve_when_set_up(conn)
 
