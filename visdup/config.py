@@ -1,190 +1,565 @@
-"""Every visdup setting with its default, alphabetised, one comment each.
+"""Every visdup setting, declared once: its name, type, default, allowed values and meaning.
 
-The add-on installs them at add-on priority, so a project's settings or ``-s`` override them;
-components read them through ``visdup.context.setting``, which falls back to these defaults
-when a component is used without the add-on.
+``SETTINGS`` is the one place a setting is declared. Everything else is derived from it: the
+defaults (``defaults()`` and the module attributes ``VISDUP_*``), the checks (``check``,
+``resolve``, ``read``, ``SPECS``), the detection of misspelt names (``unknown_settings``) and
+the reference page docs/settings.md (``python -m visdup.config --markdown``), so a setting
+added, changed or documented here is so everywhere at once.
+
+The add-on installs the defaults at add-on priority, so a project's settings or ``-s``
+override them; components read them through ``visdup.context.setting``, which falls back to
+these defaults when a component is used without the add-on.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
-from collections.abc import Mapping
+import sys
+import textwrap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from visdup.errors import ConfigError
 
-#: How much lower the analysis worker processes run than the crawl (their ``nice`` increment;
-#: 0: the same priority). The crawl's own process (Scrapy, one thread) and the label process
-#: each do their part of every page one page after another; the workers are many and wait
-#: their turn: when the cores are full, the serial two go first and no page waits for them.
-#: The bench crawl of the Python manual on 2 cores: 5 of 5 alternating pairs faster with 5
-#: than with 0 (1-4 % more pages a second, 2.8 % on average), at the same CPU a page.
-VISDUP_ANALYSIS_NICE = 5
+#: The command that writes docs/settings.md from ``SETTINGS``.
+MARKDOWN_COMMAND = ".venv/bin/python -m visdup.config --markdown > docs/settings.md"
 
-#: Worker processes that analyse pages, and build templates when labelling stays in the crawl's
-#: process (0: threads of the crawl process; -1: one per core the crawl may use, at most 4,
-#: none on one core). Analysis is mostly Python
-#: (main content, text prints, signatures): processes let it use cores the GIL keeps it from,
-#: and leave the crawl's own process to Scrapy (and the labelling to VISDUP_LABEL_PROCESS).
-#: bench/bench_crawl.py on the Python manual, 2 cores: on/off 0.26 with threads, 0.33 with 1
-#: process, 0.41 with 2; 0.53 with 2 and the label process.
-VISDUP_ANALYSIS_PROCESSES = -1
 
-#: Most candidates confirmed with the exact measure per page and channel, best possible first
-#: (ranked by a cheap bound); the TED work budget bounds their cost. Measured with
-#: bench/bench_recall.py: 8 or 16 lost same-template pages, 64 found all the candidates held.
-VISDUP_CANDIDATES = 64
+@dataclass(frozen=True)
+class Setting:
+    """One ``VISDUP_*`` setting: what it takes, what it is without a value, what it is for."""
 
-#: Cap on pages labelled into one structural duplicate group before its further members are
-#: dropped (0: no cap). Keeps endless calendars and faceted listings from eating a crawl.
-VISDUP_CLUSTER_CAP = 0
+    name: str
+    #: bool, int, float, str or dict.
+    kind: type
+    default: Any
+    #: The key of the group in ``GROUPS`` it is documented under (what it shapes).
+    group: str
+    #: One paragraph: what the setting does and why one would change it.
+    doc: str
+    #: Smallest and largest allowed value of an int or float (None: no bound).
+    low: float | None = None
+    high: float | None = None
+    #: A str: the words it may be. A dict: the values its entries may map to (None too).
+    choices: tuple[str, ...] | None = None
+    #: A str: whether "" is allowed.
+    empty: bool = False
 
-#: Sort every page into a template cluster while the crawl runs (seed 003).
-VISDUP_CLUSTER_ENABLED = True
+    def allowed(self) -> str:
+        """The allowed values in words, as the docs and error messages put them."""
+        if self.kind is bool:
+            return "true or false"
+        if self.choices is not None and self.kind is str:
+            return "one of " + ", ".join(f"`{c}`" for c in self.choices)
+        if self.kind is dict:
+            names = ", ".join(self.choices or ())
+            return f"a mapping (or JSON object) of tag to {names} or None"
+        if self.kind is str:
+            return "any text" if self.empty else "a non-empty text"
+        if self.low is not None and self.high is not None:
+            return f"from {self.low} to {self.high}"
+        if self.low is not None:
+            return f"at least {self.low}"
+        return "any"
 
-#: Representatives per cluster of the whole-DOM clusterer (visdup.templates.cluster, kept for
-#: comparison in bench/bench_cluster.py); the crawl's clusters are layout signatures.
-VISDUP_CLUSTER_REPRESENTATIVES = 4
 
-#: Layout-signature similarity (Simple Tree Matching on two page skeletons, 2·STM/(n1+n2)) at
-#: or above which two signatures are one template. Chosen on the PostgreSQL manual and the test
-#: site, checked on the Python manual and warpcore (README, "Template signatures").
-VISDUP_CLUSTER_THRESHOLD = 0.75
+#: The groups settings are documented under, in the order of the docs: (key, title, intro).
+GROUPS: tuple[tuple[str, str, str], ...] = (
+    (
+        "crawl",
+        "Crawl",
+        "What the crawl fetches, follows and keeps, and what becomes of duplicates.",
+    ),
+    (
+        "structure",
+        "Structure",
+        "How two pages' trees are compared: the visual term, the tree edit distance and its "
+        "thresholds.",
+    ),
+    (
+        "candidates",
+        "Candidates",
+        "Which stored pages a new page is compared with: the SimHash search and how many of its "
+        "finds are measured exactly.",
+    ),
+    ("content", "Content", "The main-content channel: what counts as the same text."),
+    (
+        "templates",
+        "Templates and records",
+        "Template clusters built while the crawl runs, and the records extracted from them.",
+    ),
+    ("storage", "Storage", "Where pages, labels and indexes are kept, and what is kept."),
+    ("report", "Report", "What the store keeps for `visdup report`."),
+    ("drift", "Snapshots and drift", "Each crawl as a snapshot, compared with the previous one."),
+    (
+        "processes",
+        "Processes",
+        "How the work of a crawl is spread over the cores of one machine.",
+    ),
+    (
+        "frontier",
+        "Several processes, one crawl",
+        "A frontier shared through Redis by crawl processes on one or more machines.",
+    ),
+)
 
-#: Candidates kept per page and channel in visdup_comparisons (the best first; 0: none): every
-#: pair measured by tree edit distance or text prints, confirmed or rejected, so that
-#: ``visdup report`` draws the full similarity histogram and replays ``--threshold`` from them.
-#: About 40 bytes a row on SQLite, index included (README, "Site audit report").
-VISDUP_COMPARISONS_MAX = 16
+POLICIES = ("label", "drop", "nofollow", "drop_nofollow")
+INDEX_LAYOUTS = ("bands", "pairs")  # visdup.index.base.LAYOUTS, without importing the index
+_VISUAL_CLASS_NAMES = ("grp", "row", "col", "text")
 
-#: Find each page's main content and compare it too (seeds 001/002): without it a verdict rests
-#: on structure alone, and every page of one template looks like a duplicate.
-VISDUP_CONTENT_ENABLED = True
+SETTINGS: tuple[Setting, ...] = (
+    # ---------------------------------------------------------------------------------- crawl
+    Setting(
+        "VISDUP_ENABLED",
+        bool,
+        True,
+        "crawl",
+        "Master switch: with False every visdup component raises NotConfigured and the project "
+        "crawls as if visdup were not installed. Turn it off for one run (`-s VISDUP_ENABLED=0`) "
+        "to measure or debug the bare crawl without taking the add-on out of the project.",
+    ),
+    Setting(
+        "VISDUP_DUPLICATE_POLICY",
+        str,
+        "label",
+        "crawl",
+        "What happens to a page labelled `duplicate` or `moved`: `label` stores the label and "
+        "keeps everything; `drop` raises DropItem, so the project's later pipelines and feeds "
+        "never see it; `nofollow` stores it and does not follow the links found on it; "
+        "`drop_nofollow` does both. Structural similarity alone never drops a page. `label` "
+        "suits an audit, where every page belongs in the report; the nofollow policies save "
+        "fetches on sites whose copies lead to more copies (print views, session URLs), at the "
+        "price of an answer that depends on which pages were fetched.",
+        choices=POLICIES,
+    ),
+    Setting(
+        "VISDUP_NOFOLLOW_WAIT",
+        float,
+        30.0,
+        "crawl",
+        "Seconds the spider middleware of the nofollow policies waits for a page's verdict "
+        "before it lets the page's links through anyway. Raise it when labelling is slow (a "
+        "loaded database, very large pages) and links of duplicates slip through; lower it when "
+        "a late verdict should not hold back the links of the pages waiting for it.",
+        low=0.0,
+    ),
+    Setting(
+        "VISDUP_CLUSTER_CAP",
+        int,
+        0,
+        "crawl",
+        "Most pages labelled into one structural duplicate group before its further members "
+        "are dropped (0: no cap). Set it when one group of near-identical pages (an endless "
+        "calendar, a faceted listing) would otherwise eat the crawl.",
+        low=0,
+    ),
+    Setting(
+        "VISDUP_MAX_LINKS_PER_PAGE",
+        int,
+        5000,
+        "crawl",
+        "Links the `site` spider reads from one page (0: all); the stat "
+        "`visdup/links_over_page_cap` counts those left unread. A page with a million links is "
+        "a crawl trap; raise it for sites whose index pages or sitemaps really link to more.",
+        low=0,
+    ),
+    Setting(
+        "VISDUP_TEMPLATE_BUDGET",
+        int,
+        5000,
+        "crawl",
+        "Pages the `site` spider follows per URL pattern (`/calendar/N/N/`, "
+        "`/shop?color=*&page=*`; 0: no budget): an endless calendar or faceted listing stops "
+        "there, with one warning per pattern and the stat `visdup/links_over_budget`. Raise it "
+        "for sites with more real pages of one pattern (a catalogue of products under "
+        "`/item/N`).",
+        low=0,
+    ),
+    Setting(
+        "VISDUP_RESUME",
+        bool,
+        True,
+        "crawl",
+        "Continue from the store: pages earlier runs stored are not downloaded again, and the "
+        "`site` spider starts from the links they stored but never fetched, so a crawl that "
+        "was stopped or crashed goes on where it was. Turn it off to fetch every page again "
+        "from the start URLs.",
+    ),
+    # ------------------------------------------------------------------------------ structure
+    Setting(
+        "VISDUP_SIMILARITY_THRESHOLD",
+        float,
+        0.95,
+        "structure",
+        "Structural similarity (one minus the normalised tree edit distance of two visual "
+        "terms) at or above which two pages are near-identical in structure. With "
+        "VISDUP_CONTENT_ENABLED off, such a page is a `structural` duplicate; with it on, it is "
+        "the structure two thin pages with the same text need to be `thin` duplicates. Lower "
+        "it to count pages whose trees differ a little more (a changing sidebar) as copies; "
+        "`visdup report --threshold` replays the crawl's comparisons at another value first.",
+        low=0.0,
+        high=1.0,
+    ),
+    Setting(
+        "VISDUP_TEMPLATE_THRESHOLD",
+        float,
+        0.80,
+        "structure",
+        "Structural similarity at or above which two pages share a layout: a page of new "
+        "content is then `same_template`, and a copy of an original is `duplicate` rather than "
+        "`moved`. Lower than the near-duplicate threshold, since one template holds articles "
+        "of very different lengths; lower it for sites whose pages of one template differ "
+        "more.",
+        low=0.0,
+        high=1.0,
+    ),
+    Setting(
+        "VISDUP_MAX_TERM_NODES",
+        int,
+        5000,
+        "structure",
+        "Visual terms with more nodes than this are stored but not compared, since the tree "
+        "edit distance is quadratic in their size. Raise it for sites of very large pages that "
+        "should be compared all the same, at the cost of time per page.",
+        low=1,
+    ),
+    Setting(
+        "VISDUP_TED_MAX_CELLS",
+        int,
+        50_000_000,
+        "structure",
+        "Most dynamic-programming cells one tree edit distance may fill (counted before it "
+        "runs); larger pairs are skipped and counted in the stat `visdup/ted_skipped`. The C "
+        "kernel fills about 300 million cells a second, so the default is about 0.15 s, far "
+        "above any real page pair measured; lower it to bound the time of hostile pages.",
+        low=1,
+    ),
+    Setting(
+        "VISDUP_TED_PAGE_CELLS",
+        int,
+        100_000_000,
+        "structure",
+        "Most dynamic-programming cells the confirmations of one page may fill together, "
+        "across its channels' candidates and the catch-up at commit: bounds a page's "
+        "confirmation to about 0.3 s. Lower it when pages with many near candidates slow the "
+        "crawl; raise it when such pages are left unconfirmed.",
+        low=1,
+    ),
+    Setting(
+        "VISDUP_DENOISE_TERM",
+        bool,
+        False,
+        "structure",
+        "Build the visual term from the de-noised tree (invisible and fixed nodes removed) "
+        "rather than the whole page. Turn it on for sites whose hidden menus or overlays differ "
+        "from page to page and hide what the pages' visible structure shares.",
+    ),
+    Setting(
+        "VISDUP_VISUAL_CLASSES",
+        dict,
+        {},
+        "structure",
+        'Overrides of the HTML tag to visual class table, e.g. `{"section": "row", "aside": '
+        "None}` (None: the tag adds no node of its own). Change it for sites whose markup uses "
+        "a tag for another purpose than the table assumes.",
+        choices=_VISUAL_CLASS_NAMES,
+    ),
+    # ----------------------------------------------------------------------------- candidates
+    Setting(
+        "VISDUP_HAMMING_K",
+        int,
+        6,
+        "candidates",
+        "Hamming radius of the SimHash search for candidates. On a real documentation site, "
+        "95 % of pages have a same-template page within 6 bits and no page of another "
+        "generator within 8; each extra bit adds band tables (k=6: 28, k=8: 45), memory and "
+        "lookup time. Every process of a store must use the same value.",
+        low=0,
+        high=16,
+    ),
+    Setting(
+        "VISDUP_INDEX_MAX_CANDIDATES",
+        int,
+        2000,
+        "candidates",
+        "Most distinct stored fingerprints one index lookup compares (0: all); past it, the "
+        "nearest of those compared are returned, so a template with thousands of "
+        "near-identical pages stays cheap. Raise it if pages of such templates miss their "
+        "copies.",
+        low=0,
+    ),
+    Setting(
+        "VISDUP_CANDIDATES",
+        int,
+        64,
+        "candidates",
+        "Most candidates confirmed with the exact measure per page and channel, best possible "
+        "first (ranked by a cheap bound); the work budget bounds their cost. With 8 or 16, "
+        "bench/bench_recall.py lost same-template pages; with 64 it found every candidate the "
+        "index held. Lower it to trade recall for time per page.",
+        low=1,
+        high=1000,
+    ),
+    # -------------------------------------------------------------------------------- content
+    Setting(
+        "VISDUP_CONTENT_ENABLED",
+        bool,
+        True,
+        "content",
+        "Find each page's main content and compare it too. Without it a verdict rests on "
+        "structure alone, and every page of one template looks like a duplicate: turn it off "
+        "only for sites whose pages differ by structure, or to compare with a structure-only "
+        "run.",
+    ),
+    Setting(
+        "VISDUP_CONTENT_THRESHOLD",
+        float,
+        0.80,
+        "content",
+        "Share of long sentences (or paragraphs) two pages must have in common to carry the "
+        "same content; identical document fingerprints always do. Lower it to count pages "
+        "that were edited more as copies; `visdup report --content-threshold` replays the "
+        "crawl's comparisons at another value first.",
+        low=0.0,
+        high=1.0,
+    ),
+    Setting(
+        "VISDUP_CONTENT_MIN_SENTENCES",
+        int,
+        3,
+        "content",
+        "Fewest long sentences a page's main content needs to take part in the content "
+        "channel: a listing whose main text is one shared intro sentence says nothing about "
+        "repeated content. Thinner pages are compared by their whole visible text instead. A "
+        "store kept across crawls should keep the same value, since pages stored under a "
+        "lower one carry no key to be compared by.",
+        low=1,
+    ),
+    # ------------------------------------------------------------------------------ templates
+    Setting(
+        "VISDUP_CLUSTER_ENABLED",
+        bool,
+        True,
+        "templates",
+        "Sort every page into a template cluster while the crawl runs (layout signatures), "
+        "which the report, the records and drift alarms need. Turn it off to save its time "
+        "when only duplicates matter.",
+    ),
+    Setting(
+        "VISDUP_CLUSTER_THRESHOLD",
+        float,
+        0.75,
+        "templates",
+        "Layout-signature similarity (Simple Tree Matching on two page skeletons, "
+        "2·STM/(n1+n2)) at or above which two signatures are one template. Chosen on the "
+        "PostgreSQL manual and the test site, checked on the Python manual and warpcore; raise "
+        "it to split templates that differ in a block or two, lower it to merge them.",
+        low=0.0,
+        high=1.0,
+    ),
+    Setting(
+        "VISDUP_CLUSTER_REPRESENTATIVES",
+        int,
+        4,
+        "templates",
+        "Representatives per cluster of the whole-DOM clusterer (visdup.templates.cluster), "
+        "kept for comparison in bench/bench_cluster.py; the crawl's clusters are layout "
+        "signatures and do not read it.",
+        low=1,
+        high=100,
+    ),
+    Setting(
+        "VISDUP_TEMPLATE_MIN_PAGES",
+        int,
+        5,
+        "templates",
+        "Pages a cluster needs before its template is built and its records flow; at most "
+        "VISDUP_TEMPLATE_MAX_PAGES. Raise it when templates built from few pages take "
+        "page-specific nodes for required ones; lower it for sites with small templates.",
+        low=1,
+    ),
+    Setting(
+        "VISDUP_TEMPLATE_MAX_PAGES",
+        int,
+        40,
+        "templates",
+        "Pages a template is generalised against (a sample spread over the cluster). More "
+        "pages make a template that fits more of its cluster, at the cost of the time to "
+        "build it.",
+        low=1,
+    ),
+    Setting(
+        "VISDUP_EXTRACT_ITEMS",
+        bool,
+        False,
+        "templates",
+        "Send each extracted record through the item pipelines as a visdup.items.Record, so "
+        "feed exports write the dataset while the crawl runs (`visdup extract` writes it "
+        "from the store afterwards either way).",
+    ),
+    Setting(
+        "VISDUP_EXTRACT_MIN_FIT",
+        float,
+        0.95,
+        "templates",
+        "Share of a template's required nodes a page must map to fit it and yield a record. "
+        "Lower it to get records from pages that stray from their template, at the risk of "
+        "fields filled from the wrong place.",
+        low=0.0,
+        high=1.0,
+    ),
+    # -------------------------------------------------------------------------------- storage
+    Setting(
+        "VISDUP_DATABASE_URL",
+        str,
+        "sqlite:///visdup.sqlite3",
+        "storage",
+        "SQLAlchemy URL of the store. SQLite suits one process; use "
+        "`postgresql+psycopg://...` for several processes writing at once (a shared frontier "
+        "requires it).",
+    ),
+    Setting(
+        "VISDUP_STORE_BODY",
+        bool,
+        True,
+        "storage",
+        "Keep each page's body (compressed) in the store, so clusters can be re-extracted and "
+        "pages re-analysed offline. Turn it off to keep the store small when nothing will be "
+        "re-read.",
+    ),
+    Setting(
+        "VISDUP_INDEX_LAYOUT",
+        str,
+        "bands",
+        "storage",
+        "Layout of the shared SimHash band table on PostgreSQL: `bands` (k + 1 single blocks "
+        "up to k=3) or `pairs` (k + 2 blocks, a key per pair of them). Both find every "
+        "fingerprint within k. At k=3 and 10M rows a lookup read 2.6 rows in 1.6 ms with "
+        "`pairs` against 611 rows in 9.8 ms with `bands`, for 3.2 GiB more index and three "
+        "times the time per inserted row: choose `pairs` for tables of millions of pages. From "
+        "k=4 on both give the same layout. Every process of a store must use the same layout.",
+        choices=INDEX_LAYOUTS,
+    ),
+    # --------------------------------------------------------------------------------- report
+    Setting(
+        "VISDUP_COMPARISONS_MAX",
+        int,
+        16,
+        "report",
+        "Candidates kept per page and channel in visdup_comparisons, best first (0: none): "
+        "every pair measured, confirmed or rejected, so that `visdup report` draws the full "
+        "similarity histogram and replays `--threshold` from them. About 40 bytes a row on "
+        "SQLite, index included; set 0 to save that space when the report's histograms are "
+        "not needed.",
+        low=0,
+        high=1000,
+    ),
+    # ---------------------------------------------------------------------------------- drift
+    Setting(
+        "VISDUP_DRIFT_ENABLED",
+        bool,
+        True,
+        "drift",
+        "Keep each crawl as a snapshot (per page its template, fit and body hash; per template "
+        "the aggregates of a sample) and compare it with the previous one when it ends, for "
+        "`visdup drift`. Turn it off for one-off crawls that will not be compared.",
+    ),
+    Setting(
+        "VISDUP_DRIFT_SAMPLE",
+        int,
+        30,
+        "drift",
+        "Pages per template whose fields and fit are measured at the end of a snapshot (the "
+        "same URLs in every snapshot); each costs about 1 ms. Fewer pages make alarms noisier: "
+        "with 12, a field that 10 of 12 pages had and 4 of 12 later had was reported emptied.",
+        low=1,
+        high=1000,
+    ),
+    Setting(
+        "VISDUP_CRAWL_ID",
+        str,
+        "",
+        "drift",
+        'The crawl\'s snapshot: a new name fetches every page again, a known one continues (""'
+        ": the last unfinished snapshot of the start URLs' sites, else HOSTS-YYYY-MM-DD). Also "
+        'the name of the crawl several processes share through VISDUP_FRONTIER_URL ("": the '
+        "start URLs' origins, so processes started with the same URLs join the same crawl). "
+        "Name it to keep two crawls of the same sites apart.",
+        empty=True,
+    ),
+    # ------------------------------------------------------------------------------ processes
+    Setting(
+        "VISDUP_ANALYSIS_PROCESSES",
+        int,
+        -1,
+        "processes",
+        "Worker processes that analyse pages, and build templates when labelling stays in the "
+        "crawl's process (-1: one per core the crawl may use, at most 4, none on one core; 0: "
+        "threads of the crawl's process). Analysis is mostly Python, so processes use the "
+        "cores the GIL keeps it from; a worker that dies costs no page. On the Python manual "
+        "and 2 cores, the crawl ran at 0.26 of its bare speed with threads, 0.41 with 2 "
+        "processes, 0.53 with 2 and the label process. Set it to bound the cores a crawl takes.",
+        low=-1,
+        high=256,
+    ),
+    Setting(
+        "VISDUP_ANALYSIS_NICE",
+        int,
+        5,
+        "processes",
+        "How much lower the analysis worker processes run than the crawl (their `nice` "
+        "increment; 0: the same priority). The crawl's own process and the label process take "
+        "the pages one after another while the workers are many: when the cores are full, the "
+        "serial two go first and no page waits for them (1-4 % more pages a second on 2 "
+        "cores). Set 0 when the machine runs other work the workers should not yield to.",
+        low=0,
+        high=19,
+    ),
+    Setting(
+        "VISDUP_LABEL_PROCESS",
+        bool,
+        True,
+        "processes",
+        "With analysis in worker processes, label pages in a process of their own too (the "
+        "store, the indexes and the template clusters live there), leaving the crawl's process "
+        "to Scrapy; one that dies is started again. False labels in the crawl's process. No "
+        "effect when analysis runs in threads.",
+    ),
+    # ------------------------------------------------------------------------------- frontier
+    Setting(
+        "VISDUP_FRONTIER_URL",
+        str,
+        "",
+        "frontier",
+        "Redis URL (`redis://HOST:PORT/DB`) of a frontier shared by several crawl processes, "
+        'which then split one crawl between them ("": each process keeps Scrapy\'s own '
+        "scheduler). Their store must be PostgreSQL.",
+        empty=True,
+    ),
+    Setting(
+        "VISDUP_FRONTIER_LEASE",
+        float,
+        60.0,
+        "frontier",
+        "Seconds a request popped from the shared frontier stays leased to its process; the "
+        "process renews it every third of that while it lives, so a dead process's requests "
+        "return this long after its last renewal. Lower it to hand a dead process's requests "
+        "back sooner, raise it for processes that stall for long.",
+        low=1.0,
+    ),
+)
 
-#: Fewest long sentences a page's main content needs to take part in the content channel: a
-#: listing whose main text is one shared intro sentence says nothing about repeated content.
-VISDUP_CONTENT_MIN_SENTENCES = 3
-
-#: Share of long sentences (or paragraphs) two pages must have in common to carry the same
-#: content; identical document fingerprints always do.
-VISDUP_CONTENT_THRESHOLD = 0.80
-
-#: The crawl's snapshot (visdup.drift): a new name fetches every page again, a known one
-#: continues ("": the last unfinished snapshot of the start URLs' sites, else HOSTS-YYYY-MM-DD).
-#: Also the name of the crawl several processes share through VISDUP_FRONTIER_URL ("": the
-#: start URLs' origins, so processes started with the same URLs join the same crawl).
-VISDUP_CRAWL_ID = ""
-
-#: SQLAlchemy URL of the store: SQLite by default, ``postgresql+psycopg://...`` for several
-#: processes writing at once.
-VISDUP_DATABASE_URL = "sqlite:///visdup.sqlite3"
-
-#: Compute the visual term on the de-noised tree (invisible and fixed nodes removed).
-VISDUP_DENOISE_TERM = False
-
-#: Keep each crawl as a snapshot (per page its template, fit and body hash; per template the
-#: aggregates of a sample) and compare it with the previous one when it ends (visdup.drift).
-VISDUP_DRIFT_ENABLED = True
-
-#: Pages per template whose fields and fit are measured at the end of a snapshot (the same
-#: URLs in every snapshot: the smallest URL digests); the end-of-crawl cost is about 1 ms each.
-#: With 12, a field that 10 of 12 book pages had and 4 of 12 other books had was "emptied".
-VISDUP_DRIFT_SAMPLE = 30
-
-#: What happens to duplicates: "label" (store the label, keep everything), "drop" (DropItem),
-#: "nofollow" (store, and do not follow the links found on duplicate pages), "drop_nofollow".
-VISDUP_DUPLICATE_POLICY = "label"
-
-#: Master switch: every visdup component raises NotConfigured when this is False.
-VISDUP_ENABLED = True
-
-#: Send each extracted record through the item pipelines as a visdup.items.Record, so feed
-#: exports write the dataset while the crawl runs.
-VISDUP_EXTRACT_ITEMS = False
-
-#: Share of a template's required nodes a page must map to fit it (and yield a record).
-VISDUP_EXTRACT_MIN_FIT = 0.95
-
-#: Seconds a request popped from the shared frontier stays leased to its process; the process
-#: renews it every third of that while it lives, so a dead process's requests return this long
-#: after its last renewal.
-VISDUP_FRONTIER_LEASE = 60.0
-
-#: Redis URL (``redis://HOST:PORT/DB``) of a frontier shared by several crawl processes
-#: (visdup.scheduler; "": each process keeps Scrapy's own scheduler).
-VISDUP_FRONTIER_URL = ""
-
-#: Hamming radius of the SimHash prefilter. Measured on a real documentation site, 95 % of
-#: pages have a same-template page within 6 bits and no page of another generator within 8;
-#: each extra bit adds band tables (k=6: 28, k=8: 45), memory and lookup time.
-VISDUP_HAMMING_K = 6
-
-#: Layout of the shared SimHash band table on PostgreSQL (visdup.index.sql): "bands" (k + 1
-#: single blocks up to k=3: 16-bit keys at k=3) or "pairs" (k + 2 blocks, a key per pair of
-#: them: 25-26-bit keys at k=3, 10 indexed columns instead of 4). Both find every fingerprint
-#: within k. Measured at k=3 and 10M rows with bench/bench_index.py --pg-layouts: a lookup
-#: read 2.6 rows in 1.6 ms with pairs, 611 rows in 9.8 ms with bands, for 3.2 GiB more index
-#: and 3x the time per inserted row (README, "The index at 10M pages"). From k=4 on, bands
-#: already key on pairs of blocks: both give the same layout. Every process of a store must
-#: use the same layout and k.
-VISDUP_INDEX_LAYOUT = "bands"
-
-#: Most distinct stored fingerprints an index lookup compares; past it, the nearest of those
-#: compared are returned (a template with thousands of near-identical pages stays cheap).
-VISDUP_INDEX_MAX_CANDIDATES = 2000
-
-#: With analysis in worker processes, label pages in a process of their own too (the store,
-#: the indexes and the template clusters live there): the crawl's process is left to Scrapy,
-#: 22.3 against 18.1 ms CPU per page with visdup off (33.7 labelling there; Python manual).
-#: False labels in the crawl's process. No effect when analysis runs in threads.
-VISDUP_LABEL_PROCESS = True
-
-#: Links the site spider reads from one page (0: all); a page with a million links is a crawl
-#: trap. The stat visdup/links_over_page_cap counts the links left unread.
-VISDUP_MAX_LINKS_PER_PAGE = 5000
-
-#: Terms with more nodes than this are stored but not compared (the distance is quadratic).
-VISDUP_MAX_TERM_NODES = 5000
-
-#: Seconds the spider middleware waits for a page's verdict before letting its links through.
-VISDUP_NOFOLLOW_WAIT = 30.0
-
-#: Seed a crawl with the links stored by earlier runs that were never fetched (crash resume).
-VISDUP_RESUME = True
-
-#: Similarity (cmp, §1.7) at or above which a page is a structural near-duplicate.
-VISDUP_SIMILARITY_THRESHOLD = 0.95
-
-#: Keep each page's body (compressed) in the store so clusters can be re-extracted offline.
-VISDUP_STORE_BODY = True
-
-#: Most DP cells one tree edit distance may fill (``distance.dp_cells``, counted before it
-#: runs); larger pairs are skipped (stat ``visdup/ted_skipped``). The C kernel fills about
-#: 300 million cells a second: 50 million is ~0.15 s, far above any real page pair measured.
-VISDUP_TED_MAX_CELLS = 50_000_000
-
-#: Most DP cells the confirmations of one page may fill together, across its channels'
-#: candidates and the catch-up at commit: bounds a page's confirmation to ~0.3 s.
-VISDUP_TED_PAGE_CELLS = 100_000_000
-
-#: Pages the site spider follows per URL pattern (``/calendar/N/N/``, ``/shop?color=*&page=*``;
-#: 0: no budget): an endless calendar or faceted listing stops there, with a warning and the
-#: stat visdup/links_over_budget. Raise it for sites with more pages of one pattern.
-VISDUP_TEMPLATE_BUDGET = 5000
-
-#: Pages a template is generalised against (a sample spread over the cluster).
-VISDUP_TEMPLATE_MAX_PAGES = 40
-
-#: Pages a cluster needs before its template is built and records flow.
-VISDUP_TEMPLATE_MIN_PAGES = 5
-
-#: Similarity at or above which two pages share a template (the verdict "same_template", and
-#: the test that tells a duplicate from moved content). Lower than the near-duplicate
-#: threshold: one template holds articles of very different lengths.
-VISDUP_TEMPLATE_THRESHOLD = 0.80
-
-#: Overrides of the HTML tag → visual class table, e.g. ``{"section": "row", "aside": None}``.
-VISDUP_VISUAL_CLASSES: dict[str, str | None] = {}
+#: Environment variables (not Scrapy settings) visdup reads, with their meaning.
+ENVIRONMENT: tuple[tuple[str, str], ...] = (
+    (
+        "VISDUP_PURE_PYTHON",
+        "`1` (or true, yes, on): use the pure-Python versions of the C kernels (tree edit "
+        "distance, term, text, Simple Tree Matching), for debugging or where no compiler is "
+        "available. Read once, when the kernels are first imported.",
+    ),
+)
 
 #: Defaults the add-on puts under Scrapy's own settings (at add-on priority), for safety:
 #: hostile pages (decompression bombs, endless bodies) must not take the crawl down.
@@ -203,16 +578,30 @@ SCRAPY_DEFAULTS = {
 #: more of them at once sets its own.
 SCRAPY_DEFAULTS_ON = {"CONCURRENT_ITEMS": 8}
 
+#: Each setting by name, in alphabetical order (the order ``defaults`` and ``resolve`` use).
+BY_NAME: dict[str, Setting] = {s.name: s for s in sorted(SETTINGS, key=lambda s: s.name)}
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
-POLICIES = ("label", "drop", "nofollow", "drop_nofollow")
-INDEX_LAYOUTS = ("bands", "pairs")  # visdup.index.base.LAYOUTS, without importing the index
+
+
+def __getattr__(name: str) -> Any:
+    """``config.VISDUP_X`` is the default of ``VISDUP_X``; a misspelt name says the nearest."""
+    setting = BY_NAME.get(name)
+    if setting is not None:
+        return setting.default
+    if name.startswith("VISDUP_"):
+        raise AttributeError(unknown_setting_error(name, _nearest(name)))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *BY_NAME])
 
 
 def defaults() -> dict[str, object]:
-    """Every VISDUP_ setting with its documented default."""
-    return {name: value for name, value in globals().items() if name.startswith("VISDUP_")}
+    """Every VISDUP_ setting with its documented default, in alphabetical order."""
+    return {name: s.default for name, s in BY_NAME.items()}
 
 
 def flag(value: object) -> bool:
@@ -220,6 +609,41 @@ def flag(value: object) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in _TRUE
     return bool(value)
+
+
+# ------------------------------------------------------------------------------ unknown names
+
+
+def _nearest(name: str) -> str | None:
+    # Every name shares the prefix, which would make any two look alike: compare the rest.
+    rest = {n.removeprefix("VISDUP_"): n for n in BY_NAME}
+    close = difflib.get_close_matches(name.removeprefix("VISDUP_"), rest, n=1, cutoff=0.6)
+    return rest[close[0]] if close else None
+
+
+def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
+    """Each ``VISDUP_*`` name in ``names`` that is no setting, with the nearest setting's name.
+
+    ``names`` may be Scrapy ``Settings`` (it iterates over its names) or any iterable of
+    names; names without the ``VISDUP_`` prefix are other components' and pass. A misspelt
+    setting is otherwise silently ignored and its default used, which is why a crawl checks.
+    Each unknown name comes once, in the order given; the nearest is None when no setting is
+    close.
+    """
+    unknown: dict[str, str | None] = {}
+    for name in names:
+        if name.startswith("VISDUP_") and name not in BY_NAME and name not in unknown:
+            unknown[name] = _nearest(name)
+    return list(unknown.items())
+
+
+def unknown_setting_error(name: str, nearest: str | None) -> str:
+    """The one-line message for an unknown setting ``name`` (``nearest`` from unknown_settings)."""
+    if any(name == variable for variable, _doc in ENVIRONMENT):
+        return f"unknown setting {name}: it is an environment variable, not a Scrapy setting"
+    if nearest is None:
+        return f"unknown setting {name}: docs/settings.md lists every visdup setting"
+    return f"unknown setting {name}: did you mean {nearest}?"
 
 
 # ------------------------------------------------------------------------ typed, validated view
@@ -239,7 +663,7 @@ def _number(name: str, value: object, kind: type, lo: float | None, hi: float | 
     try:
         if isinstance(value, bool):
             raise ValueError
-        number = kind(value.strip() if isinstance(value, str) else value)  # type: ignore[operator]
+        number = kind(value.strip() if isinstance(value, str) else value)
     except (TypeError, ValueError):
         what = "a whole number" if kind is int else "a number"
         raise ConfigError(f"{name} must be {what}, not {value!r}") from None
@@ -251,69 +675,39 @@ def _number(name: str, value: object, kind: type, lo: float | None, hi: float | 
     return number
 
 
-#: Type and allowed range of each setting: (kind, low, high); kinds bool, int, float, str, dict,
-#: or a tuple of allowed words (str with low 0 may be empty). A setting missing here is accepted
-#: as given.
-SPECS: dict[str, tuple[Any, float | None, float | None]] = {
-    "VISDUP_CANDIDATES": (int, 1, 1000),
-    "VISDUP_ANALYSIS_NICE": (int, 0, 19),
-    "VISDUP_ANALYSIS_PROCESSES": (int, -1, 256),
-    "VISDUP_CLUSTER_CAP": (int, 0, None),
-    "VISDUP_CLUSTER_ENABLED": (bool, None, None),
-    "VISDUP_CLUSTER_REPRESENTATIVES": (int, 1, 100),
-    "VISDUP_CLUSTER_THRESHOLD": (float, 0.0, 1.0),
-    "VISDUP_COMPARISONS_MAX": (int, 0, 1000),
-    "VISDUP_CONTENT_ENABLED": (bool, None, None),
-    "VISDUP_CONTENT_MIN_SENTENCES": (int, 1, None),
-    "VISDUP_CONTENT_THRESHOLD": (float, 0.0, 1.0),
-    "VISDUP_CRAWL_ID": (str, 0, None),
-    "VISDUP_DATABASE_URL": (str, None, None),
-    "VISDUP_DENOISE_TERM": (bool, None, None),
-    "VISDUP_DRIFT_ENABLED": (bool, None, None),
-    "VISDUP_DRIFT_SAMPLE": (int, 1, 1000),
-    "VISDUP_DUPLICATE_POLICY": (POLICIES, None, None),
-    "VISDUP_ENABLED": (bool, None, None),
-    "VISDUP_EXTRACT_ITEMS": (bool, None, None),
-    "VISDUP_EXTRACT_MIN_FIT": (float, 0.0, 1.0),
-    "VISDUP_FRONTIER_LEASE": (float, 1.0, None),
-    "VISDUP_FRONTIER_URL": (str, 0, None),
-    "VISDUP_HAMMING_K": (int, 0, 16),
-    "VISDUP_INDEX_LAYOUT": (INDEX_LAYOUTS, None, None),
-    "VISDUP_INDEX_MAX_CANDIDATES": (int, 0, None),
-    "VISDUP_LABEL_PROCESS": (bool, None, None),
-    "VISDUP_MAX_LINKS_PER_PAGE": (int, 0, None),
-    "VISDUP_MAX_TERM_NODES": (int, 1, None),
-    "VISDUP_NOFOLLOW_WAIT": (float, 0.0, None),
-    "VISDUP_RESUME": (bool, None, None),
-    "VISDUP_SIMILARITY_THRESHOLD": (float, 0.0, 1.0),
-    "VISDUP_STORE_BODY": (bool, None, None),
-    "VISDUP_TEMPLATE_BUDGET": (int, 0, None),
-    "VISDUP_TED_MAX_CELLS": (int, 1, None),
-    "VISDUP_TED_PAGE_CELLS": (int, 1, None),
-    "VISDUP_TEMPLATE_MAX_PAGES": (int, 1, None),
-    "VISDUP_TEMPLATE_MIN_PAGES": (int, 1, None),
-    "VISDUP_TEMPLATE_THRESHOLD": (float, 0.0, 1.0),
-    "VISDUP_VISUAL_CLASSES": (dict, None, None),
-}
+def _spec(s: Setting) -> tuple[Any, float | None, float | None]:
+    if s.kind is str and s.choices is not None:
+        return s.choices, None, None
+    if s.kind is str:
+        return str, (0 if s.empty else None), None
+    return s.kind, s.low, s.high
 
-_VISUAL_CLASS_NAMES = frozenset({"grp", "row", "col", "text"})
+
+#: Type and allowed range of each setting, derived from ``SETTINGS``: (kind, low, high); kinds
+#: bool, int, float, str, dict, or a tuple of allowed words (str with low 0 may be empty).
+SPECS: dict[str, tuple[Any, float | None, float | None]] = {
+    name: _spec(s) for name, s in BY_NAME.items()
+}
 
 
 def check(name: str, value: object) -> Any:
-    """``value`` as the type ``name`` takes; ConfigError (one clear line) when it cannot be."""
-    kind, lo, hi = SPECS.get(name, (None, None, None))
-    if kind is None:
+    """``value`` as the type ``name`` takes; ConfigError (one clear line) when it cannot be.
+
+    A name that is no setting is accepted as given.
+    """
+    s = BY_NAME.get(name)
+    if s is None:
         return value
-    if kind is bool:
+    if s.kind is bool:
         return _bool(name, value)
-    if kind in (int, float):
-        return _number(name, value, kind, lo, hi)
-    if isinstance(kind, tuple):
+    if s.kind in (int, float):
+        return _number(name, value, s.kind, s.low, s.high)
+    if s.kind is str and s.choices is not None:
         word = str(value).strip().lower()
-        if word not in kind:
-            raise ConfigError(f"{name} must be one of {', '.join(kind)}, not {value!r}")
+        if word not in s.choices:
+            raise ConfigError(f"{name} must be one of {', '.join(s.choices)}, not {value!r}")
         return word
-    if kind is dict:
+    if s.kind is dict:
         if isinstance(value, str):
             try:
                 value = json.loads(value) if value.strip() else {}
@@ -321,15 +715,15 @@ def check(name: str, value: object) -> Any:
                 raise ConfigError(f"{name} must be a JSON object, not {value!r}") from None
         if not isinstance(value, Mapping):
             raise ConfigError(f"{name} must be a mapping, not {value!r}")
-        if name == "VISDUP_VISUAL_CLASSES":
-            for tag, cls in value.items():
-                if cls is not None and cls not in _VISUAL_CLASS_NAMES:
+        if s.choices is not None:
+            for key, mapped in value.items():
+                if mapped is not None and mapped not in s.choices:
                     raise ConfigError(
-                        f"{name}: {tag!r} maps to {cls!r}; use grp, row, col, text or None"
+                        f"{name}: {key!r} maps to {mapped!r}; use {', '.join(s.choices)} or None"
                     )
         return dict(value)
-    if not isinstance(value, str) or (lo != 0 and not value.strip()):
-        what = "a text" if lo == 0 else "a non-empty text"
+    if not isinstance(value, str) or (not s.empty and not value.strip()):
+        what = "a text" if s.empty else "a non-empty text"
         raise ConfigError(f"{name} must be {what}, not {value!r}")
     return value.strip()
 
@@ -342,19 +736,115 @@ def _raw(source: Any, name: str) -> Any:
     return getter(name) if getter is not None else None
 
 
+def read(source: Any, name: str) -> Any:
+    """One VISDUP_ setting, typed and checked: the value in ``source``, else its default.
+
+    ``source`` is Scrapy ``Settings``, a plain mapping, a ``name -> value`` callable or None.
+    Raises :class:`ConfigError` for a bad value and KeyError for a name that is no setting.
+    """
+    s = BY_NAME.get(name)
+    if s is None:
+        raise KeyError(unknown_setting_error(name, _nearest(name)))
+    value = None if source is None else _raw(source, name)
+    return check(name, s.default if value is None else value)
+
+
 def resolve(source: Any = None) -> dict[str, Any]:
     """Every VISDUP_ setting, typed and checked: the project's value, else the default.
 
     ``source`` is Scrapy ``Settings``, a plain mapping, or a ``name -> value`` callable.
-    Raises :class:`ConfigError` naming the first bad setting.
+    Raises :class:`ConfigError` naming the first bad setting (in alphabetical order).
     """
-    values: dict[str, Any] = {}
-    for name, default in defaults().items():
-        value = None if source is None else _raw(source, name)
-        values[name] = check(name, default if value is None else value)
+    values = {name: read(source, name) for name in BY_NAME}
     if values["VISDUP_TEMPLATE_MIN_PAGES"] > values["VISDUP_TEMPLATE_MAX_PAGES"]:
         raise ConfigError(
             "VISDUP_TEMPLATE_MIN_PAGES must not exceed VISDUP_TEMPLATE_MAX_PAGES "
             f"({values['VISDUP_TEMPLATE_MIN_PAGES']} > {values['VISDUP_TEMPLATE_MAX_PAGES']})"
         )
     return values
+
+
+# ------------------------------------------------------------------------------- the reference
+
+
+def _shown(value: object) -> str:
+    """A default as it would be written in a Scrapy settings file."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, int) and abs(value) >= 10_000:
+        return f"{value:_}"
+    if isinstance(value, str | dict):
+        return json.dumps(value)
+    return repr(value)
+
+
+def _paragraph(text: str) -> str:
+    return textwrap.fill(
+        " ".join(text.split()), width=100, break_long_words=False, break_on_hyphens=False
+    )
+
+
+def _anchor(title: str) -> str:
+    """The anchor GitHub gives a heading."""
+    kept = "".join(c for c in title.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def markdown() -> str:
+    """docs/settings.md: every setting by group, from ``SETTINGS`` (``MARKDOWN_COMMAND``)."""
+    lines = [
+        "# Settings",
+        "",
+        "<!-- Generated from the declarations in visdup/config.py by",
+        f"     {MARKDOWN_COMMAND}",
+        "     Edit them there and run it again: a test fails when this file is stale. -->",
+        "",
+        _paragraph(
+            "Every visdup setting is a Scrapy setting: put it in the project's `settings.py`, "
+            "pass it with `-s NAME=VALUE` (to `scrapy crawl` or `visdup crawl`), or set it in a "
+            "spider's `custom_settings`. The add-on installs the defaults below at add-on "
+            "priority, so any of these overrides them. A bad value stops the crawl before it "
+            "fetches anything, with one line naming the setting. Booleans also take `1`/`0`, "
+            "`yes`/`no`, `on`/`off`; numbers and mappings may be given as text (a mapping as a "
+            "JSON object)."
+        ),
+        "",
+        "| setting | group | type | default | allowed |",
+        "|---|---|---|---|---|",
+    ]
+    for key, title, _intro in GROUPS:
+        group = f"[{title}](#{_anchor(title)})"
+        for s in sorted((s for s in SETTINGS if s.group == key), key=lambda s: s.name):
+            link = f"[`{s.name}`](#{_anchor(s.name)})"
+            kind, default = s.kind.__name__, _shown(s.default)
+            lines.append(f"| {link} | {group} | {kind} | `{default}` | {s.allowed()} |")
+    for key, title, intro in GROUPS:
+        lines += ["", f"## {title}", "", _paragraph(intro)]
+        for s in sorted((s for s in SETTINGS if s.group == key), key=lambda s: s.name):
+            lines += [
+                "",
+                f"### {s.name}",
+                "",
+                f"{s.kind.__name__}, {s.allowed()}; default `{_shown(s.default)}`.",
+                "",
+                _paragraph(s.doc),
+            ]
+    lines += ["", "## Environment variables", ""]
+    lines.append(_paragraph("Read from the environment of the process, not from Scrapy settings."))
+    for name, doc in ENVIRONMENT:
+        lines += ["", f"### {name}", "", _paragraph(doc)]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m visdup.config --markdown``: write docs/settings.md's text to stdout."""
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["--markdown"]:
+        print(f"usage: python -m visdup.config --markdown  ({MARKDOWN_COMMAND})", file=sys.stderr)
+        return 2
+    sys.stdout.write(markdown())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
