@@ -36,6 +36,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "scheduler",
             "progress",
             "context",
+            "handoff",
             "project_settings",
         }
     ),

@@ -18,7 +18,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
@@ -44,6 +44,7 @@ from visdup.dedup.jobs import Outcome, PageJob
 from visdup.dedup.labelling import Labelling
 from visdup.drift.crawl import open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
+from visdup.handoff import HandOff
 from visdup.items import Record
 from visdup.runtime.early import discard_early, start_early, take_label, take_pool
 from visdup.runtime.label_process import LabelService, ServiceGone, ServiceSetup
@@ -154,8 +155,8 @@ class CrawlContext:
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
         self.snapshot: Snapshot | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
-        self.verdicts: dict[str, Deferred[str | None]] = {}
-        self.records: dict[str, Deferred[list[Any]]] = {}
+        #: What each page item's spider middlewares wait for from the pipelines.
+        self.handoff = HandOff()
         # The store now: a crawl that cannot store anything must not fetch anything.
         self.store: Store | None = self._open_store()
         self.store.index_layout = self.config["VISDUP_INDEX_LAYOUT"]
@@ -596,10 +597,7 @@ class CrawlContext:
         await run_in_thread(self.open)
 
     async def spider_closed(self, spider: Any, reason: str) -> None:
-        for url in list(self.verdicts):
-            self.give_verdict(url, None)
-        for url in list(self.records):
-            self.give_records(url, [])
+        self.handoff.close()
         if self.store is None:
             return
         stats = {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
@@ -643,41 +641,8 @@ class CrawlContext:
 
     def item_gone(self, item: Any, **kwargs: Any) -> None:
         """A page left the pipelines: whatever it did not give, it never will."""
-        if isinstance(item, Record):  # a dataset row names a page but is none
-            return
-        if isinstance(item, Mapping):  # a project's pipeline may turn a page into a dict
-            url, verdict = item.get("url"), item.get("verdict")
-        else:
-            url, verdict = getattr(item, "url", None), getattr(item, "verdict", None)
-        if isinstance(url, str) and (url in self.verdicts or url in self.records):
-            self.give_verdict(url, verdict)
-            self.give_records(url, [])
-
-    # ---------------------------------------------------------------- waiters
-    def expect_verdict(self, url: str) -> Deferred[str | None]:
-        d = self.verdicts.get(url)
-        if d is None:
-            d = self.verdicts[url] = Deferred()
-        return d
-
-    def give_verdict(self, url: str, verdict: str | None) -> None:
-        d = self.verdicts.pop(url, None)
-        if d is not None and not d.called:
-            d.callback(verdict)
-
-    def expect_records(self, url: str) -> Deferred[list[Any]]:
-        d = self.records.get(url)
-        if d is None:
-            d = self.records[url] = Deferred()
-        return d
-
-    def give_records(self, url: str, records: list[Any]) -> bool:
-        """Hand a page's records to the middleware waiting for them; False when none waits."""
-        d = self.records.pop(url, None)
-        if d is None or d.called:
-            return False
-        d.callback(records)
-        return True
+        if not isinstance(item, Record):  # a dataset row names a page but is none
+            self.handoff.gone(item)
 
 
 async def _awaited(future: Future[T]) -> T:

@@ -93,7 +93,7 @@ class NoFollowDuplicatesMiddleware:
         page_url: str | None = None
         async for output in result:
             if isinstance(output, Page):
-                pending = self.ctx.expect_verdict(output.url)
+                pending = self.ctx.handoff.expect_verdict(output)
                 page_url = output.url
                 verdict, known = None, False
                 yield output
@@ -133,7 +133,7 @@ class RecordsMiddleware:
         waiting: list[tuple[str, Deferred[list[Any]]]] = []
         async for output in result:
             if isinstance(output, Page):
-                waiting.append((output.url, self.ctx.expect_records(output.url)))
+                waiting.append((output.url, self.ctx.handoff.expect_records(output)))
             yield output
         for url, pending in waiting:
             records, in_time = await _settled(pending, RECORDS_WAIT, [])

@@ -78,7 +78,7 @@ class _PagePipeline:
         if assignment.records:
             ctx.inc("visdup/records", len(assignment.records))
             records = [Record(row) for row in assignment.records]
-            if not ctx.give_records(item.url, records):
+            if not ctx.handoff.give_records(item, records):
                 ctx.note(
                     item.url,
                     "records_lost",
@@ -156,7 +156,7 @@ class LabelPipeline(_PagePipeline):
                 self.placed(item, exc.assignment)
             ctx.inc("visdup/errors")
             logger.exception("visdup: cannot store %s", item.url)
-            ctx.give_verdict(item.url, None)
+            ctx.handoff.give_verdict(item, None)
             raise DropItem(f"visdup could not store {item.url}: {exc}", log_level="ERROR") from exc
         if outcome.assignment is not None:
             self.placed(item, outcome.assignment)
@@ -175,7 +175,7 @@ class LabelPipeline(_PagePipeline):
                 item.verdict, item.kind = outcome.verdict, outcome.kind
                 item.duplicate_of, item.similarity = outcome.duplicate_of, outcome.similarity
             ctx.inc("visdup/already_stored")
-            ctx.give_verdict(item.url, item.verdict)
+            ctx.handoff.give_verdict(item, item.verdict)
             if item.verdict in ACTED_ON and ctx.policy in {"drop", "drop_nofollow"}:
                 raise DropItem(f"{item.verdict} of page {item.duplicate_of}", log_level="DEBUG")
             return item
@@ -191,7 +191,7 @@ class LabelPipeline(_PagePipeline):
         if verdict in ACTED_ON:
             ctx.inc("visdup/duplicates")
             ctx.inc(f"visdup/duplicates/{outcome.kind}")
-        ctx.give_verdict(item.url, verdict)
+        ctx.handoff.give_verdict(item, verdict)
         if verdict in ACTED_ON and ctx.policy in {"drop", "drop_nofollow"}:
             raise DropItem(f"{verdict} of page {original}", log_level="DEBUG")
         # pages in the group when this one joined it, whichever of them is its original
