@@ -31,7 +31,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.python.failure import Failure
 
-from visdup.config import check, defaults, resolve
+from visdup import config
+from visdup.config import resolve
 from visdup.dedup.analysis import (
     AnalysisOptions,
     PageAnalysis,
@@ -80,8 +81,7 @@ LABEL_STEP = "visdup.pipelines.LabelPipeline"
 
 def setting(crawler: Crawler, name: str) -> Any:
     """A VISDUP_ setting, typed and checked, or visdup's documented default when unset."""
-    value = crawler.settings.get(name)
-    return check(name, defaults()[name] if value is None else value)
+    return config.read(crawler.settings, name)
 
 
 def check_enabled(crawler: Crawler) -> None:

@@ -26,7 +26,7 @@ from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy.utils.asyncio import run_in_thread
 
-from visdup.config import check
+from visdup import config
 from visdup.storage.urls import canonical_url
 
 if TYPE_CHECKING:
@@ -45,9 +45,9 @@ class SkipStoredMiddleware:
 
     def __init__(self, crawler: Crawler):
         settings = crawler.settings
-        if not check("VISDUP_ENABLED", settings.get("VISDUP_ENABLED", True)):
+        if not config.read(settings, "VISDUP_ENABLED"):
             raise NotConfigured("VISDUP_ENABLED is False")
-        if not check("VISDUP_RESUME", settings.get("VISDUP_RESUME", True)):
+        if not config.read(settings, "VISDUP_RESUME"):
             raise NotConfigured("VISDUP_RESUME is False: stored pages are fetched again")
         self.crawler = crawler
         self.stored: frozenset[str] | None = None

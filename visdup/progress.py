@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
+from visdup import config
 from visdup.report.data import SETTING_STAT, VERDICT_SETTINGS
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ class Progress:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Progress:
-        if not crawler.settings.getbool("VISDUP_ENABLED", True):
+        if not config.read(crawler.settings, "VISDUP_ENABLED"):
             raise NotConfigured
         ext = cls(crawler)
         crawler.signals.connect(ext.spider_opened, signal=signals.spider_opened)

@@ -58,7 +58,7 @@ from scrapy.utils.asyncio import create_looping_call
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.request import request_from_dict
 
-from visdup.config import check, defaults
+from visdup import config
 from visdup.errors import ConfigError, InputError
 from visdup.storage.urls import canonical_url, crawl_key, mask_password
 
@@ -339,8 +339,7 @@ def _text(value: bytes | str) -> str:
 
 
 def _setting(crawler: Crawler, name: str) -> Any:
-    value = crawler.settings.get(name)
-    return check(name, defaults()[name] if value is None else value)
+    return config.read(crawler.settings, name)
 
 
 class FrontierScheduler:

@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from visdup.config import defaults, flag
+from visdup.config import defaults, read
 from visdup.content.textprint import ContentPrint
 from visdup.report.data import Comparisons, PageRow, Similarities, StoreData, similarities
 from visdup.storage.store import Store, to_unsigned
@@ -158,7 +158,7 @@ def replay(
     once one reached its own threshold.
     """
     settings = {**defaults(), **data.settings, **t.settings()}
-    content_on = flag(settings.get("VISDUP_CONTENT_ENABLED", True)) and bool(
+    content_on = read(settings, "VISDUP_CONTENT_ENABLED") and bool(
         _column(store, "content_print", [p.id for p in data.pages[:1000]])
     )
     extra = {r.id: r for r in store.rows("id", "body_hash", "problem")}
@@ -253,7 +253,7 @@ def recompute(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, 
 
     settings = {**defaults(), **data.settings, **t.settings(), "VISDUP_COMPARISONS_MAX": 0}
     prints_stored = bool(_column(store, "content_print", [p.id for p in data.pages[:1000]]))
-    settings["VISDUP_CONTENT_ENABLED"] = flag(settings.get("VISDUP_CONTENT_ENABLED", True)) and (
+    settings["VISDUP_CONTENT_ENABLED"] = read(settings, "VISDUP_CONTENT_ENABLED") and (
         prints_stored
     )
     sims = Similarities(complete=True)

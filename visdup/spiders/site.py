@@ -263,8 +263,7 @@ class SiteSpider(scrapy.Spider):
         )
 
     def _setting(self, name: str) -> Any:
-        value = self.crawler.settings.get(name)
-        return config.check(name, config.defaults()[name] if value is None else value)
+        return config.read(self.crawler.settings, name)
 
     # ------------------------------------------------------------------ start
     async def start(self) -> AsyncIterator[Any]:
