@@ -22,21 +22,6 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-#: The agreed per-page columns; an answer keeps those the table has (before and after the
-#: rename of ``similarity`` to ``content_similarity`` / ``layout_similarity``).
-AGREED = (
-    "url",
-    "status",
-    "title",
-    "verdict",
-    "kind",
-    "duplicate_of",
-    "content_similarity",
-    "layout_similarity",
-    "near_duplicates",
-    "template",
-    "canonical",
-)
 #: Columns every table must have.
 REQUIRED = ("url", "verdict", "kind", "duplicate_of", "template", "canonical")
 #: Verdicts of a page that repeats another one's content (it names its original).
@@ -46,10 +31,10 @@ SHOWN = 20
 
 
 def compared_columns(header: Sequence[str]) -> list[str]:
-    """The table's columns that answers are compared on, in the table's order."""
+    """The columns answers are compared on: every column of the table, in its order."""
     missing = [c for c in REQUIRED if c not in header]
     assert not missing, f"the pages table has no {missing} column(s): {list(header)}"
-    return [c for c in header if c in AGREED or c.endswith("similarity")]
+    return list(header)
 
 
 def _visdup(*args: str) -> subprocess.CompletedProcess[str]:
