@@ -544,7 +544,7 @@ async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monke
     context = CrawlContext.of(crawler)
     await run_in_thread(context.open)
     await run_in_thread(context._labelling_up.result)
-    assert context.service is not None and context._pool is not None
+    assert context.service is not None and context.analysis.pool is not None
     threads: list[str] = []
 
     async def counted(func, *args, **kwargs):
@@ -560,7 +560,10 @@ async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monke
         return item
 
     first, second = page("index.html"), page("venues.html")
-    analyses = [await context.analysed(first), await context.analysed(second)]
+    analyses = [
+        await context.analysis.analysed(first, context.options),
+        await context.analysis.analysed(second, context.options),
+    ]
     assert all(a.term is not None and a.template_input is not None for a in analyses)
     outcome = await context.labelled(first, analyses[0], True)
     assert outcome.page_id is not None and outcome.assignment is not None

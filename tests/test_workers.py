@@ -144,23 +144,23 @@ async def test_a_page_that_kills_its_worker_twice_is_stored_unanalysed(tmp_path,
     the page gets the problem and the crawl's workers go on."""
     crawler = get_crawler(SiteSpider, crawl_settings(f"sqlite:///{tmp_path / 'w.sqlite3'}"))
     context = CrawlContext.of(crawler)
-    context._workers = 1
-    pool = context._analysis_pool()
+    context.analysis.workers = 1
+    pool = context.analysis.start()
     assert pool is not None
     try:
         page = Page(
             url="http://example.test/a.html", final_url="http://example.test/a.html", status=200
         )
         page.body = b"<html><body><p>Killer</p></body></html>"
-        monkeypatch.setattr(context, "_analysis_job", lambda item, options: dies)
-        analysis = await context.analysed(page)
+        monkeypatch.setattr(context.analysis, "_job", lambda item, options: dies)
+        analysis = await context.analysis.analysed(page, context.options)
         assert analysis.problem == "analysis worker died" and analysis.term is None
         stats = crawler.stats
         assert stats.get_value("visdup/analysis/retried") == 1
         assert stats.get_value("visdup/analysis/worker_died") == 1
         assert stats.get_value("visdup/analysis/restarts") == 2
         monkeypatch.undo()
-        analysis = await context.analysed(page)
+        analysis = await context.analysis.analysed(page, context.options)
         assert analysis.problem is None and analysis.term is not None
     finally:
         pool.shutdown()

@@ -12,13 +12,10 @@ into a failed crawl (``scrapy crawl`` exits non-zero) before the spider opens.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
-import time
 import weakref
-from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
@@ -26,20 +23,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.asyncio import is_asyncio_available, run_in_thread
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred
-from twisted.python.failure import Failure
+from scrapy.utils.asyncio import run_in_thread
 
 from visdup import config
 from visdup.config import resolve
 from visdup.dedup.analysis import (
     AnalysisOptions,
     PageAnalysis,
-    analyse,
-    analyse_bytes,
-    body_digest,
-    worker_started,
 )
 from visdup.dedup.jobs import Outcome, PageJob
 from visdup.dedup.labelling import Labelling
@@ -47,9 +37,10 @@ from visdup.drift.crawl import open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
 from visdup.handoff import HandOff
 from visdup.items import Record
+from visdup.runtime.analysis import Analysis
 from visdup.runtime.early import discard_early, start_early, take_label, take_pool
+from visdup.runtime.futures import awaited
 from visdup.runtime.label_process import LabelService, ServiceGone, ServiceSetup
-from visdup.runtime.workers import WorkerDied, WorkerPool, analysis_processes
 from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
@@ -150,8 +141,15 @@ class CrawlContext:
         #: Pages the crawl's snapshot held when the run began (a restart counts from it).
         self._held_at_start = 0
         self.run_id: int | None = None
-        self._pool: WorkerPool | None = None
-        self._workers = analysis_processes(self.config["VISDUP_ANALYSIS_PROCESSES"])
+        #: Where pages are analysed: worker processes, else threads.
+        self.analysis = Analysis(
+            self.config["VISDUP_ANALYSIS_PROCESSES"],
+            int(self.config["VISDUP_ANALYSIS_NICE"]),
+            count=self.inc,
+            set_stat=self.stats.set_value,
+            take_pool=partial(take_pool, crawler),
+            lock=self._open_lock,
+        )
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
         self.snapshot: Snapshot | None = None
         # Page items waiting for their verdict or records, for the spider middlewares.
@@ -202,7 +200,7 @@ class CrawlContext:
             if self.opened:
                 return
             self._open()
-        self._warm_workers()  # beside the label process's start (the pool takes the lock)
+        self.analysis.warm()  # beside the label process's start (the pool takes the lock)
 
     @property
     def opened(self) -> bool:
@@ -231,7 +229,7 @@ class CrawlContext:
         )
         snapshot = self.snapshot
         self._held_at_start = snapshot.held() if snapshot is not None else 0
-        if self.config["VISDUP_LABEL_PROCESS"] and self._workers:
+        if self.config["VISDUP_LABEL_PROCESS"] and self.analysis.workers:
             self._service_setup = ServiceSetup(
                 config=self.config,
                 database_url=self.database_url,
@@ -281,14 +279,6 @@ class CrawlContext:
             self.run_id,
         )
 
-    def _warm_workers(self) -> None:
-        """Start every analysis worker now, beside the label process, not as pages come (each
-        imports the analysis as it starts, and takes pages once it is ready)."""
-        try:
-            self._analysis_pool()
-        except Exception:  # the system refuses processes now: the first page tries again
-            logger.warning("visdup: cannot start the analysis workers yet", exc_info=True)
-
     def _start_service(self) -> LabelService | None:
         """A label process, up and warm; None (logged) when it cannot start."""
         assert self._service_setup is not None
@@ -314,7 +304,7 @@ class CrawlContext:
             run_id=self.run_id,
             snapshot=self.snapshot,
             count=self.inc,
-            processes=self._analysis_pool,
+            processes=self.analysis.start,
         )
 
     # ---------------------------------------------------------------- labelling
@@ -339,7 +329,7 @@ class CrawlContext:
         if self._awaiting_labelling or not self._labelling_up.done():
             self._awaiting_labelling += 1
             try:  # each resumes in turn, the order their waits began
-                await _awaited(self._labelling_up)
+                await awaited(self._labelling_up)
             finally:
                 self._awaiting_labelling -= 1
         service = self.service
@@ -347,7 +337,7 @@ class CrawlContext:
             return await run_in_thread(self.label, item, analysis, place)
         job = self._job(item, analysis)
         try:
-            return await _awaited(service.submit("label", job, analysis, place, False))
+            return await awaited(service.submit("label", job, analysis, place, False))
         except ServiceGone as exc:
             return await run_in_thread(self._label_again, service, exc, job, analysis, place)
 
@@ -452,18 +442,7 @@ class CrawlContext:
     def analyses_apart(self) -> bool:
         """Whether pages are analysed in worker processes, from their bytes: then no tree
         needs to stay with a page in the crawl's process (the site spider keeps none)."""
-        return self._workers > 0 and self.analyses_pages
-
-    def _analyse_here(self, item: Page, options: AnalysisOptions) -> PageAnalysis:
-        return analyse(
-            item.body,
-            url=item.url,
-            final_url=item.final_url,
-            content_type=item.content_type,
-            tree=item.tree,
-            encoding=item.encoding,
-            options=options,
-        )
+        return self.analysis.workers > 0 and self.analyses_pages
 
     async def analyse_item(self, item: Page, links: int | None = None) -> PageAnalysis:
         """Analyse the page item once: its analysis set on it (the pipelines read it), its
@@ -475,101 +454,12 @@ class CrawlContext:
             if links not in self._link_options:
                 self._link_options[links] = replace(options, links=links)
             options = self._link_options[links]
-        analysis = await self.analysed(item, options)
+        analysis = await self.analysis.analysed(item, options)
         item.analysis = analysis.without_links()
         item.tree = None  # the analysis holds what it needs; the response's tree can go
         for kind, note in analysis.notes:
             self.note(item.url, kind, note)
         return analysis
-
-    async def analysed(self, item: Page, options: AnalysisOptions | None = None) -> PageAnalysis:
-        """The page item's analysis: in a worker process, awaited on the event loop (no thread
-        of the crawl's process waits for it), or in a thread without workers.
-
-        A worker that dies (killed, out of memory, a crash in a parser) fails only the page
-        it was on, and a new worker takes its place and analyses the page once more. The page
-        that kills that one too is stored with its problem; the crawl goes on. A pool that
-        takes no page (no worker can start) leaves the analysis to a thread, but never that
-        of a page that just killed a worker.
-        """
-        options = options or self.options
-        pool = self._pool  # not under the lock: a label process's restart may hold it
-        if pool is None and self._workers:
-            pool = await run_in_thread(self._analysis_pool)  # started on first use
-        if pool is None:
-            return await run_in_thread(self._analyse_here, item, options)
-        job = self._analysis_job(item, options)
-        for attempt in range(2):
-            try:
-                future = pool.submit(job)
-            except RuntimeError:  # shut down, or no worker can start
-                if attempt:
-                    self._worker_died(item, attempt)
-                    break
-                return await run_in_thread(self._analyse_here, item, options)
-            try:
-                return await _awaited(future)
-            except WorkerDied:
-                self._worker_died(item, attempt)
-        return self._unanalysed(item)
-
-    def _analysis_job(self, item: Page, options: AnalysisOptions) -> Callable[[], PageAnalysis]:
-        return partial(
-            analyse_bytes,
-            item.body,
-            item.url,
-            item.final_url,
-            item.content_type,
-            item.encoding,
-            options,
-        )
-
-    def _worker_replaced(self, exitcode: int | None, replaced: bool) -> None:
-        if replaced:
-            self.inc("visdup/analysis/restarts")
-        logger.warning(
-            "visdup: an analysis worker process died (exit code %s)%s",
-            exitcode,
-            "; a new one takes its place" if replaced else "",
-        )
-
-    def _worker_died(self, item: Page, attempt: int) -> None:
-        if attempt == 0:
-            self.inc("visdup/analysis/retried")
-            logger.warning(
-                "visdup: an analysis worker process died under %s; a new one analyses it again",
-                item.url,
-            )
-        else:
-            self.inc("visdup/analysis/worker_died")
-            logger.error(
-                "visdup: %s kills the analysis worker process; stored unanalysed", item.url
-            )
-
-    def _unanalysed(self, item: Page) -> PageAnalysis:
-        return PageAnalysis(
-            url=item.url,
-            body_hash=body_digest(item.body),
-            problem="analysis worker died",
-        )
-
-    def _analysis_pool(self) -> WorkerPool | None:
-        """The worker processes of VISDUP_ANALYSIS_PROCESSES, started on first use."""
-        count = self._workers
-        if not count:
-            return None
-        with self._open_lock:
-            if self._pool is None:
-                nice = int(self.config["VISDUP_ANALYSIS_NICE"])
-                pool = take_pool(self.crawler, count, nice)
-                if pool is None:
-                    pool = WorkerPool(count, worker_started, (os.getpid(), nice))
-                else:
-                    self.inc("visdup/early_processes", count)
-                pool.died = self._worker_replaced
-                self._pool = pool
-                self.stats.set_value("visdup/analysis/processes", count)
-            return self._pool
 
     def note(self, url: str, kind: str, text: str) -> None:
         """A page read other than declared or not whole: logged once per kind, then counted."""
@@ -628,9 +518,7 @@ class CrawlContext:
             stats.update(
                 {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
             )
-        if self._pool is not None:
-            _stop_pool(self._pool)
-        self._pool = None
+        self.analysis.stop()
         discard_early(self.crawler)  # what the crawl did not take
         for key, value in totals.items():
             self.stats.set_value(key, value)
@@ -645,39 +533,7 @@ class CrawlContext:
             self.handoff.gone(item)
 
 
-async def _awaited(future: Future[T]) -> T:
-    """A concurrent future's result, awaited in a Scrapy coroutine under any reactor (or
-    none): the thread that completes the future hands the result to the event loop."""
-    if is_asyncio_available():
-        return await asyncio.wrap_future(future)
-    from twisted.internet import reactor
-
-    settled: Deferred[T] = Deferred()
-
-    def settle(done: Future[T]) -> None:
-        try:
-            value = done.result()
-        except BaseException as exc:
-            settled.errback(Failure(exc))
-        else:
-            settled.callback(value)
-
-    future.add_done_callback(lambda done: reactor.callFromThread(settle, done))  # type: ignore[attr-defined]
-    return await maybe_deferred_to_future(settled)
-
-
 def _refused(exc: VisdupError) -> VisdupError:
     """One clear ERROR line for a crawl that cannot start; the error goes on to Scrapy."""
     logger.error("visdup: the crawl cannot start: %s", exc)
     return exc
-
-
-def _stop_pool(pool: WorkerPool, wait: float = 10.0) -> None:
-    """Stop the workers without waiting forever: one still on a page is killed at the end."""
-    pool.shutdown(wait=False, cancel_futures=True)
-    processes = pool.processes  # after: none is started once it is shut down
-    deadline = time.monotonic() + wait
-    for process in processes:
-        process.join(max(0.0, deadline - time.monotonic()))
-        if process.is_alive():
-            process.kill()
