@@ -12,7 +12,9 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 @pytest.fixture(scope="session", autouse=True)
 def _fast_engine_heartbeat():
-    """The engine polls its slot every 5 s by default; tests crawl tiny sites."""
+    """The engine polls its slot every 5 s by default; tests crawl tiny sites, and each crawl
+    would wait that long to see it is done. No setting sets it: the private attribute is
+    changed only where it exists, so a Scrapy without it makes the tests slower, not wrong."""
     from scrapy.core.engine import ExecutionEngine
 
     old = getattr(ExecutionEngine, "_SLOT_HEARTBEAT_INTERVAL", None)

@@ -68,7 +68,10 @@ class Page(_Carried):
         tree = None
         encoding = getattr(response, "encoding", None)
         # a tree the spider parsed already is reused; none is parsed here, in the reactor's
-        # thread: the analysis parses the bytes off it (in a worker process, no tree crosses)
+        # thread: the analysis parses the bytes off it (in a worker process, no tree crosses).
+        # Scrapy has no public "was this response parsed?": ``response.selector`` parses it.
+        # The private attribute is read with a default, so a Scrapy without it only parses
+        # once more (the tested range is pinned in pyproject.toml).
         selector = getattr(response, "_cached_selector", None) if response.body else None
         if selector is not None:
             try:

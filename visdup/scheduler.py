@@ -679,8 +679,12 @@ def refuse_sqlite(database_url: str) -> None:
 def _engine_slot(crawler: Crawler) -> Any:
     """The engine's slot, whose ``inprogress`` set holds each request until it is done.
 
-    Scrapy has no signal for "this request and all it produced are handled"; the slot is the
-    one place that knows (``_slot`` since Scrapy 2.13, ``slot`` before).
+    Scrapy has no signal for "this request and all it produced are handled" (its callback's
+    output, every item through the pipelines, every request into the queue), nor a public way
+    to wake the engine when other workers queued links; the slot is the one place that knows
+    and the one that wakes it (``_slot`` since Scrapy 2.13, ``slot`` before, each read with a
+    default). The Scrapy range it is tested with is pinned in pyproject.toml; without the slot
+    the frontier acknowledges each request when the crawl closes.
     """
     engine = getattr(crawler, "engine", None)
     slot = getattr(engine, "_slot", None) or getattr(engine, "slot", None)
