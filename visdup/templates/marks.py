@@ -1,0 +1,85 @@
+"""The template names a page carries on its ``<body>``, and when two pages' names allow
+them one template.
+
+Content systems write the page's template there (WordPress ``single-post`` against
+``archive date``, Magento ``catalog-product-view``, Shopify ``template-collection``,
+Drupal ``page-node-type-article``), and it is often the only thing that tells two page
+types apart: a WordPress post and a day archive of one post differ in 4 of ~50 skeleton
+nodes. Two pages whose marks disagree are never linked, however alike their skeletons
+(:func:`visdup.templates.layout.may_link`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from visdup.storage.urls import canonical_url
+from visdup.templates.dom_walk import tag_name
+
+#: Two pages' marks agree when they share this much of their union (Jaccard)...
+MARKS_SHARE = 0.75
+#: ... or differ in this many names at most beside a name both keep: one name in place of
+#: another is a variant of one template (a shop's section, a post's format), more than that
+#: another template. Marks that share no name at all (``article-page`` and ``product-page``, a
+#: marked page and an unmarked one) name two templates: the page's whole name changed.
+MARKS_SWAP = 2
+#: Marks kept from one page at most (the first in sorted order).
+MAX_MARKS = 32
+_DIGIT = re.compile(r"\d")
+_SEGMENT_END = re.compile(r"\.[a-z0-9]{1,5}$")
+
+
+def marks_agree(a: frozenset[str], b: frozenset[str]) -> bool:
+    """Whether two pages' marks allow them one template (:func:`body_marks`)."""
+    if a == b:
+        return True
+    shared = len(a & b)
+    return (shared > 0 and len(a ^ b) <= MARKS_SWAP) or shared >= MARKS_SHARE * len(a | b)
+
+
+def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
+    """The template names a page carries on its ``<body>``: its class names, case-folded,
+    without those that name the page itself.
+
+    Names with a digit (``postid-73``, ``paged-2``), names outside ASCII (they read
+    differently when a page is decoded without its charset), and names built on a segment of
+    the page's own URL path (``category-news`` on ``/category/news/``, ``product-blue-shirt``
+    on ``/blue-shirt.html``) name the page, not its template, and are left out.
+    """
+    if root is None:
+        return frozenset()
+    body = root
+    if tag_name(root) == "html":
+        body = next((c for c in root if tag_name(c) == "body"), None)
+    if body is None or tag_name(body) != "body":
+        return frozenset()
+    names = {n.casefold() for n in (body.get("class") or "").split()}
+    if not names:
+        return frozenset()
+    segments = _path_segments(url) if url else set()
+    kept = []
+    for name in sorted(names):
+        if len(name) > 64 or not name.isascii() or _DIGIT.search(name):
+            continue  # ASCII only: a page decoded another way (no charset) has the same marks
+        if any(name.endswith("-" + s) or name.startswith(s + "-") for s in segments):
+            continue
+        kept.append(name)
+        if len(kept) == MAX_MARKS:
+            break  # a hostile page's thousands of names: the signature stays small
+    return frozenset(kept)
+
+
+def _path_segments(url: str) -> set[str]:
+    """The words of a URL's path a class name built on the page itself would contain."""
+    segments: set[str] = set()
+    try:  # the stored form: a crawl and `visdup cluster --db` read the same path
+        path = unquote(urlsplit(canonical_url(url)).path).casefold()
+    except ValueError:
+        path = ""
+    for part in path.split("/")[:64]:
+        part = _SEGMENT_END.sub("", part)
+        if len(part) >= 2 and not part.isdigit():
+            segments.add(part)
+    return segments
