@@ -19,10 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from visdup.page.parse import parse_html
+from visdup.structure.classes import class_table as _classes
 from visdup.structure.term import (
     REPLACED,
     Term,
-    _classes,
     compress_python,
     translate_python,
 )

@@ -195,37 +195,29 @@ def paragraphs(
             if record is not None and tag:
                 record((el, open_els[-1] if open_els else None))
             open_els.append(el)
-            if tag in block_tags:
-                if tag in headings:
+        if tag in block_tags:  # its start and its end both end the paragraph being read
+            if tag in headings:
+                if start:
                     heading.append(headings[tag])
-                if chars:
-                    owner = open_els[low - 1] if low else root
-                    blocks.append(Block(owner, kind, level, parts, links, chars))
-                low = len(open_els)
-                kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
-                parts = []
-                chars = links = 0
-                if spans is not None:
-                    enclosed = len(heading) > (1 if tag in headings else 0)
-                    spans[el] = [len(blocks), -1, 0 if enclosed else 1]
-            if tag == "a":
-                link_depth += 1
+                else:
+                    heading.pop()
+            if chars:
+                owner = open_els[low - 1] if low else root
+                blocks.append(Block(owner, kind, level, parts, links, chars))
+            low = len(open_els)
+            kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
+            parts = []
+            chars = links = 0
+            if spans is not None and start:
+                enclosed = len(heading) > (1 if tag in headings else 0)
+                spans[el] = [len(blocks), -1, 0 if enclosed else 1]
+            elif spans is not None:
+                spans[el][1] = len(blocks)
+        if tag == "a":
+            link_depth += 1 if start else -1
+        if start:
             text = el.text
         else:
-            if tag == "a":
-                link_depth -= 1
-            if tag in block_tags:
-                if tag in headings:
-                    heading.pop()
-                if chars:
-                    owner = open_els[low - 1] if low else root
-                    blocks.append(Block(owner, kind, level, parts, links, chars))
-                low = len(open_els)
-                kind, level = ("heading", heading[-1]) if heading else ("paragraph", 0)
-                parts = []
-                chars = links = 0
-                if spans is not None:
-                    spans[el][1] = len(blocks)
             open_els.pop()
             if len(open_els) < low:
                 low = len(open_els)

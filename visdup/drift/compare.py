@@ -326,30 +326,11 @@ def compare(
         base = baseline[cid]
         pages = int(base.get("pages") or 0)
         cur = current.get(cid)
-        patterns = base.get("patterns") or {}
-        had = sum(w * _share(before, p, cid) for p, w in patterns.items())
-        kept = sum(w * _share(after, p, cid) for p, w in patterns.items())
-        held = kept / had if had else (1.0 if cur else 0.0)
-        replaced = _replacement(cid, patterns, before, after) if pages >= MIN_PAGES else None
+        replaced = _replaced(cid, base, current, before, after) if pages >= MIN_PAGES else None
         if replaced is not None:
-            winner, pattern, share = replaced
-            taken.add(winner)
-            detail = f"#{winner} now holds {round(100 * share)} % of {pattern}"
-            moved = (current.get(winner, {}).get("moved") or {}).get(str(cid)) or {}
-            fit = median(moved.get("shares") or [])
-            if fit is not None:
-                detail += f", its pages fit #{cid}'s layout at {fit:.2f}"
-            misses = moved.get("misses") or []
-            alarms.append(
-                Alarm(
-                    cid,
-                    "replaced",
-                    "error",
-                    where=dict(misses[0]) if misses else None,
-                    detail=detail,
-                    replaced_by=winner,
-                )
-            )
+            assert replaced.replaced_by is not None
+            taken.add(replaced.replaced_by)
+            alarms.append(replaced)
             continue
         if cur is None or not cur.get("pages"):
             if pages >= MIN_PAGES and pages >= MIN_SHARE * total_before:
@@ -357,58 +338,128 @@ def compare(
                     Alarm(cid, "gone", "warning", detail=f"{pages} pages before, none now")
                 )
             continue
-        # changed: the fit fell while the patterns persist
-        fit_before = fit_median(base)
-        fit_now = fit_median(cur)
-        fields, stable = _field_changes(cid, base, cur, history)
-        emptied = sum(1 for f in fields if f["change"] == "emptied")
-        half_emptied = stable > 0 and emptied * 2 >= stable and emptied >= 1
-        fell = (
-            fit_before is not None
-            and fit_now is not None
-            and (cur.get("n") or 0) >= MIN_SAMPLE
-            and fit_now < WARN_FIT
-            and fit_before - fit_now > max(MIN_FALL, _fit_spread(cid, history))
-        )
-        if fell and held >= HELD_BELOW:
-            assert fit_now is not None and fit_before is not None
-            misses = cur.get("misses") or []
-            severity = "error" if fit_now < ERROR_FIT or half_emptied else "warning"
-            alarms.append(
-                Alarm(
-                    cid,
-                    "changed",
-                    severity,
-                    where=dict(misses[0]) if misses else None,
-                    fields=fields,
-                    detail=f"median fit {fit_before:.2f} → {fit_now:.2f}",
-                )
-            )
-        elif fields:
-            alarms.append(
-                Alarm(
-                    cid,
-                    "fields",
-                    "error" if half_emptied else "warning",
-                    fields=fields,
-                    detail=f"{len(fields)} of {stable} stable fields",
-                )
-            )
+        held = _held(cid, base, cur, before, after)
+        changed = _changed(cid, base, cur, history, held)
+        if changed is not None:
+            alarms.append(changed)
+    variants = _variants(before, after, same, taken)
+    taken.update(alarm.template for alarm in variants)
+    alarms += variants
+    for cid in sorted(current):
+        if cid in baseline or cid in taken or same.after.get(cid, 0.0) >= UNCHANGED:
+            continue
+        pages = int(current[cid].get("pages") or 0)
+        if pages >= MIN_PAGES and pages >= MIN_SHARE * total_after:
+            alarms.append(Alarm(cid, "new", "warning", detail=f"{pages} pages"))
+    return alarms
 
-    # variants: a template that appeared beside another in one of its patterns
+
+def _held(
+    cid: int,
+    base: dict[str, Any],
+    cur: dict[str, Any] | None,
+    before: dict[str, dict[int, int]],
+    after: dict[str, dict[int, int]],
+) -> float:
+    """How much of its URL patterns' pages a template still holds (1.0: as much as before),
+    each pattern weighed by the pages it had."""
+    patterns = base.get("patterns") or {}
+    had = sum(w * _share(before, p, cid) for p, w in patterns.items())
+    kept = sum(w * _share(after, p, cid) for p, w in patterns.items())
+    return kept / had if had else (1.0 if cur else 0.0)
+
+
+def _replaced(
+    cid: int,
+    base: dict[str, Any],
+    current: Stats,
+    before: dict[str, dict[int, int]],
+    after: dict[str, dict[int, int]],
+) -> Alarm | None:
+    """The ``replaced`` alarm of a template another one took over (:func:`_replacement`), with
+    how well the pages that moved still fit its layout, and where the first one misses."""
+    found = _replacement(cid, base.get("patterns") or {}, before, after)
+    if found is None:
+        return None
+    winner, pattern, share = found
+    detail = f"#{winner} now holds {round(100 * share)} % of {pattern}"
+    moved = (current.get(winner, {}).get("moved") or {}).get(str(cid)) or {}
+    fit = median(moved.get("shares") or [])
+    if fit is not None:
+        detail += f", its pages fit #{cid}'s layout at {fit:.2f}"
+    misses = moved.get("misses") or []
+    return Alarm(
+        cid,
+        "replaced",
+        "error",
+        where=dict(misses[0]) if misses else None,
+        detail=detail,
+        replaced_by=winner,
+    )
+
+
+def _changed(
+    cid: int, base: dict[str, Any], cur: dict[str, Any], history: Sequence[Stats], held: float
+) -> Alarm | None:
+    """The ``changed`` alarm of a template whose fit fell while its URL patterns persist
+    (``held``), else its ``fields`` alarm where only fields changed, else None."""
+    fit_before = fit_median(base)
+    fit_now = fit_median(cur)
+    fields, stable = _field_changes(cid, base, cur, history)
+    emptied = sum(1 for f in fields if f["change"] == "emptied")
+    half_emptied = stable > 0 and emptied * 2 >= stable and emptied >= 1
+    fell = (
+        fit_before is not None
+        and fit_now is not None
+        and (cur.get("n") or 0) >= MIN_SAMPLE
+        and fit_now < WARN_FIT
+        and fit_before - fit_now > max(MIN_FALL, _fit_spread(cid, history))
+    )
+    if fell and held >= HELD_BELOW:
+        assert fit_now is not None and fit_before is not None
+        misses = cur.get("misses") or []
+        return Alarm(
+            cid,
+            "changed",
+            "error" if fit_now < ERROR_FIT or half_emptied else "warning",
+            where=dict(misses[0]) if misses else None,
+            fields=fields,
+            detail=f"median fit {fit_before:.2f} → {fit_now:.2f}",
+        )
+    if fields:
+        return Alarm(
+            cid,
+            "fields",
+            "error" if half_emptied else "warning",
+            fields=fields,
+            detail=f"{len(fields)} of {stable} stable fields",
+        )
+    return None
+
+
+def _variants(
+    before: dict[str, dict[int, int]],
+    after: dict[str, dict[int, int]],
+    same: Same,
+    taken: set[int],
+) -> list[Alarm]:
+    """The ``variant`` alarms: a template that appeared beside another in one of its URL
+    patterns (an A/B test), unless ``taken`` already explains it."""
+    alarms: list[Alarm] = []
+    explained = set(taken)
     for pattern, row in sorted(after.items()):
         total = sum(row.values())
         if total < VARIANT_PAGES:
             continue
         holders = sorted(c for c, n in row.items() if n / total >= VARIANT_SHARE)
         for newcomer in holders:
-            if newcomer in taken or same.after.get(newcomer, 0.0) >= UNCHANGED:
+            if newcomer in explained or same.after.get(newcomer, 0.0) >= UNCHANGED:
                 continue
             if _share(before, pattern, newcomer) >= VARIANT_SHARE / 2:
                 continue
             partner = [c for c in holders if c != newcomer and _share(before, pattern, c) > 0]
             if partner:
-                taken.add(newcomer)
+                explained.add(newcomer)
                 alarms.append(
                     Alarm(
                         newcomer,
@@ -418,12 +469,6 @@ def compare(
                         f"{pattern} beside #{partner[0]}",
                     )
                 )
-    for cid in sorted(current):
-        if cid in baseline or cid in taken or same.after.get(cid, 0.0) >= UNCHANGED:
-            continue
-        pages = int(current[cid].get("pages") or 0)
-        if pages >= MIN_PAGES and pages >= MIN_SHARE * total_after:
-            alarms.append(Alarm(cid, "new", "warning", detail=f"{pages} pages"))
     return alarms
 
 

@@ -167,46 +167,17 @@ def layout(
     one ended (``m dx dyh w``): about seven bytes.
     """
     n = term.nodes
-    sizes, labels, marks = term.sizes, term.labels, term.marks
-    parent = [-1] * n
-    depth = [0] * n
-    open_: list[int] = []
-    for i in range(n):
-        while open_ and open_[-1] + sizes[open_[-1]] <= i:
-            open_.pop()
-        if open_:
-            parent[i] = open_[-1]
-            depth[i] = len(open_)
-        open_.append(i)
-    leaves = [0] * n
-    for i in range(n - 1, -1, -1):
-        if sizes[i] == 1:
-            leaves[i] = 1
-        if parent[i] >= 0:
-            leaves[parent[i]] += leaves[i]
+    labels, marks = term.labels, term.marks
+    parent, depth, leaves = _tree(term.sizes)
     unit = 2 * width / leaves[0] if n else 0.0  # half-pixel units per leaf
-    x = [0.0] * n
-    cursor = [0.0] * n
-    floor = 2 * min_width
-    widths = sorted((leaves[i] * unit for i in range(n) if depth[i] < max_depth), reverse=True)
-    if len(widths) > max_boxes:  # the widest boxes carry the layout; slivers add bytes
-        floor = max(floor, widths[max_boxes - 1] + 1e-9)
-    label_floor = 2 * 60.0
-    repeated = sorted(
-        (leaves[i] * unit for i in range(n) if depth[i] < max_depth and marks[i] > 1),
-        reverse=True,
-    )
-    if len(repeated) > max_labels:
-        label_floor = max(label_floor, repeated[max_labels - 1])
+    widths = [leaves[i] * unit for i in range(n)]
+    x = _lefts(parent, widths)
+    floor, label_floor = _floors(widths, depth, marks, max_depth, min_width, max_boxes, max_labels)
     paths: dict[str, list[tuple[int, int, int]]] = {cls: [] for cls in LAYOUT_CLASSES.values()}
     words: list[Safe] = []
     deepest = 0
     for i in range(n):
-        p = parent[i]
-        if p >= 0:
-            x[i] = x[p] + cursor[p]
-            cursor[p] += leaves[i] * unit
-        w = leaves[i] * unit
+        w = widths[i]
         if w < floor or depth[i] >= max_depth:
             continue
         deepest = max(deepest, depth[i])
@@ -236,6 +207,70 @@ def layout(
         },
         parts,
     )
+
+
+def _tree(sizes: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
+    """(parent, depth, leaves) of each node of a term given by its subtree sizes: what an
+    icicle's rows and box widths are made of."""
+    n = len(sizes)
+    parent = [-1] * n
+    depth = [0] * n
+    open_: list[int] = []
+    for i in range(n):
+        while open_ and open_[-1] + sizes[open_[-1]] <= i:
+            open_.pop()
+        if open_:
+            parent[i] = open_[-1]
+            depth[i] = len(open_)
+        open_.append(i)
+    leaves = [0] * n
+    for i in range(n - 1, -1, -1):
+        if sizes[i] == 1:
+            leaves[i] = 1
+        if parent[i] >= 0:
+            leaves[parent[i]] += leaves[i]
+    return parent, depth, leaves
+
+
+def _lefts(parent: list[int], widths: list[float]) -> list[float]:
+    """Each box's left edge: a parent's children side by side from its own left edge, in
+    order."""
+    x = [0.0] * len(parent)
+    cursor = [0.0] * len(parent)
+    for i, p in enumerate(parent):
+        if p >= 0:
+            x[i] = x[p] + cursor[p]
+            cursor[p] += widths[i]
+    return x
+
+
+def _floors(
+    widths: list[float],
+    depth: list[int],
+    marks: Sequence[int],
+    max_depth: int,
+    min_width: float,
+    max_boxes: int,
+    max_labels: int,
+) -> tuple[float, float]:
+    """The narrowest box drawn and the narrowest box labelled, in half pixels.
+
+    Boxes are drawn from ``min_width`` pixels and labelled from 60, and only the ``max_boxes``
+    widest of the rows above ``max_depth`` are drawn, the ``max_labels`` widest that repeat
+    labelled: the widest boxes carry the layout; slivers add bytes.
+    """
+    floor = 2 * min_width
+    shown = sorted((w for w, d in zip(widths, depth, strict=True) if d < max_depth), reverse=True)
+    if len(shown) > max_boxes:
+        floor = max(floor, shown[max_boxes - 1] + 1e-9)
+    label_floor = 2 * 60.0
+    repeated = sorted(
+        (w for w, d, m in zip(widths, depth, marks, strict=True) if d < max_depth and m > 1),
+        reverse=True,
+    )
+    if len(repeated) > max_labels:
+        label_floor = max(label_floor, repeated[max_labels - 1])
+    return floor, label_floor
 
 
 def _strokes(boxes: list[tuple[int, int, int]]) -> str:
