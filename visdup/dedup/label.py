@@ -30,12 +30,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from sqlalchemy import Connection
-
 from visdup.config import flag
 from visdup.index import MemoryIndex
-from visdup.storage.locks import advisory_lock
-from visdup.storage.store import PageRecord, Store
+from visdup.storage.store import Handle, PageRecord, Store
 from visdup.structure.fingerprint import hamming
 from visdup.verdicts import (
     CONTENT,
@@ -409,7 +406,7 @@ class Channel(Generic[T]):
         return best
 
     def late(
-        self, conn: Connection | None, fp: int, obj: T, seen: list[int], watermark: int
+        self, conn: Handle | None, fp: int, obj: T, seen: list[int], watermark: int
     ) -> list[int]:
         """Near pages stored after the candidates were taken (here or, with ``conn``, by others)."""
         known = set(seen)
@@ -536,18 +533,15 @@ class Labeller:
     ) -> int | None:
         """Step 3: catch up, decide, insert; returns the new page id (None: URL already stored)."""
         self.catch_up(prepared)
-        with self._lock, self.store.engine.begin() as conn:
+        # one sorted sweep over every channel's band keys: no two writers deadlock
+        keys = [
+            key
+            for name, pending in prepared.items()
+            if name in self.channels and pending.fp is not None
+            for key in self._lock_keys(name, pending.fp)
+        ]
+        with self._lock, self.store.transaction(locks=keys) as conn:
             structure = prepared.get("structure", Pending())
-            # one sorted sweep over every channel's band keys: no two writers deadlock
-            advisory_lock(
-                conn,
-                [
-                    key
-                    for name, pending in prepared.items()
-                    if name in self.channels and pending.fp is not None
-                    for key in self._lock_keys(name, pending.fp)
-                ],
-            )
             exact = None
             if record.body_hash and record.problem is None:
                 twin = self.store.page_by_body_hash(conn, record.body_hash)
@@ -612,9 +606,7 @@ class Labeller:
             self._sizes.pop(next(iter(self._sizes)))
         return page_id
 
-    def _store_comparisons(
-        self, conn: Connection, page_id: int, prepared: dict[str, Pending]
-    ) -> None:
+    def _store_comparisons(self, conn: Handle, page_id: int, prepared: dict[str, Pending]) -> None:
         """The page's measured candidates, the best ``comparisons`` per channel, with its row."""
         if self.comparisons <= 0:
             return
@@ -646,7 +638,7 @@ class Labeller:
 
     def _decide(
         self,
-        conn: Connection,
+        conn: Handle,
         record: PageRecord,
         exact: Match | None,
         structure: Match | None,
@@ -688,12 +680,12 @@ class Labeller:
         else:
             record.verdict = SAME_TEMPLATE if structure is not None else NOVEL
 
-    def _root(self, conn: Connection, page_id: int) -> int:
+    def _root(self, conn: Handle, page_id: int) -> int:
         """Follow ``duplicate_of`` links to the group's original (a page that names none)."""
         seen = {page_id}
         while True:
             parent = self._parent.get(page_id)
-            if parent is None and self.store.is_postgres:  # maybe stored by another process
+            if parent is None and self.store.several_writers:  # maybe another process stored it
                 parent = self.store.parent_of(conn, page_id, "duplicate_of")
             if parent is None or parent in seen:
                 return page_id
@@ -741,7 +733,7 @@ class Labeller:
 
     def _elect(
         self,
-        conn: Connection,
+        conn: Handle,
         record: PageRecord,
         structure: Pending,
         measured: Match | None = None,
@@ -784,7 +776,7 @@ class Labeller:
         return original, verdict, kind
 
     def _take_over(
-        self, conn: Connection, page_id: int, original: int, verdict: str, kind: str
+        self, conn: Handle, page_id: int, original: int, verdict: str, kind: str
     ) -> None:
         """In the insert's transaction: the group names the new page; the old original is its
         duplicate."""

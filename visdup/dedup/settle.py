@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from visdup.storage.locks import SETTLE_LOCK, advisory_lock
+from visdup.storage.locks import SETTLE_LOCK
 from visdup.verdicts import (
     CONTENT,
     DUPLICATE,
@@ -524,11 +524,7 @@ def settle(store: Any, labeller: Any, count: Callable[[str, int], None] | None =
     """
     count = count or (lambda _key, _n: None)
     settler = _Settler(store, labeller.channels, count)
-    with store.engine.connect() as conn:  # one settler at a time per store
-        if store.is_postgres:
-            with conn.begin():
-                advisory_lock(conn, [SETTLE_LOCK])
-                return _settle(store, settler, count)
+    with store.holding([SETTLE_LOCK]):  # one settler at a time per store
         return _settle(store, settler, count)
 
 

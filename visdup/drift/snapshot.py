@@ -30,35 +30,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import (
-    bindparam,
-    delete,
-    exists,
-    func,
-    insert,
-    inspect,
-    literal,
-    or_,
-    select,
-    update,
-)
-from sqlalchemy.exc import IntegrityError
-
 from visdup.drift.aggregate import encode, fit_limit, measure, merge_sample, template_stats
 from visdup.page.urlpatterns import url_shape as url_pattern
-from visdup.storage import schema
-from visdup.storage.schema import (
-    SNAPSHOT_TABLES,
-    clusters,
-    links,
-    pages,
-    runs,
-    snapshot_pages,
-    snapshot_runs,
-    snapshot_templates,
-    snapshots,
-)
-from visdup.storage.urls import canonical_url, origin
+from visdup.storage import snapshots
+from visdup.storage.snapshots import STORED_LABELS as _STORED_LABELS  # noqa: F401 - tests read it
+from visdup.storage.urls import origin
 from visdup.templates.extract import DEFAULT_MIN_FIT
 from visdup.templates.sample import sample_rank
 from visdup.templates.signature import SIGNATURE_VERSION
@@ -71,49 +47,19 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: Asked for every page a snapshot records (built once: building costs more than running).
-_STORED_LABELS = select(
-    pages.c.id, pages.c.verdict, pages.c.kind, pages.c.duplicate_of, pages.c.similarity
-).where(pages.c.url == bindparam("page_url"))
-
 #: Close reason of a run that crawled everything it found: its snapshot is complete.
 FINISHED = "finished"
 #: Snapshot rows written per transaction while a crawl runs.
 BATCH = 200
 
 
-def _reader(store: Store) -> Any:
-    """The store's reading engine: on SQLite a deferred transaction that never waits for the
-    crawl's writer (``visdup.storage.engine``)."""
-    return getattr(store, "_reader", store.engine)
-
-
-def _insert_ignore(store: Store, table: Any) -> Any:
-    """INSERT that skips rows whose key exists (a page recorded twice keeps its first row)."""
-    if store.is_postgres:
-        from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-        return pg_insert(table).on_conflict_do_nothing()
-    from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
-    return sqlite_insert(table).on_conflict_do_nothing()
-
-
 def ensure_tables(store: Store) -> None:
     """Create the snapshot tables in a store made before them (schema version 3 already)."""
-    with _reader(store).connect() as conn:
-        names = set(inspect(conn).get_table_names())
-    if all(t.name in names for t in SNAPSHOT_TABLES):
-        return
-    with store.engine.begin() as conn:
-        schema.lock_schema(conn)
-        for table in SNAPSHOT_TABLES:
-            table.create(conn, checkfirst=True)
+    snapshots.ensure_tables(store)
 
 
 def has_tables(store: Store) -> bool:
-    with _reader(store).connect() as conn:
-        return bool(inspect(conn).has_table(snapshots.name))
+    return snapshots.has_tables(store)
 
 
 def default_name(start_urls: Iterable[str], day: datetime | None = None, fallback: str = "") -> str:
@@ -156,47 +102,26 @@ def list_snapshots(store: Store, crawl: str | None = None) -> list[SnapshotInfo]
     """Snapshots in the order they began (of one crawl when ``crawl`` is given)."""
     if not has_tables(store):
         return []
-    query = select(snapshots).order_by(snapshots.c.id)
-    if crawl is not None:
-        query = query.where(snapshots.c.crawl == crawl)
-    with _reader(store).connect() as conn:
-        return [_info(r) for r in conn.execute(query)]
+    return [_info(r) for r in snapshots.listed(store, crawl)]
 
 
 def find_snapshot(store: Store, name: str) -> SnapshotInfo | None:
     if not has_tables(store):
         return None
-    with _reader(store).connect() as conn:
-        row = conn.execute(select(snapshots).where(snapshots.c.name == name)).first()
+    row = snapshots.named(store, name)
     return _info(row) if row is not None else None
 
 
 def load_stats(store: Store, snapshot_id: int) -> dict[int, dict[str, Any]]:
     """The snapshot's aggregates per template."""
-    with _reader(store).connect() as conn:
-        return {
-            int(r.cluster_id): json.loads(r.stats)
-            for r in conn.execute(
-                select(snapshot_templates.c.cluster_id, snapshot_templates.c.stats).where(
-                    snapshot_templates.c.snapshot_id == snapshot_id
-                )
-            )
-        }
+    return {
+        cid: json.loads(text) for cid, text in snapshots.template_stats(store, snapshot_id).items()
+    }
 
 
 def page_pairs(store: Store, baseline: int, current: int) -> list[tuple[Any, Any, bool, int]]:
     """(baseline template, current template, same bytes, pages) over the pages of both."""
-    a = snapshot_pages.alias("a")
-    b = snapshot_pages.alias("b")
-    equal = a.c.body_hash == b.c.body_hash
-    query = (
-        select(a.c.cluster_id, b.c.cluster_id, equal, func.count())
-        .join(b, b.c.page_id == a.c.page_id)
-        .where(a.c.snapshot_id == baseline, b.c.snapshot_id == current)
-        .group_by(a.c.cluster_id, b.c.cluster_id, equal)
-    )
-    with _reader(store).connect() as conn:
-        return [(r[0], r[1], bool(r[2]), int(r[3])) for r in conn.execute(query)]
+    return snapshots.page_pairs(store, baseline, current)
 
 
 class Snapshot:
@@ -230,13 +155,8 @@ class Snapshot:
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
         self._start_templates: dict[int, str] = dict(start_templates or {})
-        if start_templates is not None:
-            return
-        with _reader(store).connect() as conn:
-            for cid, text in conn.execute(
-                select(clusters.c.id, clusters.c.template).where(clusters.c.template.is_not(None))
-            ):
-                self._start_templates[int(cid)] = text
+        if start_templates is None:
+            self._start_templates = snapshots.templates(store)
 
     @property
     def id(self) -> int:
@@ -248,15 +168,7 @@ class Snapshot:
 
     def held(self) -> int:
         """Pages this snapshot holds in the store now."""
-        with _reader(self.store).connect() as conn:
-            return int(
-                conn.execute(
-                    select(func.count())
-                    .select_from(snapshot_pages)
-                    .where(snapshot_pages.c.snapshot_id == self.id)
-                ).scalar()
-                or 0
-            )
+        return snapshots.held(self.store, self.id)
 
     def recover(self, run_id: int | None, held_at_start: int) -> None:
         """Take over from a labelling that ended without flushing (a label process killed):
@@ -267,18 +179,7 @@ class Snapshot:
         aggregates measure the pages sampled from now on.
         """
         if run_id is not None:
-            held = exists().where(
-                snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.page_id == pages.c.id
-            )  # NOT EXISTS: PostgreSQL plans NOT IN over a large subquery row by row
-            missing = select(
-                literal(self.id), pages.c.id, pages.c.cluster_id, literal(None), pages.c.body_hash
-            ).where(pages.c.run_id == run_id, ~held)
-            with self.store.engine.begin() as conn:
-                conn.execute(
-                    _insert_ignore(self.store, snapshot_pages).from_select(
-                        ["snapshot_id", "page_id", "cluster_id", "fit", "body_hash"], missing
-                    )
-                )
+            snapshots.add_missing(self.store, self.id, run_id)
         with self._lock:
             self.added = max(0, self.held() - held_at_start)
 
@@ -312,20 +213,12 @@ class Snapshot:
         info = info or find_snapshot(store, name)
         resumed = info is not None
         if info is None:
-            try:
-                with store.engine.begin() as conn:
-                    conn.execute(
-                        insert(snapshots).values(
-                            name=name, crawl=crawl, source=source, started_at=datetime.now(UTC)
-                        )
-                    )
-            except IntegrityError:  # another process of this crawl made it a moment ago
-                resumed = True
+            if not snapshots.create(store, name, crawl, source):
+                resumed = True  # another process of this crawl made it a moment ago
             info = find_snapshot(store, name)
             assert info is not None
         if run_id is not None:
-            with store.engine.begin() as conn:
-                conn.execute(insert(snapshot_runs).values(run_id=run_id, snapshot_id=info.id))
+            snapshots.add_run(store, info.id, run_id)
         snap = cls(store, info, resumed=resumed, sample_size=sample_size, min_fit=min_fit)
         logger.info(
             "visdup: snapshot %r (%s)",
@@ -337,47 +230,23 @@ class Snapshot:
     # ------------------------------------------------------------------ resume
     def urls(self) -> set[str]:
         """Canonical URLs of the pages this snapshot holds (a resumed run skips them)."""
-        first = schema_canonical_from(self.store)
-        query = (
-            select(pages.c.id, pages.c.url)
-            .join(snapshot_pages, snapshot_pages.c.page_id == pages.c.id)
-            .where(snapshot_pages.c.snapshot_id == self.id)
-        )
-        with _reader(self.store).connect() as conn:
-            return {u if i >= first else canonical_url(u) for i, u in conn.execute(query)}
+        return snapshots.urls(self.store, self.id)
 
     def revisit(self) -> list[tuple[str, int]]:
-        """Stored pages this snapshot has not fetched yet, shallowest first (resume only)."""
+        """Stored pages this snapshot has not fetched yet, shallowest first (resume only):
+        those first stored by runs of the same sites (runs of schema version 1 name none)."""
         if not self.resumed:
             return []
-        held = select(snapshot_pages.c.page_id).where(snapshot_pages.c.snapshot_id == self.id)
-        # pages first stored by runs of the same sites (runs of schema version 1 name none)
-        query = (
-            select(pages.c.id, pages.c.url, pages.c.depth)
-            .join(runs, runs.c.id == pages.c.run_id)
-            .where(
-                pages.c.id.not_in(held),
-                or_(runs.c.crawl == self.info.crawl, runs.c.crawl.is_(None)),
-            )
-            .order_by(pages.c.depth, pages.c.id)
-        )
-        first = schema_canonical_from(self.store)
-        with _reader(self.store).connect() as conn:
-            return [
-                (u if i >= first else canonical_url(u), d or 0) for i, u, d in conn.execute(query)
-            ]
+        return snapshots.not_fetched(self.store, self.id, self.info.crawl)
 
     def stored_labels(self, url: str) -> Any:
         """The stored page of this URL (``id``, ``verdict``, ``kind``, ``duplicate_of``,
         ``similarity``): fetched again for this snapshot; None when it is new."""
-        return self.store.read_first(_STORED_LABELS, {"page_url": canonical_url(url)})
+        return snapshots.stored_labels(self.store, url)
 
     def page_id(self, url: str) -> int | None:
         """The stored page of this URL (fetched again for this snapshot), or None."""
-        with _reader(self.store).connect() as conn:
-            return conn.execute(
-                select(pages.c.id).where(pages.c.url == canonical_url(url))
-            ).scalar()
+        return snapshots.page_id(self.store, url)
 
     # ------------------------------------------------------------------ pages
     def add(
@@ -422,12 +291,9 @@ class Snapshot:
         the samples now, not counted again."""
         if cluster is not None and self.live is not None:
             cluster = self.live(cluster)
-        with self.store.engine.begin() as conn:
-            conn.execute(
-                update(snapshot_pages)
-                .where(snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.page_id == page_id)
-                .values(cluster_id=cluster, fit=None if fit is None else round(float(fit), 4))
-            )
+        snapshots.refit(
+            self.store, self.id, page_id, cluster, None if fit is None else round(float(fit), 4)
+        )
         with self._lock:
             if cluster is not None and tree is not None and tree.nodes:
                 self._keep(cluster, url, page_id, tree)
@@ -444,31 +310,13 @@ class Snapshot:
     def _follow_merges(self, live: Callable[[int], int]) -> None:
         """Rows of this snapshot written under a template that merged as they were written
         (the merge's own update ran before them) take the id it goes by now."""
-        query = (
-            select(snapshot_pages.c.cluster_id)
-            .where(
-                snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.cluster_id.is_not(None)
-            )
-            .distinct()
-        )
-        with _reader(self.store).connect() as conn:
-            stale = {
-                int(cid): live(int(cid))
-                for cid in conn.execute(query).scalars()
-                if live(int(cid)) != int(cid)
-            }
-        if not stale:
-            return
-        with self.store.engine.begin() as conn:
-            for old_id, new_id in sorted(stale.items()):
-                conn.execute(
-                    update(snapshot_pages)
-                    .where(
-                        snapshot_pages.c.snapshot_id == self.id,
-                        snapshot_pages.c.cluster_id == old_id,
-                    )
-                    .values(cluster_id=new_id)
-                )
+        stale = {
+            cid: live(cid)
+            for cid in snapshots.page_templates(self.store, self.id)
+            if live(cid) != cid
+        }
+        if stale:
+            snapshots.rename_templates(self.store, self.id, stale)
 
     def _merge_samples(self, live: Callable[[int], int]) -> None:
         """Samples kept under a template that merged into another join that one's."""
@@ -485,93 +333,41 @@ class Snapshot:
         self, page_id: int, urls: Iterable[str], depth: int, run_id: int | None, followed: bool
     ) -> None:
         """Links of a page fetched again: the new ones join the store's frontier."""
-        rows = [
-            {"url": u, "found_on": page_id, "depth": depth, "run_id": run_id, "followed": followed}
-            for u in sorted({canonical_url(u) for u in urls})
-        ]
-        if not rows:
-            return
-        with self.store.engine.begin() as conn:
-            conn.execute(_insert_ignore(self.store, links), rows)
+        self.store.add_links(page_id, urls, depth, run_id, followed)
 
     def _previous_clusters(self) -> dict[int, int]:
         """Page id → template in the last finished snapshot of the same sites before this one."""
-        query = (
-            select(snapshots.c.id)
-            .where(
-                snapshots.c.crawl == self.info.crawl,
-                snapshots.c.id < self.id,
-                snapshots.c.reason == FINISHED,
-            )
-            .order_by(snapshots.c.id.desc())
-            .limit(1)
-        )
-        with _reader(self.store).connect() as conn:
-            previous = conn.execute(query).scalar()
-            if previous is None:
-                return {}
-            rows = conn.execute(
-                select(snapshot_pages.c.page_id, snapshot_pages.c.cluster_id).where(
-                    snapshot_pages.c.snapshot_id == previous,
-                    snapshot_pages.c.cluster_id.is_not(None),
-                )
-            )
-            return {int(p): int(c) for p, c in rows}
+        return snapshots.previous_templates(self.store, self.id, self.info.crawl, FINISHED)
 
     def flush(self) -> None:
         with self._lock:
-            rows, self._rows = self._rows, []
-        if not rows:
+            queued, self._rows = self._rows, []
+        if not queued:
             return
         live = self.live
         if live is not None:  # merged since the row was queued: the rows already stored follow
-            for row in rows:  # their template's merge, these take its id here
+            for row in queued:  # their template's merge, these take its id here
                 if row["cluster_id"] is not None:
                     row["cluster_id"] = live(row["cluster_id"])
-        try:
-            with self.store.engine.begin() as conn:
-                conn.execute(_insert_ignore(self.store, snapshot_pages), rows)
-        except IntegrityError:  # a row naming no stored page: keep the others
-            with self.store.engine.begin() as conn:
-                for row in rows:
-                    try:
-                        with conn.begin_nested():
-                            conn.execute(_insert_ignore(self.store, snapshot_pages), [row])
-                    except IntegrityError:
-                        logger.warning("visdup: snapshot row of page %s refused", row["page_id"])
+        snapshots.add_pages(self.store, queued)  # a row naming no stored page is refused alone
 
     # ------------------------------------------------------------------ the end
     def finish(self, reason: str | None) -> dict[int, dict[str, Any]]:
         """Write the rows left, the per-template aggregates, and the run's close reason."""
         self.flush()
-        query = (
-            select(snapshot_pages.c.cluster_id, snapshot_pages.c.fit, pages.c.url)
-            .join(pages, pages.c.id == snapshot_pages.c.page_id)
-            .where(
-                snapshot_pages.c.snapshot_id == self.id, snapshot_pages.c.cluster_id.is_not(None)
-            )
-        )
         counts: Counter[int] = Counter()
         fits: dict[int, list[float]] = {}
         patterns: dict[int, Counter[str]] = {}
         live = self.live or (lambda cid: cid)
         self._merge_samples(live)
         self._follow_merges(live)
-        with _reader(self.store).connect() as conn:
-            for cid, fit, url in conn.execute(query):
-                cid = live(cid)  # a row written as its template merged elsewhere
-                counts[cid] += 1
-                if fit is not None:
-                    fits.setdefault(cid, []).append(float(fit))
-                patterns.setdefault(cid, Counter())[url_pattern(url)] += 1
-            now_templates = {
-                int(cid): text
-                for cid, text in conn.execute(
-                    select(clusters.c.id, clusters.c.template).where(
-                        clusters.c.template.is_not(None)
-                    )
-                )
-            }
+        placed, now_templates = snapshots.placed_pages(self.store, self.id)
+        for cid, fit, url in placed:
+            cid = live(cid)  # a row written as its template merged elsewhere
+            counts[cid] += 1
+            if fit is not None:
+                fits.setdefault(cid, []).append(float(fit))
+            patterns.setdefault(cid, Counter())[url_pattern(url)] += 1
         old: dict[int, dict[str, Any]] = {}
         for old_id, stats in load_stats(self.store, self.id).items():  # earlier runs' parts
             now_id = live(old_id)  # a template that merged since: its parts join the survivor's
@@ -635,29 +431,12 @@ class Snapshot:
                     }
             stats["signature"] = SIGNATURE_VERSION  # templates of another version: not compared
             out[cid] = fit_limit(stats)
-        with self.store.engine.begin() as conn:
-            conn.execute(
-                delete(snapshot_templates).where(snapshot_templates.c.snapshot_id == self.id)
-            )
-            if out:
-                conn.execute(
-                    insert(snapshot_templates),
-                    [
-                        {"snapshot_id": self.id, "cluster_id": cid, "stats": encode(stats)}
-                        for cid, stats in sorted(out.items())
-                    ],
-                )
-            conn.execute(
-                update(snapshots)
-                .where(snapshots.c.id == self.id)
-                .values(finished_at=datetime.now(UTC), reason=reason)
-            )
+        snapshots.close(
+            self.store,
+            self.id,
+            [(cid, encode(stats)) for cid, stats in sorted(out.items())],
+            reason,
+        )
         self.info.reason = reason
         self._samples.clear()
         return out
-
-
-def schema_canonical_from(store: Store) -> int:
-    """The first page id stored with a canonical URL (older ones are canonicalised here)."""
-    with _reader(store).connect() as conn:
-        return schema.canonical_from(conn)

@@ -40,6 +40,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+
+def signed(key: int) -> int:
+    """An unsigned 64-bit key (a fingerprint, a layout signature) as the signed integer a
+    BIGINT column holds."""
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
 #: Version 2: runs name their crawl (resume is per crawl), cluster sizes count stored pages,
 #: SQLite keeps no band table (its in-memory index reads the pages' fingerprints).
 #: Version 3: new tables only (each documented where it is declared).

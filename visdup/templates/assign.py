@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from visdup.storage.locks import CLUSTERS_LOCK, advisory_lock
+from visdup.storage.locks import CLUSTERS_LOCK
 from visdup.storage.store import Store
 from visdup.storage.urls import canonical_url
 from visdup.templates.extract import extract_record
@@ -134,7 +134,7 @@ class CrawlClusters:
         self._final: set[int] = set()
         #: Cluster id → (sample URLs, starting page) its template was last built from.
         self._built_from: dict[int, tuple[tuple[str, ...], int | None]] = {}
-        with store.engine.connect() as conn:
+        with store.reading() as conn:
             self._reload(conn)
 
     def _reload(self, conn: Any) -> None:
@@ -177,11 +177,12 @@ class CrawlClusters:
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         """Place one page (thread-safe); persists what changed before returning."""
         layout = page.layout
-        with self._lock, _Transaction(self.store.engine) as conn:
-            if self.store.is_postgres:
-                advisory_lock(conn(), [CLUSTERS_LOCK])  # one cluster writer at a time
-                if self.store.clusters_version(conn()) > self.version:
-                    self._reload(conn())
+        # one cluster writer at a time; the transaction begins when first used: placing a page
+        # whose signature is known and that merges nothing writes nothing, and then takes no
+        # write lock (SQLite) and makes no commit
+        with self._lock, self.store.transaction_on_use(locks=[CLUSTERS_LOCK]) as conn:
+            if self.store.several_writers and self.store.clusters_version(conn()) > self.version:
+                self._reload(conn())
             known = layout.key in self.clusterer.atoms
             cid = self.clusterer.add(layout)
             absorbed = list(self.clusterer.absorbed)
@@ -377,13 +378,11 @@ class CrawlClusters:
         template = self._build(cid, trees, medoid)
         if template is None:
             return
-        with self._lock, self.store.engine.begin() as conn:
-            if self.store.is_postgres:
-                # the version this writes must follow every other process's: read theirs first
-                # (a merge there may also have moved this cluster into another)
-                advisory_lock(conn, [CLUSTERS_LOCK])
-                if self.store.clusters_version(conn) > self.version:
-                    self._reload(conn)
+        with self._lock, self.store.transaction(locks=[CLUSTERS_LOCK]) as conn:
+            # the version this writes must follow every other process's: read theirs first
+            # (a merge there may also have moved this cluster into another)
+            if self.store.several_writers and self.store.clusters_version(conn) > self.version:
+                self._reload(conn)
             live = self.live(cid)
             if live != cid and live in self.templates:
                 return  # merged meanwhile into a cluster that has its own template
@@ -429,22 +428,18 @@ class CrawlClusters:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-        if not self.store.is_postgres:
-            # one writer: every merge saw every page stored before it
-            with self._lock, self.store.engine.begin() as conn:
-                self._settle_representatives(conn)
-            return
-        with self._lock, self.store.engine.begin() as conn:
-            advisory_lock(conn, [CLUSTERS_LOCK])
-            if self.store.clusters_version(conn) > self.version:
-                self._reload(conn)  # merges other processes made since this one last looked
-            # A page this process stored under a template as another process merged it was not
-            # committed yet when that merge moved the template's pages: it follows now.
-            merged: dict[int, list[int]] = {}
-            for old in self._renamed:
-                merged.setdefault(self.live(old), []).append(old)
-            for into, gone in sorted(merged.items()):
-                self.store.merge_clusters(conn, into, sorted(gone))
+        with self._lock, self.store.transaction(locks=[CLUSTERS_LOCK]) as conn:
+            # with one writer (SQLite) every merge saw every page stored before it
+            if self.store.several_writers:
+                if self.store.clusters_version(conn) > self.version:
+                    self._reload(conn)  # merges other processes made since this one last looked
+                # A page this process stored under a template as another process merged it was
+                # not committed yet when that merge moved the template's pages: it follows now.
+                merged: dict[int, list[int]] = {}
+                for old in self._renamed:
+                    merged.setdefault(self.live(old), []).append(old)
+                for into, gone in sorted(merged.items()):
+                    self.store.merge_clusters(conn, into, sorted(gone))
             self._settle_representatives(conn)
 
     def _settle_representatives(self, conn: Any) -> None:
@@ -466,29 +461,6 @@ class CrawlClusters:
         page = unpacked(tree)
         assert page is not None
         return extract_record(template, url, page, min_fit=self.min_fit, text=text)
-
-
-class _Transaction:
-    """A transaction begun when first asked for (call it for the connection): placing a
-    page whose signature is known and that merges nothing writes nothing, and then takes no
-    write lock (SQLite's ``BEGIN IMMEDIATE``) and makes no commit."""
-
-    def __init__(self, engine: Any):
-        self._engine = engine
-        self._begun: Any = None
-        self._conn: Any = None
-
-    def __call__(self) -> Any:
-        if self._conn is None:
-            self._begun = self._engine.begin()
-            self._conn = self._begun.__enter__()
-        return self._conn
-
-    def __enter__(self) -> _Transaction:
-        return self
-
-    def __exit__(self, *exc: Any) -> Any:
-        return self._begun.__exit__(*exc) if self._begun is not None else False
 
 
 def _built_from(sample: list[Sample], medoid: int | None) -> tuple[tuple[str, ...], int | None]:

@@ -1,0 +1,79 @@
+"""The measures a crawl took (``visdup_comparisons``): per page, its candidates' similarity
+in each channel, which the final labels (:mod:`visdup.dedup.settle`) and the report reuse.
+
+The table came after schema version 3: a store made before it gets it on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, func, insert, inspect, or_, select
+
+from visdup.storage import schema
+from visdup.storage.fastpath import runs_on_driver
+from visdup.storage.schema import comparisons, pages
+
+if TYPE_CHECKING:
+    from visdup.storage.fastpath import StatementRunner
+
+#: A page's comparisons, written with the page (on SQLite's driver: the page's hot path).
+_INSERT = runs_on_driver(insert(comparisons))
+
+
+def ready(store: StatementRunner) -> bool:
+    """Create the table where a store of schema version 3 predates it."""
+    with store.reading() as conn:
+        if inspect(conn).has_table(comparisons.name):
+            return True
+    with store.transaction() as conn:
+        schema.lock_schema(conn)
+        comparisons.create(conn, checkfirst=True)  # with its index
+    return True
+
+
+def present(store: StatementRunner) -> bool:
+    """Whether the store has the table (stores made before it do not)."""
+    with store.reading() as conn:
+        return bool(inspect(conn).has_table(comparisons.name))
+
+
+def add(
+    store: StatementRunner, conn: Connection, page_id: int, rows: Iterable[tuple[int, str, float]]
+) -> None:
+    """A page's measured candidates, (other page, channel, similarity), in its transaction."""
+    values = [
+        {"page_id": page_id, "other_id": o, "channel": c, "similarity": s} for o, c, s in rows
+    ]
+    if values:
+        store._run_many(conn, _INSERT, values)
+
+
+def rows(store: StatementRunner) -> list[Any]:
+    """Every stored comparison (page_id, other_id, channel, similarity), by page."""
+    c = comparisons.c
+    query = select(c.page_id, c.other_id, c.channel, c.similarity).order_by(
+        c.page_id, c.channel, c.similarity.desc()
+    )
+    with store.reading() as conn:
+        return list(conn.execute(query))
+
+
+def pages_without(store: StatementRunner) -> int:
+    """Pages whose closest match is stored but none of their comparisons are (stored before
+    the table, or with VISDUP_COMPARISONS_MAX at 0)."""
+    matched = or_(
+        pages.c.similarity.is_not(None)
+        & pages.c.term.is_not(None)
+        & or_(pages.c.kind.is_(None), pages.c.kind != "exact"),
+        pages.c.content_similarity.is_not(None),
+    )
+    # a copy stored before its original is listed only as the other page of a comparison
+    listed = or_(
+        select(comparisons.c.page_id).where(comparisons.c.page_id == pages.c.id).exists(),
+        select(comparisons.c.other_id).where(comparisons.c.other_id == pages.c.id).exists(),
+    )
+    query = select(func.count()).select_from(pages).where(matched, ~listed)
+    with store.reading() as conn:
+        return int(conn.execute(query).scalar_one())
