@@ -23,7 +23,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 
 from tests.crawling import crawl_settings
 from tests.sites import serve_routes
-from visdup.scheduler import RedisFrontier, key_prefix
+from visdup.storage.redis_frontier import RedisFrontier, key_prefix
 
 REDIS_URL = os.environ.get("VISDUP_TEST_REDIS", "redis://127.0.0.1:6379/13")
 REPO = Path(__file__).resolve().parent.parent

@@ -148,7 +148,8 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
     settings = crawl_settings(args)
     resolved = config.resolve(settings)
     if resolved["VISDUP_FRONTIER_URL"]:
-        from visdup.scheduler import connect, refuse_sqlite
+        from visdup.scheduler import refuse_sqlite
+        from visdup.storage.redis_frontier import connect
 
         if resolved["VISDUP_ENABLED"]:
             refuse_sqlite(resolved["VISDUP_DATABASE_URL"])
