@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "visdup"
 #: Lowest first. ``engine`` (where a batch step's map runs: here, or on Dask) imports nothing
 #: of visdup but its errors, and every batch step maps over it, so it sits with the basics.
 LAYERS: tuple[frozenset[str], ...] = (
-    frozenset({"_native", "errors", "config", "verdicts", "escape", "engine"}),
+    frozenset({"_native", "errors", "config", "settings_declared", "verdicts", "escape", "engine"}),
     frozenset({"page", "storage"}),
     frozenset({"structure", "content", "index"}),
     frozenset({"templates"}),

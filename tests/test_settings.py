@@ -30,10 +30,11 @@ ENVIRONMENT = {name for name, _doc in config.ENVIRONMENT}
 
 
 def _quoted_names() -> dict[str, set[str]]:
-    """Each quoted ``VISDUP_*`` literal in the package outside config.py, with its files."""
+    """Each quoted ``VISDUP_*`` literal in the package outside the declaration and config.py,
+    with its files."""
     found: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        if path == PACKAGE / "config.py":
+        if path in (PACKAGE / "config.py", PACKAGE / "settings_declared.py"):
             continue
         for name in QUOTED.findall(path.read_text(encoding="utf-8")):
             found.setdefault(name, set()).add(str(path.relative_to(REPO)))
