@@ -1,10 +1,11 @@
 """Every visdup setting, declared once: its name, type, default, allowed values and meaning.
 
-``SETTINGS`` (:mod:`visdup.settings_declared`) is the one place a setting is declared. Everything else is derived from it: the
-defaults (``defaults()`` and the module attributes ``VISDUP_*``), the checks (``check``,
-``resolve``, ``read``, ``SPECS``), the detection of misspelt names (``unknown_settings``) and
-the reference page docs/settings.md (``python -m visdup.config --markdown``), so a setting
-added, changed or documented here is so everywhere at once.
+``SETTINGS`` (:mod:`visdup.settings_declared`) is the one place a setting is declared.
+Everything else is derived from it: the defaults (``defaults()`` and the module attributes
+``VISDUP_*``), the checks (``check``, ``resolve``, ``read``, ``SPECS``), the detection of
+misspelt names (``unknown_settings``) and the reference page docs/settings.md (``python -m
+visdup.config --markdown``), so a setting added, changed or documented there is so everywhere
+at once.
 
 The add-on installs the defaults at add-on priority, so a project's settings or ``-s``
 override them; components read them through ``visdup.context.setting``, which falls back to
