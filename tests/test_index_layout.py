@@ -17,6 +17,7 @@ from tests.crawling import article, crawl, listing, write_site
 from visdup.demo.server import serve
 from visdup.errors import StoreError
 from visdup.index.base import BandLayout
+from visdup.index.sql import band_index
 from visdup.storage.schema import FINGERPRINTS
 from visdup.storage.store import Store
 
@@ -122,9 +123,9 @@ def test_a_store_refuses_a_second_layout(pg_url, first):
     store = Store.from_url(pg_url)
     try:
         store.index_layout = first
-        store.band_index("structure", 3).add(1, 42)
+        band_index(store, "structure", 3).add(1, 42)
         store.index_layout = "pairs" if first == "bands" else "bands"
         with pytest.raises(StoreError, match="VISDUP_INDEX_LAYOUT"):
-            store.band_index("structure", 3)
+            band_index(store, "structure", 3)
     finally:
         store.close()

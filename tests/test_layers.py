@@ -45,13 +45,7 @@ LAYERS: tuple[frozenset[str], ...] = (
 
 #: Upward imports left to undo, each named: the check fails on any other, and on any of these
 #: once it is gone (so that the list only shrinks).
-PENDING = frozenset(
-    {
-        ("visdup.storage.store", "visdup.index.base"),
-        ("visdup.storage.store", "visdup.index.sql"),
-        ("visdup.storage.store", "visdup.templates.signature"),
-    }
-)
+PENDING: frozenset[tuple[str, str]] = frozenset()
 
 
 def _module(path: Path) -> str:

@@ -18,6 +18,7 @@ from sqlalchemy import create_engine, inspect, text
 from tests.crawling import article, listing, write_site
 from visdup.demo.server import serve
 from visdup.errors import InputError, StoreError
+from visdup.index.sql import band_index
 from visdup.storage import schema
 from visdup.storage.store import PageRecord, Store
 from visdup.storage.urls import canonical_url, crawl_key, mask_password, origin
@@ -504,7 +505,7 @@ def test_processes_creating_the_schema_at_once_do_not_collide(pg_url):
         try:
             barrier.wait()
             store = Store.from_url(pg_url)
-            index = store.band_index("structure", 6)
+            index = band_index(store, "structure", 6)
             assert index is not None
             index.add(page_id, 42)  # one page each (thread idents modulo 1000 could collide)
             store.close()
@@ -526,7 +527,7 @@ def test_processes_creating_the_schema_at_once_do_not_collide(pg_url):
 
 def test_sqlite_stores_keep_no_band_rows(tmp_path):
     store = Store.from_url(_sqlite(tmp_path))
-    assert store.band_index("structure", 6) is None
+    assert band_index(store, "structure", 6) is None
     store.close()
 
 

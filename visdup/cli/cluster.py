@@ -10,6 +10,7 @@ from visdup.cli.similarity import add_threshold_argument, cluster_similarity
 from visdup.escape import terminal
 from visdup.page.files import PageFiles, add_source_arguments
 from visdup.templates.extract import page_inputs
+from visdup.templates.layout import layout_key
 from visdup.templates.layouts import layout_clusters
 
 HELP = "group page files (directories recursively) into template clusters"
@@ -52,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
                     }.values(),
                 }
                 for c in clusters
-            ]
+            ],
+            current_key=layout_key,
         )
         store.close()
     if args.json:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from visdup.config import flag
 from visdup.index import MemoryIndex
+from visdup.index.sql import band_index
 from visdup.storage.store import Handle, PageRecord, Store
 from visdup.structure.fingerprint import hamming
 from visdup.verdicts import (
@@ -217,7 +218,7 @@ class Channel(Generic[T]):
         self.accepts = accepts
         self.memory = MemoryIndex(k=k, method="scan")
         # shared band rows for other processes (PostgreSQL); None on SQLite: one writer
-        self.sql = store.band_index(name, k, max_lookup)
+        self.sql = band_index(store, name, k, max_lookup)
         self.cache: ObjectCache[T] = ObjectCache(load)
         self.order: list[int] = []  # keys in insertion order, for the catch-up check
         self._count = count

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, bindparam, delete, func, or_, select, text, union
 
+from visdup.errors import StoreError
 from visdup.index.base import BandLayout, check_fp, index_layout, to_signed, to_unsigned
 from visdup.storage.locks import advisory_lock
 from visdup.storage.schema import FINGERPRINTS, fingerprint_table
@@ -33,6 +34,8 @@ from visdup.storage.schema import FINGERPRINTS, fingerprint_table
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
     from sqlalchemy.sql import CompoundSelect, Select
+
+    from visdup.storage.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -360,3 +363,26 @@ class SqlIndex:
             if limit is not None:
                 del out[limit:]
         return out
+
+
+def band_index(
+    store: Store, channel: str, k: int, max_candidates: int | None = None
+) -> SqlIndex | None:
+    """The shared SQL band index of a channel, where another process may read it.
+
+    Only PostgreSQL has several writers; a SQLite store has one process, whose in-memory
+    index (warmed from the pages' fingerprints) sees every page, so no band rows are written.
+    Its layout is the store's :attr:`~visdup.storage.store.Store.index_layout`
+    (VISDUP_INDEX_LAYOUT, set by the crawl).
+    """
+    if not store.is_postgres:
+        return None
+    try:
+        return SqlIndex(
+            store.engine, channel, k=k, layout=store.index_layout, max_candidates=max_candidates
+        )
+    except ValueError as exc:  # another layout or k wrote this store's band table
+        raise StoreError(
+            f"the store's band table does not fit VISDUP_HAMMING_K={k} and "
+            f"VISDUP_INDEX_LAYOUT={store.index_layout!r}: {exc}"
+        ) from None

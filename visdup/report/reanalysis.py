@@ -22,7 +22,8 @@ from typing import Any
 from visdup.config import defaults, read
 from visdup.content.textprint import ContentPrint
 from visdup.report.data import Comparisons, PageRow, Similarities, StoreData, similarities
-from visdup.storage.store import Store, to_unsigned
+from visdup.storage.schema import unsigned as to_unsigned
+from visdup.storage.store import Store
 from visdup.structure.term import Term
 from visdup.verdicts import CONTENT, DUPLICATE, EXACT, MOVED, NOVEL, SAME_TEMPLATE, STRUCTURAL
 

@@ -47,6 +47,11 @@ def signed(key: int) -> int:
     return key - (1 << 64) if key >= 1 << 63 else key
 
 
+def unsigned(value: int) -> int:
+    """A BIGINT column's signed value as the unsigned 64-bit key it holds."""
+    return value & 0xFFFFFFFFFFFFFFFF
+
+
 #: Version 2: runs name their crawl (resume is per crawl), cluster sizes count stored pages,
 #: SQLite keeps no band table (its in-memory index reads the pages' fingerprints).
 #: Version 3: new tables only (each documented where it is declared).

@@ -23,14 +23,13 @@ import json
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
 
 from visdup.errors import StoreError, VisdupError
-from visdup.index.base import to_unsigned
 from visdup.storage import clusters as _clusters
 from visdup.storage import comparisons, schema
 from visdup.storage.body import pack_body, unpack_body
@@ -39,12 +38,9 @@ from visdup.storage.engine import database_path, describe, make_engine
 from visdup.storage.fastpath import StatementRunner, new_id, runs_on_driver
 from visdup.storage.locks import WriterLock
 from visdup.storage.page_record import PageRecord
-from visdup.storage.schema import errors, links, pages, runs
+from visdup.storage.schema import errors, links, pages, runs, unsigned
 from visdup.storage.transactions import Handle
 from visdup.storage.urls import canonical_url, mask_password
-
-if TYPE_CHECKING:
-    from visdup.index.sql import SqlIndex
 
 logger = logging.getLogger(__name__)
 
@@ -149,29 +145,6 @@ class Store(StatementRunner):
             return version
         with self.engine.begin() as conn:
             return schema.migrate(conn)
-
-    def band_index(
-        self, channel: str, k: int, max_candidates: int | None = None
-    ) -> SqlIndex | None:
-        """The shared SQL band index of a channel, where another process may read it.
-
-        Only PostgreSQL has several writers; a SQLite store has one process, whose in-memory
-        index (warmed from the pages' fingerprints) sees every page, so no band rows are written.
-        Its layout is :attr:`index_layout` (VISDUP_INDEX_LAYOUT, set by the crawl).
-        """
-        if not self.is_postgres:
-            return None
-        from visdup.index.sql import SqlIndex
-
-        try:
-            return SqlIndex(
-                self.engine, channel, k=k, layout=self.index_layout, max_candidates=max_candidates
-            )
-        except ValueError as exc:  # another layout or k wrote this store's band table
-            raise StoreError(
-                f"the store's band table does not fit VISDUP_HAMMING_K={k} and "
-                f"VISDUP_INDEX_LAYOUT={self.index_layout!r}: {exc}"
-            ) from None
 
     # ------------------------------------------------------------------ runs
     def begin_run(self, spider: str, crawl: str | None = None) -> int:
@@ -304,7 +277,7 @@ class Store(StatementRunner):
             for row in conn.execute(
                 select(pages.c.id, col).where(col.is_not(None)).order_by(pages.c.id)
             ):
-                yield row[0], to_unsigned(row[1])
+                yield row[0], unsigned(row[1])
 
     def stored_urls(self) -> set[str]:
         """Every stored page's URL in canonical form (rows of schema version 1 made so here)."""
@@ -397,16 +370,24 @@ class Store(StatementRunner):
         return comparisons.pages_without(self)
 
     # ------------------------------------------------------------------ clusters
-    def save_clusters(self, items: list[dict[str, Any]]) -> None:
+    def save_clusters(
+        self,
+        items: list[dict[str, Any]],
+        current_key: Callable[[list[str], list[int]], int] | None = None,
+    ) -> None:
         """Replace the stored clusters (a batch re-clustering), and the pages' cluster ids.
 
         An item's ``layouts`` (its signatures, when given) are stored under its id and the
         signatures of another version go, so a later crawl starts from the clusters the batch
-        made; signatures of pages the batch could not read again stay.
+        made; signatures of pages the batch could not read again stay. ``current_key`` gives
+        a signature's key as this version of visdup makes it (with ``layouts``: a stored
+        signature whose key differs was made by another version, and goes).
         """
-        from visdup.templates.signature import layout_key
-
-        _clusters.replace_all(self, items, now, layout_key)
+        if current_key is None:
+            if any("layouts" in item for item in items):
+                raise ValueError("clusters with their layouts need current_key")
+            current_key = _no_key
+        _clusters.replace_all(self, items, now, current_key)
 
     def save_templates(
         self,
@@ -514,3 +495,8 @@ class Store(StatementRunner):
     def run_rows(self) -> list[Any]:
         with self._reader.connect() as conn:
             return list(conn.execute(select(runs).order_by(runs.c.id)))
+
+
+def _no_key(_labels: list[str], _sizes: list[int]) -> int:
+    """No signature to key: clusters saved without their layouts touch no stored signature."""
+    return 0
