@@ -15,7 +15,8 @@ from typing import Any
 
 from visdup.config import defaults
 from visdup.content.textprint import ContentPrint, compare, content_print
-from visdup.dedup.label import PrintSummary, build_labeller, content_bound
+from visdup.dedup.label import build_labeller
+from visdup.dedup.prints import PrintSummary, content_bound
 from visdup.storage.store import Store
 
 WORDS = (

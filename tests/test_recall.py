@@ -401,7 +401,7 @@ def test_refinements_that_stop_early_measure_in_the_exact_order(tmp_path: Path, 
 
 def test_candidate_search_is_complete_to_its_radius(tmp_path: Path) -> None:
     """The nearest stored pages within the search radius, all of them, as a full scan says."""
-    from visdup.dedup.label import LOOKUP_PAGES, SEARCH_RADIUS
+    from visdup.dedup.channel import LOOKUP_PAGES, SEARCH_RADIUS
 
     rng = random.Random(9)
     centres = [rng.getrandbits(64) for _ in range(5)]

@@ -21,20 +21,16 @@ before it (:func:`visdup.verdicts.original_rank`) takes its place in the same tr
 
 from __future__ import annotations
 
-import heapq
 import logging
 import threading
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from visdup.config import flag
-from visdup.index import MemoryIndex
-from visdup.index.sql import band_index
+from visdup.dedup.channel import LOOKUP_PAGES, Channel, Match
+from visdup.dedup.prints import PrintSummary, content_bound
 from visdup.storage.store import Handle, PageRecord, Store
-from visdup.structure.fingerprint import hamming
 from visdup.verdicts import (
     CONTENT,
     DUPLICATE,
@@ -61,390 +57,6 @@ TEMPLATE = "template"
 THIN_CANDIDATES = 8
 #: Group sizes kept for pages just stored, until their pipeline reads them (the cap).
 RECENT_SIZES = 10_000
-
-T = TypeVar("T")
-
-
-@dataclass
-class Match:
-    page_id: int
-    similarity: float
-    kind: str
-
-
-class ObjectCache(Generic[T]):
-    """Recently used stored objects (terms, content prints) keyed by page id."""
-
-    def __init__(self, load: Callable[[list[int]], dict[int, T]], capacity: int = 20_000):
-        self._load = load
-        self.capacity = capacity
-        self._items: OrderedDict[int, T] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def put(self, page_id: int, obj: T) -> None:
-        with self._lock:
-            self._items[page_id] = obj
-            self._items.move_to_end(page_id)
-            while len(self._items) > self.capacity:
-                self._items.popitem(last=False)
-
-    def get_many(self, ids: list[int]) -> dict[int, T]:
-        with self._lock:
-            found = {i: self._items[i] for i in ids if i in self._items}
-        missing = [i for i in ids if i not in found]
-        if missing:
-            for page_id, obj in self._load(missing).items():
-                found[page_id] = obj
-                self.put(page_id, obj)
-        return found
-
-
-class SharedKeys:
-    """Inverted index of exact keys (long-sentence hashes): finds partial copies SimHash misses.
-
-    A page that adds a header and a footer to an article moves its SimHash by more bits than
-    the band tables search, but still shares most long sentences with the original. Keys
-    shared by many pages (boilerplate) stop counting once their posting list is full.
-    """
-
-    def __init__(self, max_postings: int = 64):
-        self.max_postings = max_postings
-        #: Key → the page that has it, or the pages (most keys belong to one page: a plain
-        #: int there saves a list per key).
-        self._postings: dict[int, int | list[int]] = {}
-        self._keys: dict[int, frozenset[int]] = {}
-
-    def add(self, page_id: int, keys: Iterable[int]) -> None:
-        """Index a page's keys; a frozenset is kept as it is (a summary may share it)."""
-        mine = keys if isinstance(keys, frozenset) else frozenset(keys)
-        self._keys[page_id] = mine
-        postings = self._postings
-        for key in mine:
-            posting = postings.get(key)
-            if posting is None:
-                postings[key] = page_id
-            elif isinstance(posting, int):
-                postings[key] = [posting, page_id]
-            elif len(posting) <= self.max_postings:
-                posting.append(page_id)
-
-    def keys(self, page_id: int) -> frozenset[int]:
-        return self._keys.get(page_id, frozenset())
-
-    def query(self, keys: Iterable[int], limit: int) -> list[int]:
-        """Pages with the largest share of keys in common, best first; boilerplate ignored.
-
-        The share is of the smaller page's keys (containment): a short page quoted whole by a
-        long one shares 3 of its 3 sentences, and must rank above a long page that shares 10
-        of 100. Ranking by the raw count lost exactly those (bench/bench_recall.py).
-        """
-        mine = set(keys)
-        shared: dict[int, int] = {}
-        for key in mine:
-            posting = self._postings.get(key)
-            if posting is None:
-                continue
-            if isinstance(posting, int):
-                shared[posting] = shared.get(posting, 0) + 1
-                continue
-            if len(posting) > self.max_postings:
-                continue
-            for page_id in posting:
-                shared[page_id] = shared.get(page_id, 0) + 1
-        size = len(mine)
-        ranked = sorted(
-            shared.items(),
-            key=lambda kv: (-kv[1] / max(1, min(size, len(self._keys.get(kv[0], ())))), kv[0]),
-        )
-        return [page_id for page_id, _n in ranked[:limit]]
-
-
-#: Hamming radius of the in-memory candidate search. Measured with bench/bench_recall.py: the
-#: nearest page at the template threshold lies beyond 10 bits for about 1 % of the pages of a
-#: documentation site. The search is a numpy scan of every distinct stored fingerprint
-#: (``MemoryIndex(method="scan")``), complete to the radius: the k=8 band tables it replaced
-#: missed pairs 11-14 bits apart that shared no band (3 of 248 same-template pages of the
-#: PostgreSQL manual), and it is no slower: 0.53 against 0.91 ms per lookup among 10^5
-#: templated fingerprints (nearest 128 within 16 bits; 38 against 47 µs among 10^4).
-SEARCH_RADIUS = 16
-#: Nearest stored pages (by Hamming distance) each lookup returns, before they are ranked by
-#: the measure's cheap bound. Measured with bench/bench_recall.py on 300 pages each: 64 lost 2
-#: of 246 structural near-duplicates of warpcore and 3 of 339 same-template pages of the
-#: Python manual, 128 none of either, for 13-24 % more exact measures.
-LOOKUP_PAGES = 128
-
-
-class Channel(Generic[T]):
-    """One way of being alike: candidate sources, a cheap bound, and a confirming measure.
-
-    Candidates come from the SimHash bands (and shared keys); they are confirmed in the order
-    of an upper bound on the measure (``bound``, then the tighter ``refine`` for the one about
-    to be measured), not of their Hamming distance, and the confirmation stops as soon as no
-    remaining candidate can beat what was found (or reach ``floor``), after ``candidates``
-    exact measures, or when the page's work budget is spent.
-    """
-
-    def __init__(
-        self,
-        name: str,
-        store: Store,
-        *,
-        fingerprint_column: str,
-        load: Callable[[list[int]], dict[int, T]],
-        measure: Callable[[T, T, Any], tuple[float, str | None]],
-        accepts: Callable[[T], bool] = lambda _obj: True,
-        keys: Callable[[T], Iterable[int]] | None = None,
-        good_enough: float = 1.0,
-        floor: float = 0.0,
-        summarise: Callable[[T], Any] | None = None,
-        bound: Callable[[Any, Any], float] | None = None,
-        bounds: Callable[[Any, list[Any]], list[float]] | None = None,
-        budget: Callable[[], Any] | None = None,
-        refine: Callable[[Any, Any, float], float] | None = None,
-        shape: Callable[[T], int] | None = None,
-        exact_bound: bool = False,
-        k: int,
-        max_lookup: int | None = None,
-        candidates: int,
-        count: Callable[[str, int], None],
-    ):
-        self.name = name
-        self.store = store
-        self.column = fingerprint_column
-        self.k = k
-        self.radius = max(k, SEARCH_RADIUS)
-        self.max_candidates = candidates
-        self.measure = measure
-        self.accepts = accepts
-        self.memory = MemoryIndex(k=k, method="scan")
-        # shared band rows for other processes (PostgreSQL); None on SQLite: one writer
-        self.sql = band_index(store, name, k, max_lookup)
-        self.cache: ObjectCache[T] = ObjectCache(load)
-        self.order: list[int] = []  # keys in insertion order, for the catch-up check
-        self._count = count
-        self.keys = keys
-        self.good_enough = good_enough
-        self.floor = floor
-        self.summarise = summarise
-        # ``bound`` of all of a page's candidates in one call: the channel's own (the same
-        # values, faster), or ``bound`` taken for each
-        self.bounds = bounds
-        if bounds is None and bound is not None:
-            self.bounds = lambda mine, views: [bound(mine, view) for view in views]
-        self.new_budget = budget
-        # a tighter, costlier ceiling than ``bound``, taken only for the candidate to measure next
-        self.refine = refine
-        # a second fingerprint of the object itself (not stored: computed when pages are added);
-        # cached, since candidates, catch-up and insertion each ask for the page's own
-        self.shape = lru_cache(maxsize=1024)(shape) if shape is not None else None
-        self.shapes = MemoryIndex(k=k, method="scan") if shape is not None else None
-        self._summaries: OrderedDict[int, Any] = OrderedDict()
-        self._summary_lock = threading.Lock()
-        self._last_summary: tuple[Any, Any] | None = None
-        self.shared = SharedKeys() if keys is not None else None
-        # ``bound`` is the measure's score itself (proved where it is defined): every
-        # candidate's score is known without a measure, only its kind (match or not) is not
-        self.exact_bound = exact_bound
-
-    def warm(self) -> int:
-        n = 0
-        for page_id, fp in self.store.fingerprints(self.column):
-            self.memory.add(page_id, fp)
-            self.order.append(page_id)
-            n += 1
-        if self.shared is not None or self.shapes is not None:
-            for start in range(0, len(self.order), 1000):
-                chunk = self.order[start : start + 1000]
-                for page_id, obj in self.cache.get_many(chunk).items():
-                    self._add_views(page_id, obj)
-        return n
-
-    def _add_views(self, page_id: int, obj: T) -> None:
-        if self.shared is not None and self.keys is not None:
-            self.shared.add(page_id, self.keys(obj))
-        if self.shapes is not None and self.shape is not None:
-            self.shapes.add(page_id, self.shape(obj))
-
-    def budget(self) -> Any:
-        """A fresh work budget for one page (None: unbounded)."""
-        return self.new_budget() if self.new_budget is not None else None
-
-    def candidates(self, fp: int, obj: T | None = None) -> tuple[list[int], int]:
-        """Nearest stored pages (SimHash bands, then shared keys), and the watermark."""
-        watermark = len(self.order)
-        found = [key for key, _fp, _d in self.memory.near(fp, self.radius, LOOKUP_PAGES)]
-        known = set(found)
-        if self.shapes is not None and self.shape is not None and obj is not None:
-            for key, _fp, _d in self.shapes.near(self.shape(obj), self.radius, LOOKUP_PAGES):
-                if key not in known:
-                    known.add(key)
-                    found.append(key)
-        if self.shared is not None and self.keys is not None and obj is not None:
-            found += [
-                key for key in self.shared.query(self.keys(obj), LOOKUP_PAGES) if key not in known
-            ]
-        self._count("visdup/candidates", len(found))
-        return found, watermark
-
-    def _summaries_of(self, objs: dict[int, T]) -> dict[int, Any]:
-        """The summaries of stored objects (page id -> summary), made once per page: one
-        look at the cache for all of a page's candidates, not one (and a lock) each."""
-        assert self.summarise is not None
-        cache = self._summaries
-        with self._summary_lock:
-            found = {pid: s for pid in objs if (s := cache.get(pid)) is not None}
-            for pid in found:
-                cache.move_to_end(pid)
-        missing = {pid: self.summarise(obj) for pid, obj in objs.items() if pid not in found}
-        if missing:
-            with self._summary_lock:
-                cache.update(missing)
-                while len(cache) > self.cache.capacity:
-                    cache.popitem(last=False)
-            found.update(missing)
-        return found
-
-    def _own_summary(self, obj: T) -> Any:
-        """The page's own summary: one page is confirmed several times (its candidates, the
-        pages stored meanwhile, the original of its content), summarised once."""
-        if self.summarise is None:
-            return obj
-        last = self._last_summary
-        if last is not None and last[0] is obj:
-            return last[1]
-        summary = self.summarise(obj)
-        self._last_summary = (obj, summary)  # one tuple: threads read it whole or not at all
-        return summary
-
-    def confirm(
-        self, obj: T, ids: list[int], budget: Any = None, sink: dict[int, float] | None = None
-    ) -> Match | None:
-        """The best match at or above the channel's floor, best possible candidates first.
-
-        ``sink`` receives every similarity measured (page id → score), rejected ones included;
-        a comparison the work budget skipped measured nothing and is left out.
-
-        Candidates wait in a heap by their ceiling (``bound``). The one on top, before its
-        exact measure, gets the tighter ``refine`` ceiling; if that one is lower it goes back
-        in the heap, or out of it below the floor. So the costlier bound runs only on the
-        candidates that could be measured next, and the search stops on the tighter ceilings.
-
-        With ``exact_bound`` (the bound is the score itself) ``sink`` receives every
-        candidate's score, measured or not, as if all were measured; only candidates that
-        reach the floor are measured (for their kind), and the search does not stop at
-        ``good_enough`` short of a perfect score: the match is the best-scoring one, the first
-        stored page on a tie (as the report's replay of the stored scores picks it).
-        """
-        if not ids or not self.accepts(obj):
-            return None
-        stored = self.cache.get_many(ids)
-        mine = self._own_summary(obj)
-        first: dict[int, int] = {}  # page id -> its position among the candidates
-        for position, page_id in enumerate(ids):
-            other = stored.get(page_id)
-            if other is not None and page_id not in first and self.accepts(other):
-                first[page_id] = position
-        views = (
-            self._summaries_of({page_id: stored[page_id] for page_id in first})
-            if self.summarise is not None
-            else stored
-        )
-        ceilings: dict[int, float] = {}
-        heap: list[tuple[float, int, int]] = []
-        tops = (
-            self.bounds(mine, [views[page_id] for page_id in first])
-            if self.bounds is not None
-            else [1.0] * len(first)
-        )
-        for (page_id, position), ceiling in zip(first.items(), tops, strict=True):
-            if self.bounds is not None:
-                if self.exact_bound and sink is not None:
-                    sink[page_id] = max(ceiling, sink.get(page_id, ceiling))
-                if ceiling < self.floor:
-                    continue  # cannot reach the floor: no exact measure needed
-            ceilings[page_id] = ceiling
-            # on a tie: the nearest candidate first, or with exact scores the first stored,
-            # the one the report's replay of the stored scores picks
-            heap.append((-ceiling, page_id if self.exact_bound else position, page_id))
-        heapq.heapify(heap)
-        best: Match | None = None
-        measured: set[Any] = set()  # on a templated site many stored pages share one term
-        refined: dict[Any, float] = {}  # the refined ceiling of each distinct stored object
-        while heap:
-            negative, position, page_id = heapq.heappop(heap)
-            ceiling = ceilings[page_id]
-            if best is not None and (
-                ceiling <= best.similarity
-                or best.similarity >= self.good_enough
-                or (ceiling < self.good_enough and not self.exact_bound)
-            ):
-                # nothing left can beat it, or only by a score that changes no verdict
-                break
-            other = stored[page_id]
-            if other in measured:
-                continue  # the same measure of the same pair: it did not win before
-            if len(measured) >= self.max_candidates:
-                break
-            if self.refine is not None and -negative == ceiling:
-                need = self.floor if best is None else max(best.similarity, self.good_enough)
-                tighter = refined.get(other)
-                if tighter is None:
-                    tighter = self.refine(mine, views[page_id], need)
-                    if tighter >= need:
-                        refined[other] = tighter  # not an early stop: worth reusing
-                if tighter < ceiling:
-                    ceilings[page_id] = tighter
-                    if tighter >= self.floor:
-                        heapq.heappush(heap, (-tighter, position, page_id))
-                    continue
-            measured.add(other)
-            skipped = getattr(budget, "skipped", 0)
-            score, kind = self.measure(obj, other, budget)
-            if sink is not None and getattr(budget, "skipped", 0) == skipped:
-                sink[page_id] = max(score, sink.get(page_id, score))
-            if kind is not None and (best is None or score > best.similarity):
-                best = Match(page_id, score, kind)
-        return best
-
-    def late(
-        self, conn: Handle | None, fp: int, obj: T, seen: list[int], watermark: int
-    ) -> list[int]:
-        """Near pages stored after the candidates were taken (here or, with ``conn``, by others)."""
-        known = set(seen)
-        mine = frozenset(self.keys(obj)) if self.keys is not None else frozenset()
-        shape = self.shape(obj) if self.shape is not None and self.shapes is not None else None
-        late = [
-            key
-            for key in self.order[watermark:]
-            if key not in known
-            and (
-                (
-                    (kfp := self.memory.fingerprint(key)) is not None
-                    and hamming(kfp, fp) <= self.radius
-                )
-                or (self.shared is not None and mine & self.shared.keys(key))
-                or (
-                    shape is not None
-                    and self.shapes is not None
-                    and (kshape := self.shapes.fingerprint(key)) is not None
-                    and hamming(kshape, shape) <= self.radius
-                )
-            )
-        ]
-        if conn is not None and self.sql is not None:  # pages other processes stored
-            known.update(late)
-            late += [
-                key
-                for key, _f, _d in self.sql.query(fp, k=self.k, limit=64, conn=conn)
-                if key not in known and key not in self.memory
-            ]
-        return late[:LOOKUP_PAGES]
-
-    def added(self, page_id: int, fp: int, obj: T) -> None:
-        self.memory.add(page_id, fp)
-        self.order.append(page_id)
-        self.cache.put(page_id, obj)
-        self._add_views(page_id, obj)
 
 
 @dataclass
@@ -812,132 +424,29 @@ class Labeller:
         self._count("visdup/originals_replaced", 1)
 
 
-def _layer(
-    values: tuple[int, ...], distinct: frozenset[int] | None = None
-) -> tuple[frozenset[int], dict[int, int] | None]:
-    """A print layer as a set, and the counts of the hashes it repeats (None: it repeats none).
-
-    ``distinct``: the layer's set when the caller has it already (shared, not copied).
-    """
-    if distinct is None:
-        distinct = frozenset(values)
-    if len(distinct) == len(values):
-        return distinct, None
-    return distinct, {h: n for h, n in Counter(values).items() if n > 1}
-
-
-def _shared(
-    a: frozenset[int],
-    a_repeats: dict[int, int] | None,
-    b: frozenset[int],
-    b_repeats: dict[int, int] | None,
-) -> int:
-    """Size of the multiset intersection of two layers (what ``textprint._common`` counts).
-
-    A hash counts more than once only where both layers repeat it: min(ka, kb) - 1 more.
-    """
-    if a.isdisjoint(b):  # most candidates: stops at the first shared hash otherwise
-        return 0
-    n = len(a & b)
-    if a_repeats and b_repeats:
-        if len(b_repeats) < len(a_repeats):
-            a_repeats, b_repeats = b_repeats, a_repeats
-        for h, ka in a_repeats.items():
-            kb = b_repeats.get(h)
-            if kb is not None:
-                n += min(ka, kb) - 1
-    return n
-
-
-@dataclass(frozen=True, eq=False)
-class PrintSummary:
-    """A content print's long-sentence and paragraph layers as sets, built once per page.
-
-    The content channel keeps one per stored page (``Channel.summarise``), so ranking 256
-    candidates costs 256 set intersections in C, not 256 rebuilds of both pages' sets.
-    """
-
-    document: int
-    sentences: frozenset[int]
-    sentence_repeats: dict[int, int] | None
-    sentence_count: int
-    paragraphs: frozenset[int]
-    paragraph_repeats: dict[int, int] | None
-    paragraph_count: int
-    listing: bool = False
-
-    @classmethod
-    def of(cls, cp: ContentPrint) -> PrintSummary:
-        sentences, sentence_repeats = _layer(cp.sentences, cp.sentence_set)
-        paragraphs, paragraph_repeats = _layer(cp.paragraphs)
-        return cls(
-            cp.document,
-            sentences,
-            sentence_repeats,
-            len(cp.sentences),
-            paragraphs,
-            paragraph_repeats,
-            len(cp.paragraphs),
-            cp.listing,
-        )
-
-
-def content_bound(a: PrintSummary, b: PrintSummary) -> float:
-    """The content measure of two prints (``ContentMatch.measure`` of
-    :func:`visdup.content.textprint.compare`, 1 for a mirror) from their summaries: an upper
-    bound on it that is in fact equal to it, in set intersections alone.
-
-    Let na, nb be the prints' long sentences, pa, pb their paragraphs, s the long sentences
-    they share and c the paragraphs they share (multiset intersections of the hashes, as
-    ``compare`` counts them).
-
-    - Either print without long sentences: ``compare`` scores 0. Equal document
-      fingerprints: a mirror, 1. Both are returned as ``compare`` decides them.
-    - Sentence Dice 2s/(na + nb) is at most the containment s/min(na, nb), since
-      na + nb >= 2 min(na, nb) (and float division rounds monotonically), so
-      max(sentence Dice, containment) is the containment, computed here with the same
-      float division as ``compare``.
-    - Paragraph Dice is 2c/(pa + pb), with c <= min(pa, pb), and c <= s: a paragraph's
-      fingerprint hashes its long sentences joined by a newline (``textprint.structure_tree``;
-      a normalised sentence holds no newline, so the joined text gives the sentences back),
-      and a print's sentence layer is the long sentences of its paragraphs, in order. So two
-      paragraphs with one fingerprint (barring a 64-bit hash collision, which ``compare``
-      trusts as well) hold the same one or more sentences, present in both sentence layers,
-      and distinct matched paragraphs hold distinct positions there: s >= c. Hence
-      paragraph Dice <= 2 min(s, pa, pb)/(pa + pb). When that ceiling is at most the
-      containment, the measure is the containment; else c is counted and paragraph Dice
-      computed as ``compare`` does.
-
-    - When either print is a listing, containment does not count (``compare``): the bound
-      starts from sentence Dice 2s/(na + nb) instead, by the same float division.
-
-    So the value returned is max(paragraph Dice, sentence Dice, containment), the measure
-    itself, and s = 0 (no long sentence shared, the commonest candidate) gives 0 after one
-    ``isdisjoint``. The channel relies on it being an upper bound to skip candidates below
-    the floor, and on the equality to store every candidate's score unmeasured
-    (``Channel(exact_bound=True)``); tests/test_content_bound.py checks both against
-    ``compare`` on generated print pairs.
-    """
-    na, nb = a.sentence_count, b.sentence_count
-    if not na or not nb:
-        return 0.0
-    if a.document == b.document:
-        return 1.0
-    s = _shared(a.sentences, a.sentence_repeats, b.sentences, b.sentence_repeats)
-    if not s:
-        return 0.0
-    bound = 2 * s / (na + nb) if a.listing or b.listing else s / min(na, nb)
-    pa, pb = a.paragraph_count, b.paragraph_count
-    if pa and pb and 2 * min(s, pa, pb) / (pa + pb) > bound:
-        c = _shared(a.paragraphs, a.paragraph_repeats, b.paragraphs, b.paragraph_repeats)
-        bound = max(bound, 2 * c / (pa + pb))
-    return bound
-
-
 def build_labeller(
     store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
 ) -> Labeller:
     """The structural channel always; the content channel unless VISDUP_CONTENT_ENABLED is off."""
+    channels: dict[str, Channel[Any]] = {"structure": structure_channel(store, get, count)}
+    if flag(get("VISDUP_CONTENT_ENABLED")):
+        channels["content"] = content_channel(store, get, count)
+    policy = str(get("VISDUP_DUPLICATE_POLICY"))
+    nofollow = DUPLICATE_VERDICTS if "nofollow" in policy else frozenset()
+    return Labeller(
+        store,
+        channels,
+        nofollow_verdicts=nofollow,
+        count=count,
+        comparisons=int(get("VISDUP_COMPARISONS_MAX")),
+    )
+
+
+def structure_channel(
+    store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
+) -> Channel[Any]:
+    """Visual terms: SimHash and shape candidates, histogram and sequence bounds, then the
+    tree edit distance within each pair's and each page's work budget."""
     from visdup.structure.distance import (
         OverBudget,
         Profile,
@@ -948,9 +457,6 @@ def build_labeller(
     from visdup.structure.fingerprint import shape_simhash
     from visdup.structure.term import Term
 
-    k = int(get("VISDUP_HAMMING_K"))
-    max_lookup = int(get("VISDUP_INDEX_MAX_CANDIDATES")) or None
-    n = int(get("VISDUP_CANDIDATES"))
     theta = float(get("VISDUP_SIMILARITY_THRESHOLD"))
     template_theta = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
     max_nodes = int(get("VISDUP_MAX_TERM_NODES"))
@@ -977,75 +483,67 @@ def build_labeller(
     def load_terms(ids: list[int]) -> dict[int, Term]:
         return {i: Term.parse(t) for i, t in store.values("term", ids).items() if t}
 
-    channels: dict[str, Channel[Any]] = {
-        "structure": Channel(
-            "structure",
-            store,
-            fingerprint_column="simhash",
-            load=load_terms,
-            measure=measure_terms,
-            accepts=lambda t: t.nodes <= max_nodes,
-            good_enough=theta,
-            floor=template_theta,
-            summarise=Profile,
-            bound=Profile.best_similarity,
-            bounds=best_similarities,
-            budget=lambda: WorkBudget(max_cells, page_cells),
-            refine=refine_terms,
-            shape=shape_simhash,
-            k=k,
-            max_lookup=max_lookup,
-            candidates=n,
-            count=count,
-        )
-    }
-    if flag(get("VISDUP_CONTENT_ENABLED")):
-        from visdup.content.textprint import ContentPrint, compare
-
-        content_theta = float(get("VISDUP_CONTENT_THRESHOLD"))
-        min_sentences = int(get("VISDUP_CONTENT_MIN_SENTENCES"))
-
-        def measure_content(
-            a: ContentPrint, b: ContentPrint, _budget: Any
-        ) -> tuple[float, str | None]:
-            m = compare(a, b, threshold=content_theta)  # the setting, not the module default
-            if m.kind == "mirror":
-                return 1.0, "mirror"
-            return m.measure, ("partial" if m.kind and m.measure >= content_theta else None)
-
-        def load_prints(ids: list[int]) -> dict[int, ContentPrint]:
-            return {
-                i: ContentPrint.from_json(t)
-                for i, t in store.values("content_print", ids).items()
-                if t
-            }
-
-        channels["content"] = Channel(
-            "content",
-            store,
-            fingerprint_column="content_simhash",
-            load=load_prints,
-            measure=measure_content,
-            accepts=lambda cp: len(cp.sentences) >= min_sentences,
-            keys=lambda cp: cp.sentence_set,  # the same set object as its summary's
-            floor=content_theta,
-            summarise=PrintSummary.of,
-            bound=content_bound,
-            # every candidate's score is stored, measured or not: the report's histogram and
-            # its replay at other content thresholds read what measuring them all gave
-            exact_bound=True,
-            k=k,
-            max_lookup=max_lookup,
-            # only those that reach the floor are measured, best first
-            candidates=max(n, 2 * LOOKUP_PAGES),
-            count=count,
-        )
-    policy = str(get("VISDUP_DUPLICATE_POLICY"))
-    nofollow = DUPLICATE_VERDICTS if "nofollow" in policy else frozenset()
-    return Labeller(
+    return Channel(
+        "structure",
         store,
-        channels,
-        nofollow_verdicts=nofollow,
+        fingerprint_column="simhash",
+        load=load_terms,
+        measure=measure_terms,
+        accepts=lambda t: t.nodes <= max_nodes,
+        good_enough=theta,
+        floor=template_theta,
+        summarise=Profile,
+        bound=Profile.best_similarity,
+        bounds=best_similarities,
+        budget=lambda: WorkBudget(max_cells, page_cells),
+        refine=refine_terms,
+        shape=shape_simhash,
+        k=int(get("VISDUP_HAMMING_K")),
+        max_lookup=int(get("VISDUP_INDEX_MAX_CANDIDATES")) or None,
+        candidates=int(get("VISDUP_CANDIDATES")),
         count=count,
-        comparisons=int(get("VISDUP_COMPARISONS_MAX")),
+    )
+
+
+def content_channel(
+    store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
+) -> Channel[Any]:
+    """Layered text prints: SimHash and shared long sentences as candidates, the content
+    measure itself as their bound (every candidate's score is known), the layers' kind for
+    those that reach the threshold."""
+    from visdup.content.textprint import ContentPrint, compare
+
+    content_theta = float(get("VISDUP_CONTENT_THRESHOLD"))
+    min_sentences = int(get("VISDUP_CONTENT_MIN_SENTENCES"))
+
+    def measure_content(a: ContentPrint, b: ContentPrint, _budget: Any) -> tuple[float, str | None]:
+        m = compare(a, b, threshold=content_theta)  # the setting, not the module default
+        if m.kind == "mirror":
+            return 1.0, "mirror"
+        return m.measure, ("partial" if m.kind and m.measure >= content_theta else None)
+
+    def load_prints(ids: list[int]) -> dict[int, ContentPrint]:
+        return {
+            i: ContentPrint.from_json(t) for i, t in store.values("content_print", ids).items() if t
+        }
+
+    return Channel(
+        "content",
+        store,
+        fingerprint_column="content_simhash",
+        load=load_prints,
+        measure=measure_content,
+        accepts=lambda cp: len(cp.sentences) >= min_sentences,
+        keys=lambda cp: cp.sentence_set,  # the same set object as its summary's
+        floor=content_theta,
+        summarise=PrintSummary.of,
+        bound=content_bound,
+        # every candidate's score is stored, measured or not: the report's histogram and
+        # its replay at other content thresholds read what measuring them all gave
+        exact_bound=True,
+        k=int(get("VISDUP_HAMMING_K")),
+        max_lookup=int(get("VISDUP_INDEX_MAX_CANDIDATES")) or None,
+        # only those that reach the floor are measured, best first
+        candidates=max(int(get("VISDUP_CANDIDATES")), 2 * LOOKUP_PAGES),
+        count=count,
     )

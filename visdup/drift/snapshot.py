@@ -352,6 +352,35 @@ class Snapshot:
         snapshots.add_pages(self.store, queued)  # a row naming no stored page is refused alone
 
     # ------------------------------------------------------------------ the end
+    def _starting_templates(self, live: Callable[[int], int]) -> dict[int, str]:
+        """The templates as they were at the start, under the ids they go by now: a template
+        renamed since (a page whose signature key is smaller joined it) or merged into another
+        keeps its layout of then (the survivor's own when two met, else the smallest id's, as
+        the clusters keep it)."""
+        starts: dict[int, str] = {}
+        chosen: dict[int, int] = {}
+        for old_id, text in self._start_templates.items():
+            now_id = live(old_id)
+            was = chosen.get(now_id)
+            if was is None or old_id == now_id or (was != now_id and old_id < was):
+                starts[now_id], chosen[now_id] = text, old_id
+        return starts
+
+    @staticmethod
+    def _moved(
+        cid: int, entries: list[Any], before: dict[int, int], live: Callable[[int], int]
+    ) -> dict[int, list[tuple[str, FlatTree]]]:
+        """Sample pages another template held in the previous snapshot, by that template: how
+        they now fit its layout, and what of it they miss, is the "where" of a replacement."""
+        moved: dict[int, list[tuple[str, FlatTree]]] = {}
+        for _r, u, page, tree in entries:
+            was = before.get(page)
+            if was is not None:
+                was = live(was)  # a rename or merge since is no move
+            if was is not None and was != cid:
+                moved.setdefault(was, []).append((u, tree.unpack()))
+        return moved
+
     def finish(self, reason: str | None) -> dict[int, dict[str, Any]]:
         """Write the rows left, the per-template aggregates, and the run's close reason."""
         self.flush()
@@ -386,17 +415,7 @@ class Snapshot:
             return parsed[text]
 
         before = self._previous_clusters()
-        # the templates as they were at the start, under the ids they go by now: a template
-        # renamed since (a page whose signature key is smaller joined it) or merged into
-        # another keeps its layout of then (the survivor's own when two met)
-        starts: dict[int, str] = {}
-        chosen: dict[int, int] = {}
-        for old_id, text in self._start_templates.items():
-            now_id = live(old_id)
-            was = chosen.get(now_id)
-            # the survivor's own layout, else the smallest id's (as the clusters keep it)
-            if was is None or old_id == now_id or (was != now_id and old_id < was):
-                starts[now_id], chosen[now_id] = text, old_id
+        starts = self._starting_templates(live)
         out: dict[int, dict[str, Any]] = {}
         for cid, n in counts.items():
             start = template(starts.get(cid))
@@ -409,15 +428,7 @@ class Snapshot:
             stats = template_stats(
                 pages=n, fits=fits.get(cid, []), patterns=patterns[cid], sample=part
             )
-            # sample pages another template held in the previous snapshot: how they now fit
-            # that template's layout, and what of it they miss (the "where" of a replacement)
-            moved: dict[int, list[tuple[str, FlatTree]]] = {}
-            for _r, u, page, tree in entries:
-                was = before.get(page)
-                if was is not None:
-                    was = live(was)  # a rename or merge since is no move
-                if was is not None and was != cid:
-                    moved.setdefault(was, []).append((u, tree.unpack()))
+            moved = self._moved(cid, entries, before, live)
             if moved:
                 stats["moved"] = {}
             for was, trees in sorted(moved.items(), key=lambda kv: -len(kv[1]))[:2]:
