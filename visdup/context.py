@@ -152,7 +152,6 @@ class CrawlContext:
         )
         #: The snapshot this run adds to (visdup.drift; None when drift is off).
         self.snapshot: Snapshot | None = None
-        # Page items waiting for their verdict or records, for the spider middlewares.
         #: What each page item's spider middlewares wait for from the pipelines.
         self.handoff = HandOff()
         # The store now: a crawl that cannot store anything must not fetch anything.

@@ -26,8 +26,13 @@ class _Waiter:
     records: Deferred[list[Any]] = field(default_factory=Deferred)
 
 
+def _field(item: Any, name: str) -> Any:
+    """A page item's field, whether a project's pipeline made it a dict or not."""
+    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+
+
 def _url_of(item: Any) -> str | None:
-    url = item.get("url") if isinstance(item, Mapping) else getattr(item, "url", None)
+    url = _field(item, "url")
     return url if isinstance(url, str) else None
 
 
@@ -85,23 +90,20 @@ class HandOff:
     def gone(self, item: Any) -> None:
         """An item left the pipelines: what it did not give, it never will."""
         waiter = self._find(item)
-        if waiter is None:
-            return
-        if not waiter.verdict.called:
-            waiter.verdict.callback(
-                getattr(item, "verdict", None)
-                if not isinstance(item, Mapping)
-                else item.get("verdict")
-            )
-        if not waiter.records.called:
-            waiter.records.callback([])
-        self._waiters.pop(id(waiter.item), None)
+        if waiter is not None:
+            _answer(waiter, _field(item, "verdict"))
+            self._waiters.pop(id(waiter.item), None)
 
     def close(self) -> None:
         """The spider closed: every waiter gets its answer, none."""
-        for waiter in list(self._waiters.values()):
-            if not waiter.verdict.called:
-                waiter.verdict.callback(None)
-            if not waiter.records.called:
-                waiter.records.callback([])
+        for waiter in list(self._waiters.values()):  # a callback may ask for another waiter
+            _answer(waiter, None)
         self._waiters.clear()
+
+
+def _answer(waiter: _Waiter, verdict: str | None) -> None:
+    """Whatever the waiter has not been given yet: ``verdict``, and no records."""
+    if not waiter.verdict.called:
+        waiter.verdict.callback(verdict)
+    if not waiter.records.called:
+        waiter.records.callback([])

@@ -63,11 +63,20 @@ def tracked(url: str) -> bool:
     parts = urlsplit(url)
     if _PATH_SESSION.search(parts.path) or _PATH_SESSION.search(url):
         return True
-    for key, _value in parse_qsl(parts.query, keep_blank_values=True):
-        key = key.lower()
-        if key in TRACKING_PARAMS or key.startswith(_TRACKING_PREFIXES):
-            return True
-    return False
+    return any(
+        tracking_param(key) for key, _value in parse_qsl(parts.query, keep_blank_values=True)
+    )
+
+
+def tracking_param(name: str) -> bool:
+    """Whether a query parameter tracks a visit or a session rather than names a page."""
+    name = name.lower()
+    return name in TRACKING_PARAMS or name.startswith(_TRACKING_PREFIXES)
+
+
+def without_session(path: str) -> str:
+    """A URL path without a session id in it (``/a.html;jsessionid=...`` -> ``/a.html``)."""
+    return _PATH_SESSION.split(path, maxsplit=1)[0]
 
 
 def original_rank(url: str, named: bool) -> tuple[int, int, int, str]:
@@ -78,7 +87,7 @@ def original_rank(url: str, named: bool) -> tuple[int, int, int, str]:
     then URL order. Nothing in it depends on when a page was fetched.
     """
     parts = urlsplit(url)
-    path = _PATH_SESSION.split(parts.path, maxsplit=1)[0]
+    path = without_session(parts.path)
     return (0 if named else 1, 1 if tracked(url) else 0, len(path) + len(parts.query), url)
 
 

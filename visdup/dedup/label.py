@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from visdup.config import flag
 from visdup.dedup.channel import LOOKUP_PAGES, Channel, Match
-from visdup.dedup.prints import PrintSummary, content_bound
+from visdup.dedup.prints import PrintSummary, content_bound, content_score
 from visdup.storage.store import Handle, PageRecord, Store
 from visdup.verdicts import (
     CONTENT,
@@ -517,10 +517,8 @@ def content_channel(
     min_sentences = int(get("VISDUP_CONTENT_MIN_SENTENCES"))
 
     def measure_content(a: ContentPrint, b: ContentPrint, _budget: Any) -> tuple[float, str | None]:
-        m = compare(a, b, threshold=content_theta)  # the setting, not the module default
-        if m.kind == "mirror":
-            return 1.0, "mirror"
-        return m.measure, ("partial" if m.kind and m.measure >= content_theta else None)
+        # the setting, not the module default
+        return content_score(compare(a, b, threshold=content_theta), content_theta)
 
     def load_prints(ids: list[int]) -> dict[int, ContentPrint]:
         return {

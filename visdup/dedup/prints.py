@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from visdup.content.textprint import ContentPrint
+    from visdup.content.textprint import ContentMatch, ContentPrint
 
 
 def _layer(
@@ -131,3 +131,11 @@ def content_bound(a: PrintSummary, b: PrintSummary) -> float:
         c = _shared(a.paragraphs, a.paragraph_repeats, b.paragraphs, b.paragraph_repeats)
         bound = max(bound, 2 * c / (pa + pb))
     return bound
+
+
+def content_score(m: ContentMatch, threshold: float) -> tuple[float, str | None]:
+    """The content channel's score of a comparison and its kind: ``mirror`` (the same
+    document), ``partial`` (the measure reaches ``threshold``), or None (no match)."""
+    if m.kind == "mirror":
+        return 1.0, "mirror"
+    return m.measure, ("partial" if m.kind and m.measure >= threshold else None)

@@ -36,7 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from visdup.dedup.prints import content_score
 from visdup.storage.locks import SETTLE_LOCK
+from visdup.storage.schema import unsigned
 from visdup.verdicts import (
     CONTENT,
     DUPLICATE,
@@ -124,11 +126,10 @@ def _near(fps: np.ndarray, fp: int, radius: int) -> np.ndarray:
 
 
 class _Settler:
-    def __init__(self, store: Any, channels: dict[str, Any], count: Callable[[str, int], None]):
+    def __init__(self, store: Any, channels: dict[str, Any]):
         self.store = store
         self.structure = channels.get("structure")
         self.content = channels.get("content")
-        self.count = count
         self.pages: list[_Page] = []
         self.measured = 0
         #: (position, position), smaller first -> layout similarity (rounded).
@@ -153,8 +154,8 @@ class _Settler:
                 r.url,
                 r.canonical,
                 r.body_hash if r.problem is None else None,
-                _unsigned(r.simhash),
-                _unsigned(r.content_simhash),
+                None if r.simhash is None else unsigned(r.simhash),
+                None if r.content_simhash is None else unsigned(r.content_simhash),
                 current={name: getattr(r, name) for name in LABELS},
             )
             for r in rows
@@ -164,11 +165,15 @@ class _Settler:
         self.position = {p.id: i for i, p in enumerate(pages)}
         for start in range(0, len(pages), CHUNK):
             chunk = pages[start : start + CHUNK]
-            terms = self.store.values("term", [p.id for p in chunk if p.simhash is not None])
-            for p in chunk:
-                term = terms.get(p.id)
-                if term:
-                    p.term_key = hashlib.blake2b(term.encode(), digest_size=16).digest()
+            if self.structure is not None:  # parsed once: the peer search reads them too
+                terms = self.structure.cache.get_many(
+                    [p.id for p in chunk if p.simhash is not None]
+                )
+                for p in chunk:
+                    term = terms.get(p.id)
+                    if term is not None:
+                        text = str(term).encode()
+                        p.term_key = hashlib.blake2b(text, digest_size=16).digest()
             if self.content is not None:
                 prints = self.content.cache.get_many([p.id for p in chunk])
                 for p in chunk:
@@ -235,10 +240,7 @@ class _Settler:
         if first is None or second is None:
             return 0.0, None, False
         m = compare(first, second, threshold=channel.floor)
-        kind = "mirror" if m.kind == "mirror" else ("partial" if m.kind else None)
-        measure = 1.0 if kind == "mirror" else m.measure
-        if measure < channel.floor:
-            kind = None
+        measure, kind = content_score(m, channel.floor)
         mutual = kind == "mirror" or (kind is not None and m.score >= channel.floor)
         value = self._content[pair] = (round(measure, 6), kind, mutual)
         return value
@@ -510,10 +512,6 @@ def _blank(verdict: str) -> dict[str, Any]:
     return labels
 
 
-def _unsigned(value: int | None) -> int | None:
-    return None if value is None else value & 0xFFFFFFFFFFFFFFFF
-
-
 def settle(store: Any, labeller: Any, count: Callable[[str, int], None] | None = None) -> Settled:
     """Derive every stored page's final labels and write those that changed.
 
@@ -523,7 +521,7 @@ def settle(store: Any, labeller: Any, count: Callable[[str, int], None] | None =
     after another; the last one to end sees every page.
     """
     count = count or (lambda _key, _n: None)
-    settler = _Settler(store, labeller.channels, count)
+    settler = _Settler(store, labeller.channels)
     with store.holding([SETTLE_LOCK]):  # one settler at a time per store
         return _settle(store, settler, count)
 
@@ -531,7 +529,7 @@ def settle(store: Any, labeller: Any, count: Callable[[str, int], None] | None =
 def derive(store: Any, labeller: Any) -> dict[int, dict[str, Any]]:
     """Every stored page's final labels (page id -> the :data:`LABELS` columns), unwritten:
     what :func:`settle` would store, for a report that replays other thresholds."""
-    settler = _Settler(store, labeller.channels, lambda _key, _n: None)
+    settler = _Settler(store, labeller.channels)
     settler.load()
     labels, _groups = settler.labels()
     return labels

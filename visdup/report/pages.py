@@ -58,9 +58,7 @@ def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
                 "status": p.status,
                 "verdict": p.verdict or "",
                 "kind": member.kind if member is not None else "",
-                "duplicate_of": (
-                    group.original if group is not None and member and p.verdict in REPEATS else ""
-                ),
+                "duplicate_of": group.original if group is not None and copy is not None else "",
                 "content_similarity": _rounded(content),
                 "layout_similarity": _rounded(layout),
                 "near_duplicates": len(group.members) if group is not None else 0,

@@ -1,16 +1,13 @@
 """Verdicts and groups recomputed from what the store holds, at other thresholds, no fetching.
 
-A crawl stores every candidate it measured for each page (visdup_comparisons: the pair's tree
-edit or text similarity, confirmed or rejected). Replaying the labeller's decisions over them
-in the order the pages were stored (the first page stored stays the original) answers "what if
-the threshold were 0.9?" in a moment, as Screaming Frog re-runs its near-duplicate analysis
-after a crawl: exact body hash first, then the best stored structural and content comparisons
-at the new thresholds. Where the store has no comparisons (made before them), or a threshold
-goes below the crawl's template threshold (pairs whose bound stayed under it were never
-measured), the channels run again over the stored terms and prints instead: SimHash
-candidates confirmed by tree edit distance, content candidates (SimHash and shared long
-sentences) confirmed by layered text prints. Stored verdicts change only when the caller
-saves the result.
+"What if the threshold were 0.9?" is answered as the end of a crawl answers it: the final pass
+(:mod:`visdup.dedup.settle`) runs over the stored pages at the new thresholds, reusing every
+measure the crawl stored (visdup_comparisons: each pair's tree edit or text similarity,
+confirmed or rejected), so groups and originals follow the crawl's rules. The similarity
+histograms come from those stored comparisons; where the store has none (made before them), or
+a threshold goes below the crawl's template threshold (pairs whose bound stayed under it were
+never measured), the channels run again over the stored terms and prints to draw them. Stored
+verdicts change only when the caller saves the result.
 """
 
 from __future__ import annotations
@@ -148,85 +145,25 @@ def replay_refused(
 def replay(
     store: Store, data: StoreData, t: Thresholds, comparisons: Comparisons
 ) -> tuple[StoreData, Similarities]:
-    """The labeller's decisions replayed over the stored comparisons, in storing order.
-
-    A page's structural match is its best stored structural comparison at or above the
-    template threshold (a duplicate at or above the near-duplicate threshold when structure
-    decides alone), its content match the best content comparison at or above the content
-    threshold; content in the same layout (a structural comparison with that page at the
-    template threshold) is a duplicate, elsewhere moved. Raising a threshold above the
-    crawl's replays only what the crawl measured: it stopped confirming a page's candidates
-    once one reached its own threshold.
-    """
+    """Every comparison the crawl stored, split at thresholds ``t``: the similarity histograms
+    of a re-analysis that needs no measure again. Its labels are the final pass's at ``t``
+    (:func:`settled`), which reuses the same stored measures."""
     settings = {**defaults(), **data.settings, **t.settings()}
     content_on = read(settings, "VISDUP_CONTENT_ENABLED") and bool(
         _column(store, "content_print", [p.id for p in data.pages[:1000]])
     )
-    extra = {r.id: r for r in store.rows("id", "body_hash", "problem")}
-    first_of_body: dict[str, int] = {}
-    roots: dict[int, int] = {}
-    out: list[PageRow] = []
-    for page in data.pages:
-        rows = comparisons.get(page.id, [])
-        labels: dict[str, Any] = dict.fromkeys(LABEL_COLUMNS)
-        row = extra[page.id]
-        exact = None
-        if row.body_hash and row.problem is None:
-            exact = first_of_body.setdefault(row.body_hash, page.id)
-            exact = None if exact == page.id else exact
-        structure = _best(rows, "structure", t.template)
-        content = _best(rows, "content", t.content) if content_on else None
-        if structure is not None:
-            labels["similarity"] = round(structure[1], 6)
-        if content is not None:
-            labels["content_duplicate_of"] = _root(roots, content[0])
-            labels["content_similarity"] = round(content[1], 6)
-            labels["content_kind"] = "mirror" if content[1] >= 1.0 else "partial"
-        if exact is not None:
-            labels.update(verdict=DUPLICATE, similarity=1.0, kind=EXACT)
-            labels["duplicate_of"] = _root(roots, exact)
-        elif content is not None:
-            same_layout = any(
-                other == content[0] and channel == "structure" and sim >= t.template
-                for other, channel, sim in rows
-            )
-            labels.update(verdict=DUPLICATE if same_layout else MOVED, kind=CONTENT)
-            labels["duplicate_of"] = labels["content_duplicate_of"]
-        elif not content_on and structure is not None and structure[1] >= t.similarity:
-            labels.update(verdict=DUPLICATE, kind=STRUCTURAL)
-            labels["duplicate_of"] = _root(roots, structure[0])
-        else:
-            labels["verdict"] = SAME_TEMPLATE if structure is not None else NOVEL
-        if labels["duplicate_of"] is not None:
-            roots[page.id] = labels["duplicate_of"]
-        out.append(page.with_labels(**labels))
     n = sum(len(rows) for rows in comparisons.values())
     result = _result(
         data,
-        out,
+        data.pages,
         t,
         content_on,
         f"a re-analysis of {n} stored comparisons at similarity {t.similarity:.2f}, "
         f"template {t.template:.2f}, content {t.content:.2f} (stored crawl verdicts unchanged)",
     )
-    sims = similarities(out, result.settings, comparisons)
+    sims = similarities(data.pages, result.settings, comparisons)
     sims.source = "every candidate the crawl compared, at the re-analysis's thresholds"
     return result, sims
-
-
-def _best(
-    rows: list[tuple[int, str, float]], channel: str, floor: float
-) -> tuple[int, float] | None:
-    """The channel's best comparison at or above ``floor`` (the first stored page on a tie)."""
-    best: tuple[int, float] | None = None
-    for other, name, sim in rows:
-        if (
-            name == channel
-            and sim >= floor
-            and (best is None or sim > best[1] or (sim == best[1] and other < best[0]))
-        ):
-            best = (other, sim)
-    return best
 
 
 def _result(
@@ -244,7 +181,8 @@ def _result(
 
 
 def recompute(store: Store, data: StoreData, t: Thresholds) -> tuple[StoreData, Similarities]:
-    """New labels from the channels run again over the stored terms and prints.
+    """The channels run again over the stored terms and prints, for the histograms of every
+    candidate they compare (the labels are then the final pass's, :func:`settled`).
 
     The crawl's own channels (:func:`visdup.dedup.label.build_labeller`: candidate sources,
     bounds, measures) run over the stored fingerprints, terms and prints in the order the pages

@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from visdup.storage.urls import canonical_url
-from visdup.verdicts import _PATH_SESSION, _TRACKING_PREFIXES, TRACKING_PARAMS, original_rank
+from visdup.verdicts import original_rank, tracking_param, without_session
 
 #: A page's place in a sample: (rank, cleaned URL, tracked, length, canonical URL). Copies
 #: share the first two; the rest puts the cleanest of them first.
@@ -50,9 +50,11 @@ def cleaned(url: str) -> tuple[str, str]:
     if "://" not in url:
         return "", url
     parts = urlsplit(canonical_url(url))
-    path = _PATH_SESSION.split(parts.path, maxsplit=1)[0] or "/"
+    path = without_session(parts.path) or "/"
     query = "&".join(
-        item for item in parts.query.split("&") if item and not _tracking(item.split("=", 1)[0])
+        item
+        for item in parts.query.split("&")
+        if item and not tracking_param(item.split("=", 1)[0])
     )
     site = (parts.hostname or "").lower()
     try:
@@ -62,11 +64,6 @@ def cleaned(url: str) -> tuple[str, str]:
     if port is not None and port != _DEFAULT_PORTS.get(parts.scheme.lower()):
         site = f"{site}:{port}"
     return site, path + (f"?{query}" if query else "")
-
-
-def _tracking(name: str) -> bool:
-    name = name.lower()
-    return name in TRACKING_PARAMS or name.startswith(_TRACKING_PREFIXES)
 
 
 def sample_rank(url: str) -> int:
