@@ -23,9 +23,6 @@ def crawl_settings(db_url: str, **extra: Any) -> dict[str, Any]:
         "TELNETCONSOLE_ENABLED": False,
         "RETRY_ENABLED": False,
         "DOWNLOAD_TIMEOUT": 20,
-        # threads: each test's crawl would otherwise start its own worker processes
-        # (tests/test_analysis_processes.py crawls with them)
-        "VISDUP_ANALYSIS_PROCESSES": 0,
     }
     settings.update(extra)
     return settings

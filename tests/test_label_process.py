@@ -20,6 +20,7 @@ from tests.conftest import FIXTURES
 from tests.crawling import crawl, crawl_settings
 from visdup.context import CrawlContext
 from visdup.demo.server import serve
+from visdup.runtime.labeller import Labeller
 from visdup.spiders.site import SiteSpider
 from visdup.storage.store import Store
 
@@ -52,7 +53,7 @@ async def test_labels_from_the_label_process_match_labels_made_here(tmp_path):
         assert stats.get_value("visdup/errors") == 0
         assert stats.get_value("visdup/label_process", 0) == int(label_process)
         if label_process:  # it ended by itself once its store was closed, and not killed
-            service = CrawlContext.of(crawler).service
+            service = CrawlContext.of(crawler).labeller.service
             assert service is not None and service.process.exitcode == 0
         # counts made in the label process reach the crawl's stats
         assert stats.get_value("visdup/pages") == stats.get_value("item_scraped_count") >= 14
@@ -88,7 +89,7 @@ class KillLabelProcess:
     async def process_item(self, item):
         self.seen += 1
         if self.seen == 10:
-            service = CrawlContext.of(self.crawler).service
+            service = CrawlContext.of(self.crawler).labeller.service
             assert service is not None, "no label process"
             os.kill(service.process.pid, signal.SIGKILL)
             self.crawler.stats.inc_value("test/killed")
@@ -125,7 +126,7 @@ async def test_a_killed_label_process_costs_no_page(tmp_path):
     assert _snapshot(db) == (len(pages), "finished")
     assert stats.get_value("visdup/drift/pages") == len(pages)
     context = CrawlContext.of(crawler)
-    assert context.service is not None and not context.service.process.is_alive()
+    assert context.labeller.service is not None and not context.labeller.service.process.is_alive()
 
 
 def _snapshot(db: str) -> tuple[int, str | None]:
@@ -150,7 +151,7 @@ class KillAtClose:
         return cls(crawler)
 
     def closing(self, spider, reason):
-        service = CrawlContext.of(self.crawler).service
+        service = CrawlContext.of(self.crawler).labeller.service
         assert service is not None, "no label process"
         os.kill(service.process.pid, signal.SIGKILL)
         service.process.join(10)
@@ -350,7 +351,7 @@ async def test_a_label_process_that_cannot_start_leaves_the_labelling_here(
         started.append(1)
         return None
 
-    monkeypatch.setattr(CrawlContext, "_start_service", no_service)
+    monkeypatch.setattr(Labeller, "_start_service", no_service)
     db = f"sqlite:///{tmp_path / 'here.sqlite3'}"
     crawler, base = await _crawl(db)
     stats = crawler.stats
@@ -509,15 +510,15 @@ def test_a_page_the_label_process_dies_under_twice_is_labelled_without_its_templ
 
     crawler = get_crawler(SiteSpider, crawl_settings(f"sqlite:///{tmp_path / 'd.sqlite3'}"))
     context = CrawlContext.of(crawler)
-    monkeypatch.setattr(context, "_restart_service", lambda dead: None)
+    monkeypatch.setattr(context.labeller, "_restart_service", lambda dead: None)
     job = PageJob(url="http://example.test/a.html")
-    context.service = survives = Dying(dies_unplaced=False)
-    assert context._labelling_call("label", job, None, True).page_id == 7
+    context.labeller.service = survives = Dying(dies_unplaced=False)
+    assert context.labeller._call("label", job, None, True).page_id == 7
     assert survives.calls == [(True, False), (True, True), (False, True)]
     assert crawler.stats.get_value("visdup/errors") == 1
-    context.service = dies = Dying(dies_unplaced=True)
+    context.labeller.service = dies = Dying(dies_unplaced=True)
     try:
-        context._labelling_call("label", job, None, True)
+        context.labeller._call("label", job, None, True)
     except ServiceGone:
         pass
     else:
@@ -536,15 +537,15 @@ async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monke
 
     from scrapy.utils.asyncio import run_in_thread
 
-    import visdup.context as context_module
+    import visdup.runtime.labeller as context_module
     from visdup.items import Page
 
     db = f"sqlite:///{tmp_path / 'loop.sqlite3'}"
     crawler = get_crawler(SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=1))
     context = CrawlContext.of(crawler)
     await run_in_thread(context.open)
-    await run_in_thread(context._labelling_up.result)
-    assert context.service is not None and context.analysis.pool is not None
+    await run_in_thread(context.labeller.up.result)
+    assert context.labeller.service is not None and context.analysis.pool is not None
     threads: list[str] = []
 
     async def counted(func, *args, **kwargs):
@@ -568,17 +569,17 @@ async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monke
     outcome = await context.labelled(first, analyses[0], True)
     assert outcome.page_id is not None and outcome.assignment is not None
     assert threads == []
-    unpicklable = context.service.submit("label", threading.Lock())
+    unpicklable = context.labeller.service.submit("label", threading.Lock())
     with pytest.raises(TypeError, match="pickle"):  # its own error, not ServiceGone
         unpicklable.result(timeout=30)
-    assert context.service.process.is_alive()
+    assert context.labeller.service.process.is_alive()
 
-    dead = context.service
+    dead = context.labeller.service
     os.kill(dead.process.pid, signal.SIGKILL)
     dead.process.join(10)
     again = await context.labelled(second, analyses[1], True)
     assert threads == ["_label_again"]
-    assert context.service is not dead and context.service.process.is_alive()
+    assert context.labeller.service is not dead and context.labeller.service.process.is_alive()
     assert crawler.stats.get_value("visdup/label_process/restarts") == 1
     assert again.page_id is not None and again.page_id != outcome.page_id
     await context.spider_closed(None, "finished")
@@ -634,7 +635,7 @@ async def test_pages_that_come_while_the_label_process_starts_keep_their_order(
     crawler = get_crawler(SiteSpider, crawl_settings(db, VISDUP_ANALYSIS_PROCESSES=1))
     context = CrawlContext.of(crawler)
     await run_in_thread(context.open)
-    assert not context._labelling_up.done()  # every page below waits for it
+    assert not context.labeller.up.done()  # every page below waits for it
     outcomes = await asyncio.gather(*(context.labelled(i, a, True) for i, a in items))
     urls = [item.url for item, _a in items]
     assert sent == urls

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.misc import load_object
 
-from visdup.config import SCRAPY_DEFAULTS, SCRAPY_DEFAULTS_ON, check, defaults
+from visdup.config import SCRAPY_DEFAULTS, SCRAPY_DEFAULTS_ON, check, defaults, read
 from visdup.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -34,8 +34,9 @@ SPIDER_MIDDLEWARES = {
 }
 #: Before robots.txt (100): a stored page costs no request at all.
 DOWNLOADER_MIDDLEWARES = {"visdup.frontier.SkipStoredMiddleware": 50}
-#: Crawl progress, and the verdict settings recorded in the run's stats for the report.
-EXTENSIONS = {"visdup.progress.Progress": 500}
+#: The crawl's wiring (first: the components find it), crawl progress and the verdict settings
+#: recorded in the run's stats for the report.
+EXTENSIONS = {"visdup.context.CrawlContext": 0, "visdup.progress.Progress": 500}
 #: The shared Redis frontier, when VISDUP_FRONTIER_URL is set (a project's own SCHEDULER wins).
 SCHEDULER = "visdup.scheduler.FrontierScheduler"
 
@@ -48,7 +49,12 @@ class Addon:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Addon:
-        return cls(crawler)
+        """The add-on is made as Scrapy begins to apply the crawl's settings: the crawl's
+        worker processes and label process start here (:mod:`visdup.runtime.early`), so they
+        import what they need while Scrapy builds the crawl's engine and components."""
+        addon = cls(crawler)
+        addon._start_processes(crawler.settings)
+        return addon
 
     def update_settings(self, settings: BaseSettings) -> None:
         for name, value in {**defaults(), **SCRAPY_DEFAULTS}.items():
@@ -62,7 +68,6 @@ class Addon:
             return
         for name, value in SCRAPY_DEFAULTS_ON.items():
             settings.set(name, value, priority="addon")
-        self._start_processes(settings)  # before the components below are even imported
         if settings.get("VISDUP_FRONTIER_URL"):
             settings.set("SCHEDULER", SCHEDULER, priority="addon")
             if settings.get("SCHEDULER") not in (SCHEDULER, load_object(SCHEDULER)):
@@ -81,15 +86,17 @@ class Addon:
                 settings.setdefault_in_component_priority_dict(setting, load_object(path), priority)
 
     def _start_processes(self, settings: BaseSettings) -> None:
-        """The crawl's worker processes and label process, started as it starts
-        (:mod:`visdup.runtime.early`): they import what they need while Scrapy builds
-        the crawl's engine and components. A setting that does not check starts nothing
-        here; the components refuse it when the crawl opens."""
+        """Start the crawl's processes from its settings as they stand (the project's, the
+        spider's, ``-s``; visdup's defaults for the rest). Visdup switched off, or a setting
+        that does not check, starts nothing here; the components refuse a bad value when the
+        crawl opens."""
         if self.crawler is None:
             return
         from visdup.runtime.early import start_early
 
         try:
-            start_early(self.crawler, lambda name: check(name, settings.get(name)))
+            if not read(settings, "VISDUP_ENABLED"):
+                return
+            start_early(self.crawler, lambda name: read(settings, name))
         except ConfigError:
             return

@@ -1,22 +1,24 @@
-"""State one crawl shares between visdup's components: settings, store, the labelling
-(:class:`visdup.dedup.labelling.Labelling` here, or the label process), analysis workers.
+"""What one crawl's visdup components share: settings, store, run, the labelling
+(:class:`visdup.runtime.labeller.Labeller`), the analysis
+(:class:`visdup.runtime.analysis.Analysis`) and the hand-off from pipelines to spider
+middlewares.
 
 Pipelines and spider middlewares are built separately by Scrapy; they meet here, one context
-per crawler, so each component also works alone and the add-on merely wires them.
+per crawler. The add-on lists the context as an extension, so Scrapy builds it first and the
+components find it with ``crawler.get_extension``; a component wired without the add-on makes
+it itself, so each also works alone.
 
-The context is built by the first visdup component Scrapy creates, before any page is
-fetched. That is where a crawl fails fast: a bad setting, database URL, missing driver or
-unreachable database logs one ERROR line and raises from ``from_crawler``, which Scrapy turns
-into a failed crawl (``scrapy crawl`` exits non-zero) before the spider opens.
+The context is built before any page is fetched. That is where a crawl fails fast: a bad
+setting, database URL, missing driver or unreachable database logs one ERROR line and raises
+from ``from_crawler``, which Scrapy turns into a failed crawl (``scrapy crawl`` exits
+non-zero) before the spider opens.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import weakref
-from concurrent.futures import Future
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -32,15 +34,13 @@ from visdup.dedup.analysis import (
     PageAnalysis,
 )
 from visdup.dedup.jobs import Outcome, PageJob
-from visdup.dedup.labelling import Labelling
 from visdup.drift.crawl import open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
 from visdup.handoff import HandOff
 from visdup.items import Record
 from visdup.runtime.analysis import Analysis
 from visdup.runtime.early import discard_early, start_early, take_label, take_pool
-from visdup.runtime.futures import awaited
-from visdup.runtime.label_process import LabelService, ServiceGone, ServiceSetup
+from visdup.runtime.labeller import Labeller, LabellerHooks
 from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
@@ -98,6 +98,9 @@ def _wired(crawler: Crawler, setting_name: str, path: str) -> bool:
 
 
 class CrawlContext:
+    """One crawl's wiring: the add-on lists it as an extension (components find it with
+    ``crawler.get_extension``); a component wired without it makes it (:meth:`of`)."""
+
     def __init__(self, crawler: Crawler):
         self.crawler = crawler
         self.stats = crawler.stats
@@ -106,6 +109,9 @@ class CrawlContext:
             self.config: dict[str, Any] = resolve(crawler.settings)
         except VisdupError as exc:
             raise _refused(exc) from None
+        # the worker processes and the label process import while the rest is built (a crawl
+        # wired by the add-on started them already, as the add-on was made)
+        start_early(crawler, self.config.__getitem__)
         self.database_url: str = self.config["VISDUP_DATABASE_URL"]
         self.policy: str = self.config["VISDUP_DUPLICATE_POLICY"]
         self.cluster_cap: int = self.config["VISDUP_CLUSTER_CAP"]
@@ -126,20 +132,6 @@ class CrawlContext:
         self._open_lock = threading.Lock()
         self._stats_lock = threading.Lock()
         self._noted: set[str] = set()
-        #: Labelling in this process (None until the spider opens, or with a label process).
-        self.labelling: Labelling | None = None
-        #: The label process (visdup.runtime.label_process), when pages are labelled in one.
-        self.service: LabelService | None = None
-        #: Done once the labelling is up (the label process starts in a thread, see _open):
-        #: threads wait for it (_labelling_call), the event loop awaits it (labelled).
-        self._labelling_up: Future[None] = Future()
-        self._labelling_up.set_result(None)
-        #: Pages awaiting _labelling_up on the event loop (touched there only).
-        self._awaiting_labelling = 0
-        self._service_setup: ServiceSetup | None = None
-        self._warmed = 0
-        #: Pages the crawl's snapshot held when the run began (a restart counts from it).
-        self._held_at_start = 0
         self.run_id: int | None = None
         #: Where pages are analysed: worker processes, else threads.
         self.analysis = Analysis(
@@ -157,6 +149,20 @@ class CrawlContext:
         # The store now: a crawl that cannot store anything must not fetch anything.
         self.store: Store | None = self._open_store()
         self.store.index_layout = self.config["VISDUP_INDEX_LAYOUT"]
+        #: The labelling, here or in the label process (started as the spider opens).
+        self.labeller = Labeller(
+            self.store,
+            self.config,
+            self.analysis,
+            LabellerHooks(
+                count=self.inc,
+                add_counts=self._add_counts,
+                get_stat=self.stats.get_value,
+                set_stat=self.stats.set_value,
+                take_started=partial(take_label, crawler),
+            ),
+            self._open_lock,
+        )
         for name in STATS:
             self.stats.set_value(f"visdup/{name}", 0)
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
@@ -165,19 +171,32 @@ class CrawlContext:
         crawler.signals.connect(self.item_gone, signal=signals.item_scraped)
         crawler.signals.connect(self.item_gone, signal=signals.item_dropped)
         crawler.signals.connect(self.item_gone, signal=signals.item_error)
-        # a crawl wired without the add-on starts its processes here, before the spider opens
-        start_early(crawler, self.config.__getitem__)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlContext:
+        """As an extension (the add-on lists it): NotConfigured when visdup is off."""
+        check_enabled(crawler)
+        return cls.of(crawler)
 
     @classmethod
     def existing(cls, crawler: Crawler) -> CrawlContext | None:
-        """The crawl's context if a visdup component made one; never makes one."""
-        return _contexts.get(crawler)
+        """The crawl's context if one was made; never makes one."""
+        try:
+            listed = crawler.get_extension(cls)
+        except RuntimeError:  # asked while Scrapy builds the extensions, or never crawled
+            listed = None
+        return listed if listed is not None else _contexts.get(crawler)
 
     @classmethod
     def of(cls, crawler: Crawler) -> CrawlContext:
-        ctx = _contexts.get(crawler)
+        """The crawl's context: the extension, or the one its first component made."""
+        ctx = cls.existing(crawler)
         if ctx is None:
             ctx = _contexts[crawler] = cls(crawler)
+        else:
+            # a context made before its crawler crawled (settings applied ahead) started no
+            # process: the crawl's first component starts them, still before the spider opens
+            start_early(crawler, ctx.config.__getitem__)
         return ctx
 
     def _open_store(self) -> Store:
@@ -194,25 +213,18 @@ class CrawlContext:
         return self.config[name]
 
     def open(self) -> None:
-        """Build the labeller and warm its indexes; idempotent and thread-safe (components race)."""
+        """Begin the run and start the labelling; idempotent and thread-safe (components
+        race)."""
         with self._open_lock:
-            if self.opened:
-                return
-            self._open()
+            if not self.opened:
+                self._open()
         self.analysis.warm()  # beside the label process's start (the pool takes the lock)
 
     @property
     def opened(self) -> bool:
-        # a label process being started (its setup is made just before) counts as opened
-        return (
-            self.labelling is not None
-            or self.service is not None
-            or self._service_setup is not None
-        )
+        return self.labeller.opened
 
     def _open(self) -> None:
-        if self.opened:
-            return
         assert self.store is not None
         spider = self.crawler.spider.name if self.crawler.spider else "crawl"
         starts = getattr(self.crawler.spider, "start_urls", None) or ()
@@ -226,208 +238,30 @@ class CrawlContext:
             start_urls=starts,
             spider=spider,
         )
-        snapshot = self.snapshot
-        self._held_at_start = snapshot.held() if snapshot is not None else 0
-        if self.config["VISDUP_LABEL_PROCESS"] and self.analysis.workers:
-            self._service_setup = ServiceSetup(
-                config=self.config,
-                database_url=self.database_url,
-                run_id=self.run_id,
-                snapshot=(
-                    (snapshot.info, snapshot.resumed, snapshot.start_templates, self._held_at_start)
-                    if snapshot is not None
-                    else None
-                ),
-                parent=os.getpid(),
-                log_level=logging.getLogger("visdup").getEffectiveLevel(),
-            )
-            # the label process warms up while the first pages are fetched and analysed: the
-            # first call to it waits (see _labelling_call), the crawl's start does not
-            self._labelling_up = Future()
-            self._labelling_up.set_running_or_notify_cancel()  # one page's cancel: not all
-            threading.Thread(
-                target=self._first_service, name="visdup-label-start", daemon=True
-            ).start()
-            return
-        self._open_here()
-
-    def _first_service(self) -> None:
-        try:
-            service = self._start_service()
-            if service is not None:
-                self.service = service
-                self.stats.set_value("visdup/label_process", 1)
-                self._opened_log(self._warmed)
-            else:
-                self._open_here()
-        except Exception:
-            logger.exception("visdup: cannot start the labelling")
-        finally:
-            self._labelling_up.set_result(None)
-
-    def _open_here(self) -> None:
-        labelling = self._labelling_here()
-        self.labelling = labelling
-        self._opened_log(labelling.warmed)
-
-    def _opened_log(self, warmed: int) -> None:
-        logger.info(
-            "visdup: store %s (%d pages already known), run %d",
-            _safe_url(self.database_url),
-            warmed,
-            self.run_id,
-        )
-
-    def _start_service(self) -> LabelService | None:
-        """A label process, up and warm; None (logged) when it cannot start."""
-        assert self._service_setup is not None
-        service = None
-        try:
-            started = take_label(self.crawler)
-            service = LabelService(self._service_setup, self._add_counts, started=started)
-            if started is not None and service.process is started.process:
-                self.inc("visdup/early_processes")
-            self._warmed = service.warmed()
-        except Exception as exc:  # it could not start: label here, as without it
-            logger.warning("visdup: no label process (%s); labelling in this process", exc)
-            if service is not None:
-                service.stop(wait=1.0)
-            return None
-        return service
-
-    def _labelling_here(self) -> Labelling:
-        assert self.store is not None
-        return Labelling(
-            self.store,
-            self.config,
-            run_id=self.run_id,
-            snapshot=self.snapshot,
-            count=self.inc,
-            processes=self.analysis.start,
-        )
+        self.labeller.open(self.run_id, self.snapshot)
 
     # ---------------------------------------------------------------- labelling
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         """The page's template cluster (blocking: call it in a worker thread)."""
         self.open()
-        return self._labelling_call("assign", url, page)
+        return self.labeller.assign(url, page)
 
     def label(self, item: Page, analysis: PageAnalysis, place: bool = False) -> Outcome:
         """Label the page and store it (blocking: call it in a worker thread); ``place``:
         first place it in its template cluster, in the same call (``Outcome.assignment``)."""
         self.open()
-        return self._labelling_call("label", self._job(item, analysis), analysis, place)
+        return self.labeller.label(self._job(item, analysis), analysis, place)
 
     async def labelled(self, item: Page, analysis: PageAnalysis, place: bool = False) -> Outcome:
-        """:meth:`label`, awaited on the event loop: with a label process up, no thread of
-        the crawl's process waits for the answer (a thread per page costs the crawl's pace).
-        Pages that come while the label process starts wait for it here, on the event loop,
-        and are sent in the order their waits began, ahead of the pages that come after it is
-        up (one that comes in the instant it finishes starting may pass some of them). A label
-        process that dies under the call takes the blocking path in a thread."""
-        if self._awaiting_labelling or not self._labelling_up.done():
-            self._awaiting_labelling += 1
-            try:  # each resumes in turn, the order their waits began
-                await awaited(self._labelling_up)
-            finally:
-                self._awaiting_labelling -= 1
-        service = self.service
-        if service is None:
-            return await run_in_thread(self.label, item, analysis, place)
-        job = self._job(item, analysis)
-        try:
-            return await awaited(service.submit("label", job, analysis, place, False))
-        except ServiceGone as exc:
-            return await run_in_thread(self._label_again, service, exc, job, analysis, place)
+        """:meth:`label`, awaited on the event loop (:meth:`Labeller.labelled`)."""
+        if not self.opened:
+            await run_in_thread(self.open)
+        return await self.labeller.labelled(self._job(item, analysis), analysis, place)
 
     def _job(self, item: Page, analysis: PageAnalysis) -> PageJob:
         # a worker process packed the body already when it could (PageAnalysis.packed_body)
         keep = self.store_body and analysis.packed_body is None
         return PageJob.of(item, item.body if keep else None)
-
-    def _label_again(
-        self,
-        dead: LabelService,
-        gone: ServiceGone,
-        job: PageJob,
-        analysis: PageAnalysis,
-        place: bool,
-    ) -> Outcome:
-        """A label call :meth:`labelled` saw the label process die under: as in
-        :meth:`_labelling_call` once that has seen it die."""
-        self._restart_service(dead)
-        return self._labelling_call(
-            "label", job, analysis, place, retry=True, suspected=int(gone.suspect)
-        )
-
-    #: Times the label process is started again in one crawl before the crawl gives up on it.
-    MAX_SERVICE_RESTARTS = 5
-
-    def _labelling_call(self, op: str, *args: Any, retry: bool = False, suspected: int = 0) -> Any:
-        """``op`` of :class:`Labelling`, here or in the label process.
-
-        When that process dies, a new one starts and the call is sent again. A page it had
-        stored before dying is then found stored with its labels (``retry``): none is lost or
-        stored twice. Only the call it was working on counts against the page (twice and the
-        page goes unlabelled, with an error; a page it was placing and labelling is first sent
-        once more to be labelled without its template, since the placing may be what kills
-        it); the calls queued behind it are sent again freely.
-        """
-        self._labelling_up.result()
-        if self.service is None and self.labelling is None:
-            raise StoreError("visdup could not start its labelling (see the log)")
-        for _attempt in range(2 * self.MAX_SERVICE_RESTARTS + 2):
-            service = self.service
-            extra = (retry,) if op == "label" else ()
-            if service is None:
-                assert self.labelling is not None
-                return getattr(self.labelling, op)(*args, *extra)
-            try:
-                # the end builds what is queued: long, but not endless
-                return service.call(op, *args, *extra, timeout=3600.0 if op == "close" else None)
-            except ServiceGone as exc:
-                self._restart_service(service)
-                retry = True
-                suspected += exc.suspect
-                if suspected >= 2 and op == "label" and args[2]:
-                    # it may be the placing that kills it: the page is labelled without it
-                    logger.error(
-                        "visdup: the label process died twice under %s; labelling it without"
-                        " its template",
-                        args[0].url,
-                    )
-                    self.inc("visdup/errors")
-                    args = (*args[:2], False)
-                elif suspected >= 2:
-                    raise ServiceGone(
-                        f"the label process died twice under this call ({op})"
-                    ) from exc
-        raise ServiceGone("the label process keeps dying")
-
-    def _restart_service(self, dead: LabelService) -> None:
-        with self._open_lock:
-            if self.service is not dead:
-                return  # another thread saw it die first and started the new one
-            dead.stop(wait=1.0)
-            restarts = self.stats.get_value("visdup/label_process/restarts", 0)
-            service = None
-            if restarts < self.MAX_SERVICE_RESTARTS:
-                self.inc("visdup/label_process/restarts")
-                logger.warning("visdup: the label process died; starting a new one")
-                service = self._start_service()
-            if service is not None:
-                self.service = service
-                return
-            logger.error(
-                "visdup: no new label process (it died %d times, or cannot start); labelling in"
-                " this process",
-                restarts + 1,
-            )
-            labelling = self._labelling_here()
-            if self.snapshot is not None:  # take over what the label process left unwritten
-                self.snapshot.recover(self.run_id, self._held_at_start)
-            self.labelling = labelling
-            self.service = None
 
     def _add_counts(self, counts: dict[str, int]) -> None:
         """Stat increments the label process made (from its reader thread)."""
@@ -505,18 +339,9 @@ class CrawlContext:
         assert self.store is not None
         # templates still queued are built and stored (before the worker processes they may
         # be built in stop); the snapshot's aggregates, comparison and alarms
-        totals: dict[str, Any] = {}
-        if self.opened:
-            try:  # through a new label process, or here, if the last one died meanwhile
-                totals = self._labelling_call("close", reason)
-            except Exception:
-                logger.exception("visdup: cannot finish the templates and the snapshot")
-            if self.service is not None:
-                self.service.stop()
-            # the label process's last counts came with its close
-            stats.update(
-                {k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")}
-            )
+        totals = self.labeller.close(reason)
+        # the label process's last counts came with its close
+        stats.update({k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")})
         self.analysis.stop()
         discard_early(self.crawler)  # what the crawl did not take
         for key, value in totals.items():
