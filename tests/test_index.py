@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from visdup.index import BandLayout, FingerprintIndex, MemoryIndex, bands, layout_for
-from visdup.index.base import index_layout, pair_layout_for, to_signed, to_unsigned
+from visdup.index.base import index_layout, pair_layout_for
+from visdup.storage.schema import signed as to_signed
+from visdup.storage.schema import unsigned as to_unsigned
 
 sqlalchemy = pytest.importorskip("sqlalchemy")
 from sqlalchemy import create_engine, text  # noqa: E402

@@ -178,3 +178,38 @@ def test_the_check_sees_a_climbing_import_and_a_cycle(tmp_path: Path, monkeypatc
         ["visdup.dedup.a", "visdup.dedup.b", "visdup.dedup.c"],
         ["visdup.page.parse", "visdup.report.html"],
     ]
+
+
+#: The database libraries: only the storage layer speaks to them.
+DRIVERS = ("sqlalchemy", "sqlite3", "psycopg", "psycopg2")
+
+
+def _runtime_driver_imports(path: Path) -> list[str]:
+    """The database libraries a module imports outside ``if TYPE_CHECKING:`` (type names
+    alone are no SQL)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] in DRIVERS]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in DRIVERS:
+            found.append(node.module or "")
+    return found
+
+
+def test_sql_only_in_storage() -> None:
+    """Statements, transactions and dialects live in visdup.storage; the layers above hand
+    it plain records."""
+    outside = {
+        _module(path): names
+        for path in PACKAGE.rglob("*.py")
+        if "storage" not in path.relative_to(PACKAGE).parts
+        and (names := _runtime_driver_imports(path))
+    }
+    assert outside == {}

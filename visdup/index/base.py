@@ -193,22 +193,6 @@ def bands(fp: int, k: int) -> list[int]:
     return layout_for(k).keys(fp)
 
 
-def to_signed(fp: int) -> int:
-    """Unsigned 64-bit to the signed value a BIGINT column stores."""
-    return fp - (1 << 64) if fp >= 1 << 63 else fp
-
-
-def to_unsigned(value: int) -> int:
-    """The signed BIGINT a column stores back to the unsigned 64-bit fingerprint."""
-    return value & FP_MASK
-
-
-def check_fp(fp: int) -> int:
-    if not isinstance(fp, int) or not 0 <= fp <= FP_MASK:
-        raise ValueError(f"fingerprint must be an unsigned 64-bit int, got {fp!r}")
-    return fp
-
-
 def expected_candidates(layout: BandLayout, n: int) -> float:
     """Mean stored fingerprints per query a uniform spread of ``n`` gives (for reports)."""
     return layout.tables * n / math.pow(2, layout.key_bits)

@@ -6,7 +6,8 @@ import logging
 from array import array
 from collections.abc import Iterable
 
-from visdup.index.base import BandLayout, check_fp, layout_for
+from visdup.index.base import BandLayout, layout_for
+from visdup.storage.fingerprints import check_fp
 
 logger = logging.getLogger(__name__)
 
