@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -168,3 +169,87 @@ def test_stored_bodies_are_read_as_the_crawl_read_them(tmp_path):
     source.close()
     assert [url for url, _ in found] == ["http://example.test/ru.html"]
     assert "Заголовок" in text(found[0][1]) and "Русский текст" in text(found[0][1])
+
+
+# --------------------------------------------------------------------------- reading a store
+
+#: Every command that reads a store given by --db, as its arguments (``{db}`` the URL).
+READERS = [
+    ["report", "--db", "{db}"],
+    ["report", "--db", "{db}", "--pages", "{d}/pages.csv"],
+    ["drift", "--db", "{db}", "--fail-on", "warning"],
+    ["cluster", "--db", "{db}"],
+    ["extract", "--db", "{db}", "--out", "{d}/out.csv"],
+]
+
+
+def _one_error(capsys, status: int) -> str:
+    captured = capsys.readouterr()
+    lines = [x for x in captured.err.splitlines() if x.strip()]
+    assert status == 2, captured.err
+    assert len(lines) == 1 and lines[0].startswith("visdup: error:"), captured.err
+    return lines[0]
+
+
+def _store_with_a_page(path) -> str:
+    from visdup.storage.store import PageRecord, Store, pack_body
+
+    db = f"sqlite:///{path}"
+    store = Store.from_url(db, writer=True)
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        body = page(3, 2).encode()
+        record = PageRecord(
+            url="http://example.test/a.html", status=200, depth=0, simhash=5, links=[]
+        )
+        record.body = pack_body(body)
+        with store.engine.begin() as conn:
+            store.insert_page(conn, record, run)
+    finally:
+        store.close()
+    return db
+
+
+@pytest.mark.parametrize("args", READERS, ids=lambda a: " ".join(a[:1] + a[3:4]))
+def test_reading_commands_create_no_store_and_touch_no_other_database(tmp_path, capsys, args):
+    """A mistyped path is not created, another application's SQLite file gains no table."""
+    missing = tmp_path / "mistyped.sqlite3"
+    argv = [a.format(db=f"sqlite:///{missing}", d=tmp_path) for a in args]
+    assert "no store at" in _one_error(capsys, main(argv))
+    assert list(tmp_path.iterdir()) == [], "nothing created, no output file either"
+
+    other = tmp_path / "app.sqlite3"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, total REAL)")
+    conn.close()
+    before = other.read_bytes()
+    argv = [a.format(db=f"sqlite:///{other}", d=tmp_path) for a in args]
+    assert "holds no visdup store" in _one_error(capsys, main(argv))
+    assert other.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["app.sqlite3"]
+
+
+def test_an_older_store_is_read_once_visdup_migrate_upgraded_it(tmp_path, capsys):
+    from visdup.storage.schema import SCHEMA_VERSION
+
+    path = tmp_path / "old.sqlite3"
+    db = _store_with_a_page(path)
+    with sqlite3.connect(path) as conn:  # as version 2 left it: version 3 added tables only
+        conn.execute("DROP TABLE visdup_comparisons")
+        conn.execute("UPDATE visdup_meta SET value = '2' WHERE key = 'schema_version'")
+    conn.close()
+    for args in READERS:
+        line = _one_error(capsys, main([a.format(db=db, d=tmp_path) for a in args]))
+        assert "schema version 2, older" in line and "visdup migrate --db" in line, line
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM visdup_meta").fetchall() == [("2",)]
+    conn.close()
+    assert main(["migrate", "--db", db]) == 0
+    assert f"schema version 2 upgraded to {SCHEMA_VERSION}" in capsys.readouterr().out
+    assert main(["report", "--db", db]) == 0
+    assert capsys.readouterr().out.startswith("1 pages, 0 duplicate groups")
+    assert main(["migrate", "--db", db]) == 0
+    assert "already current" in capsys.readouterr().out
+    missing = tmp_path / "none.sqlite3"
+    assert "no store at" in _one_error(capsys, main(["migrate", "--db", f"sqlite:///{missing}"]))
+    assert not missing.exists()

@@ -475,6 +475,62 @@ def test_version_1_store_is_migrated(tmp_path):
     store.close()
 
 
+def _to_version_2(path: Path) -> None:
+    """A store as version 2 left it: one table of version 3 missing (3 added tables only)."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE visdup_comparisons")
+        conn.execute("UPDATE visdup_meta SET value = '2' WHERE key = 'schema_version'")
+
+
+def test_a_reading_open_creates_nothing_and_migrates_nothing(tmp_path):
+    """create=False, migrate=False (report, drift, cluster, extract): a missing file, another
+    application's database and an older store are refused, and none of them is changed."""
+    missing = tmp_path / "mistyped.sqlite3"
+    with pytest.raises(StoreError, match="no store at"):
+        Store.from_url(f"sqlite:///{missing}", create=False, migrate=False)
+    assert not missing.exists() and list(tmp_path.iterdir()) == []
+
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO users (name) VALUES ('ada')")
+    conn.close()
+    before = other.read_bytes()
+    with pytest.raises(StoreError, match="holds no visdup store") as info:
+        Store.from_url(f"sqlite:///{other}", create=False, migrate=False)
+    assert isinstance(info.value, InputError) and "\n" not in str(info.value)
+    assert other.read_bytes() == before, "not one byte written, the journal mode included"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite3"]
+
+    url = _sqlite(tmp_path, "old.sqlite3")
+    Store.from_url(url).close()
+    _to_version_2(tmp_path / "old.sqlite3")
+    with pytest.raises(StoreError, match="schema version 2, older") as info:
+        Store.from_url(url, create=False, migrate=False)
+    assert "visdup migrate" in str(info.value)
+    with sqlite3.connect(tmp_path / "old.sqlite3") as conn:
+        assert conn.execute("SELECT value FROM visdup_meta").fetchone() == ("2",)
+        assert not conn.execute(
+            "SELECT name FROM sqlite_master WHERE name = 'visdup_comparisons'"
+        ).fetchall()
+    conn.close()
+    upgraded = Store.from_url(url, create=False, migrate=True)  # visdup migrate
+    assert upgraded.schema_found == 2
+    upgraded.close()
+    current = Store.from_url(url, create=False, migrate=False)
+    assert current.schema_found == schema.SCHEMA_VERSION
+    current.close()
+
+
+def test_a_reading_open_leaves_an_empty_postgres_database_empty(pg_url):
+    with pytest.raises(StoreError, match="holds no visdup store"):
+        Store.from_url(pg_url, create=False, migrate=False)
+    engine = create_engine(pg_url)
+    with engine.connect() as conn:
+        assert inspect(conn).get_table_names() == []
+    engine.dispose()
+
+
 def test_cluster_size_counts_the_pages_that_carry_it(store_url):
     """D11: every stored page counts once, whatever the clusterer's state says."""
     store = Store.from_url(store_url)

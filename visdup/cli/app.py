@@ -26,6 +26,7 @@ COMMANDS = (
     "extract",
     "calibrate",
     "drift",
+    "migrate",
 )
 
 

@@ -39,7 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _stored_loader(db: str, channel: str) -> Any:
     from visdup.storage.store import Store
 
-    store = Store.from_url(db)
+    store = Store.from_url(db, create=False, migrate=False)
     ids = {row.url: row.id for row in store.rows("id", "url")}
     column = "term" if channel == "structure" else "content_print"
 

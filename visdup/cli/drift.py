@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from visdup.escape import one_line
     from visdup.storage.store import Store
 
-    store = Store.from_url(args.db or config.VISDUP_DATABASE_URL)
+    store = Store.from_url(args.db or config.VISDUP_DATABASE_URL, create=False, migrate=False)
     try:
         result = drift(store, baseline=args.baseline, current=args.current)
     finally:

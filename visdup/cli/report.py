@@ -70,8 +70,6 @@ def run(args: argparse.Namespace) -> int:
     from visdup.report.summary import build, duplicate_groups, render_json, render_text
     from visdup.storage.store import Store
 
-    if args.db.startswith("sqlite:///") and not Path(args.db[len("sqlite:///") :]).exists():
-        raise InputError(f"no store at {args.db}")
     for option in ("html", "pages"):
         target = getattr(args, option)
         if target and not Path(target).resolve().parent.is_dir():
@@ -83,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(
             "--save stores re-analysed verdicts: give --threshold or --content-threshold"
         )
-    store = Store.from_url(args.db)
+    store = Store.from_url(args.db, create=False, migrate=False)
     data = store_data.load(store, args.db)
     comparisons, missing = store_data.load_comparisons(store)
     similarities = None

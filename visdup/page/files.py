@@ -186,9 +186,7 @@ def open_source(
     if bool(args.paths) == bool(args.db):
         raise InputError("give page files (PATH...) or --db URL, not both and not neither")
     if args.db:
-        if args.db.startswith("sqlite:///") and not Path(args.db[len("sqlite:///") :]).exists():
-            raise InputError(f"no store at {args.db}")
-        store = Store.from_url(args.db)
+        store = Store.from_url(args.db, create=False, migrate=False)
         found = [(url, as_read(body, encoding)) for _id, url, body, encoding in store.page_bodies()]
         if not found:
             raise InputError(f"{args.db} holds no stored page bodies (VISDUP_STORE_BODY off?)")

@@ -68,17 +68,26 @@ def parse(url: str) -> URL:
     return parsed
 
 
-def make_engine(url: str) -> Engine:
-    """A checked, connected engine for ``url`` (pysqlite recipe and pragmas on SQLite)."""
+def make_engine(url: str, *, create: bool = True) -> Engine:
+    """A checked, connected engine for ``url`` (pysqlite recipe and pragmas on SQLite).
+
+    ``create=False`` opens a database that must exist already, for a command that only reads
+    a store: a missing SQLite file is refused instead of created empty, and the connection
+    leaves the file's journal mode as it is (a visdup store is in WAL mode since its first
+    writer; another application's file must not be changed by a command that reads it).
+    """
     parsed = parse(url)
     shown = mask_password(url)
     path = database_path(parsed)
     if path is not None:
-        _check_path(path)
+        if create:
+            _check_path(path)
+        else:
+            _check_existing(path)
     try:
         if parsed.get_backend_name() == "sqlite":
             engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": 30})
-            _sqlite_transactions(engine)
+            _sqlite_transactions(engine, wal=create)
         else:
             engine = create_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=5)
     except (NoSuchModuleError, ImportError) as exc:
@@ -125,13 +134,27 @@ def _check_path(path: Path) -> None:
         raise StoreError(f"cannot write the SQLite database {path}: permission denied")
 
 
-def _sqlite_transactions(engine: Engine) -> None:
-    """SQLAlchemy's pysqlite recipe: the driver emits no BEGIN of its own; visdup does."""
+def _check_existing(path: Path) -> None:
+    """A SQLite file that a reading command opens: it must be there (connecting creates it)."""
+    if path.is_dir():
+        raise StoreError(f"the SQLite database {path} is a directory")
+    if not path.exists():
+        raise StoreError(f"no store at {path}: crawl into it first, or give another --db")
+    if not os.access(path, os.R_OK):
+        raise StoreError(f"cannot read the SQLite database {path}: permission denied")
+
+
+def _sqlite_transactions(engine: Engine, *, wal: bool = True) -> None:
+    """SQLAlchemy's pysqlite recipe: the driver emits no BEGIN of its own; visdup does.
+
+    ``wal``: switch the file to WAL mode (persistent in the file; a store's writer does it).
+    """
 
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        if wal:
+            cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute("PRAGMA foreign_keys=ON")

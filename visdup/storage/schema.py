@@ -306,6 +306,38 @@ def stored_version(conn: Connection) -> int | None:
     return int(value)
 
 
+def existing_version(conn: Connection, *, migrate: bool) -> int:
+    """The schema version of the visdup store already in this database, which is not changed.
+
+    StoreError when there is none (an empty database, or another application's), when it is
+    newer than this visdup, or, unless ``migrate``, older: a command that reads a store must
+    not create one where a URL was mistyped nor upgrade it behind its user's back (an older
+    visdup could no longer read it).
+    """
+    version = stored_version(conn)
+    if version is None:
+        raise StoreError(
+            "the database holds no visdup store (no visdup tables): give --db the URL a crawl "
+            "wrote to"
+        )
+    _check_not_newer(version)
+    if version < SCHEMA_VERSION and not migrate:
+        raise StoreError(
+            f"the store has schema version {version}, older than this visdup's "
+            f"({SCHEMA_VERSION}): upgrade it with `visdup migrate --db URL` (a crawl into it "
+            "upgrades it too)"
+        )
+    return version
+
+
+def _check_not_newer(version: int) -> None:
+    if version > SCHEMA_VERSION:
+        raise StoreError(
+            f"the store has schema version {version}, newer than this visdup reads "
+            f"({SCHEMA_VERSION}): upgrade visdup"
+        )
+
+
 def canonical_from(conn: Connection) -> int:
     """The first page id stored with a canonical URL (0 for stores created canonical)."""
     value = conn.execute(
@@ -322,11 +354,7 @@ def migrate(conn: Connection) -> int:
         metadata.create_all(conn)
         conn.execute(insert(meta_table).values(key="schema_version", value=str(SCHEMA_VERSION)))
         return SCHEMA_VERSION
-    if version > SCHEMA_VERSION:
-        raise StoreError(
-            f"the store has schema version {version}, newer than this visdup reads "
-            f"({SCHEMA_VERSION}): upgrade visdup"
-        )
+    _check_not_newer(version)
     if version < 1:
         raise StoreError(f"unknown visdup schema version {version} in visdup_meta")
     start = version

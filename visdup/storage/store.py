@@ -94,29 +94,54 @@ class Store(StatementRunner):
     everything else begins IMMEDIATE on SQLite (:mod:`visdup.storage.transactions`).
     """
 
-    def __init__(self, engine: Engine, *, url: str | None = None, writer: bool = False):
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        url: str | None = None,
+        writer: bool = False,
+        create: bool = True,
+        migrate: bool = True,
+    ):
         super().__init__(engine)
         self.url = mask_password(url if url is not None else engine.url.render_as_string())
         path = database_path(engine.url)
         self._writer = WriterLock(path) if path is not None else None
         #: Layout of the shared band table (VISDUP_INDEX_LAYOUT: "bands" or "pairs").
         self.index_layout = "bands"
+        #: The schema version the database held when opened; None: it was empty.
+        self.schema_found: int | None = None
         if writer:
             self.claim_writer()
-        self.migrate()
+        if not create:
+            with self._reader.connect() as conn:
+                try:
+                    self.schema_found = schema.existing_version(conn, migrate=migrate)
+                except StoreError as exc:
+                    raise StoreError(f"{self.url}: {exc}") from None
+        if create or migrate:
+            self.migrate()
         with self._reader.connect() as conn:
             self._canonical_from = schema.canonical_from(conn)
 
     @classmethod
-    def from_url(cls, url: str, *, writer: bool = False) -> Store:
-        """Open (and create or migrate) the store at ``url``; StoreError names what is wrong.
+    def from_url(
+        cls, url: str, *, writer: bool = False, create: bool = True, migrate: bool = True
+    ) -> Store:
+        """Open the store at ``url``; StoreError names what is wrong.
+
+        By default an empty database becomes a store and an older one is upgraded: what a
+        command that writes pages needs. ``create=False`` opens only a visdup store that is
+        there already (a missing SQLite file, an empty database or another application's is
+        refused, and nothing is written to it), and with ``migrate=False`` too only one at this
+        visdup's schema version, left as it is: what a command that reads a store needs.
 
         ``writer=True`` (a crawl) also claims the SQLite file's one writer lock at once, so a
         second live crawl is refused before it fetches anything.
         """
-        engine = make_engine(url)
+        engine = make_engine(url, create=create)
         try:
-            return cls(engine, url=url, writer=writer)
+            return cls(engine, url=url, writer=writer, create=create, migrate=migrate)
         except VisdupError:
             engine.dispose()
             raise
@@ -140,7 +165,7 @@ class Store(StatementRunner):
     def migrate(self) -> int:
         """Create the schema on first use, or upgrade it, under the schema lock."""
         with self._reader.connect() as conn:
-            version = schema.stored_version(conn)
+            version = self.schema_found = schema.stored_version(conn)
         if version == schema.SCHEMA_VERSION:
             return version
         with self.engine.begin() as conn:
