@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import random
@@ -156,3 +157,76 @@ def test_damaged_warc_is_one_clear_error(tmp_path, capsys, junk):
     assert main(["dups", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "bad.warc.gz" in err and "visdup: error:" in err and "Traceback" not in err
+
+
+def _three_pages(path: Path) -> list[bytes]:
+    """Three HTML responses, one gzip member each for .warc.gz; each record's bytes."""
+    files = _pages(SITE_ROOT)[:3]
+    records = []
+    for f in files:
+        one = io.BytesIO()
+        _response(WARCWriter(one, gzip=path.name.endswith(".gz")), BASE + f.name, f.read_bytes())
+        records.append(one.getvalue())
+    path.write_bytes(b"".join(records))
+    return records
+
+
+@pytest.mark.parametrize("suffix", [".warc", ".warc.gz"])
+@pytest.mark.parametrize("kept", [0.1, 0.5, 0.9], ids=["headers", "half", "most"])
+def test_a_cut_short_warc_says_so_and_counts_the_record(tmp_path, caplog, suffix, kept):
+    """A download cut short keeps the records before the cut, and says one was lost: the
+    partial record was read as a shorter page (.warc) or dropped without a word (.warc.gz)."""
+    warc = tmp_path / f"cut{suffix}"
+    records = _three_pages(warc)
+    whole = warc.read_bytes()
+    warc.write_bytes(whole[: len(whole) - int(len(records[-1]) * (1 - kept))])
+    counts = WarcCounts()
+    with caplog.at_level("WARNING", logger="visdup.page.warc"):
+        got = [uri for uri, _body, _type in iter_warc(warc, counts)]
+    assert len(got) == 2 and counts.pages == 2
+    assert counts.skipped == {"records cut short": 1}
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and str(warc) in warnings[0] and "cut short" in warnings[0]
+
+
+def test_whole_warcs_say_nothing_of_cuts(tmp_path, caplog):
+    for suffix in (".warc", ".warc.gz"):
+        warc = tmp_path / f"whole{suffix}"
+        _three_pages(warc)
+        counts = WarcCounts()
+        with caplog.at_level("WARNING", logger="visdup.page.warc"):
+            assert len(list(iter_warc(warc, counts))) == 3
+        assert counts.skipped == {} and caplog.records == []
+
+
+def _with_header(record: bytes, name: bytes, value: bytes | None) -> bytes:
+    """The record with one WARC header set to ``value`` (None: removed)."""
+    start = record.index(name + b": ")
+    stop = record.index(b"\r\n", start) + 2
+    header = b"" if value is None else name + b": " + value + b"\r\n"
+    return record[:start] + header + record[stop:]
+
+
+def test_a_huge_content_length_and_a_missing_uri_are_counted_not_fatal(tmp_path, capsys):
+    """A record claiming more bytes than the file holds, and a response without its
+    WARC-Target-URI: each is skipped, said and counted, the others read (warcio's loader
+    failed on the latter with "'NoneType' object has no attribute 'startswith'")."""
+    warc = tmp_path / "odd.warc"
+    records = _three_pages(warc)
+    no_uri = _with_header(records[0], b"WARC-Target-URI", None)
+    huge = _with_header(records[2], b"Content-Length", b"99999999999999")
+    warc.write_bytes(no_uri + records[1] + huge)
+    counts = WarcCounts()
+    got = [uri for uri, _body, _type in iter_warc(warc, counts)]
+    assert got == [BASE + _pages(SITE_ROOT)[1].name]
+    assert counts.skipped == {"records without a URI": 1, "records cut short": 1}
+    assert main(["term", str(warc)]) == 0
+    err = capsys.readouterr().err
+    assert "NoneType" not in err and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and "declares 99999999999999 bytes" in lines[0], err
+    gz = tmp_path / "odd.warc.gz"  # each record its own gzip member
+    gz.write_bytes(b"".join(gzip.compress(r) for r in (no_uri, records[1], huge)))
+    counts = WarcCounts()
+    assert [uri for uri, _b, _t in iter_warc(gz, counts)] == got
+    assert counts.skipped == {"records without a URI": 1, "records cut short": 1}
