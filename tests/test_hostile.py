@@ -94,6 +94,14 @@ def small_site(tmp_path) -> Iterator[ServerHandle]:
         (["-s", "VISDUP_DUPLICATE_POLICY=bogus"], ["VISDUP_DUPLICATE_POLICY", "bogus"]),
         (["-s", "VISDUP_HAMMING_K=99"], ["VISDUP_HAMMING_K", "99"]),
         (["-s", "VISDUP_MAX_LINKS_PER_PAGE=-1"], ["VISDUP_MAX_LINKS_PER_PAGE"]),
+        (
+            ["-s", "VISDUP_SIMILARITY_TRESHOLD=0.9"],
+            [
+                "unknown setting VISDUP_SIMILARITY_TRESHOLD:",
+                "did you mean VISDUP_SIMILARITY_THRESHOLD?",
+            ],
+        ),
+        (["-s", "visdup_enabled=0"], ["did you mean VISDUP_ENABLED?"]),
         (["-s", "NOEQUALS"], ["NAME=VALUE"]),
         (["--max-pages", "-3"], ["--max-pages"]),
     ],
@@ -159,7 +167,13 @@ def test_crawl_exit_status_says_whether_the_crawl_failed(small_site, tmp_path):
         *common, "--db", f"sqlite:///{tmp_path}/a.db", "--max-errors", "2", cwd=tmp_path, env=env
     )
     assert failed.returncode == 1, failed.stderr
-    assert failed.stderr.strip().endswith("more than --max-errors)"), failed.stderr
+    last = failed.stderr.strip().splitlines()[-1]
+    assert (
+        last.startswith("visdup: error: the crawl lost work: ")
+        and failed.stderr.count("visdup: error:") == 1
+    ), failed.stderr
+    assert "callback and pipeline errors (more than --max-errors 2); 0 pages stored" in last
+    assert "Run the same command again" in last
     tolerated = visdup(
         *common, "--db", f"sqlite:///{tmp_path}/b.db", "--max-errors", "100", cwd=tmp_path, env=env
     )
@@ -168,6 +182,102 @@ def test_crawl_exit_status_says_whether_the_crawl_failed(small_site, tmp_path):
         "crawl", small_site.url_for("/"), "--db", f"sqlite:///{tmp_path}/c.db", cwd=tmp_path
     )
     assert fine.returncode == 0 and len(stored_urls(tmp_path / "c.db")) == 7, fine.stderr
+
+
+def _closed_port() -> Iterator[str]:
+    """A URL on 127.0.0.1 whose port is bound by no listener: every connection is refused."""
+    import socket
+
+    with socket.socket() as held:  # bound, never listening: the port stays ours and closed
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}/"
+
+
+closed_port = pytest.fixture(_closed_port)
+
+
+def _crawl_error(result: subprocess.CompletedProcess[str], status: int, *words: str) -> str:
+    """The crawl exited ``status``, its last line its one error, and no traceback."""
+    assert result.returncode == status, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.count("visdup: error:") == 1, result.stderr[-3000:]
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("visdup: error: "), result.stderr[-3000:]
+    for word in words:
+        assert word in last, last
+    return last
+
+
+@pytest.fixture
+def odd_site(tmp_path) -> Iterator[ServerHandle]:
+    links = [(f"/p{i}.html", f"Page {i}") for i in range(3)] + [("/data.json", "Data")]
+    pages = {"index.html": listing("Home", links)}
+    for i in range(3):
+        pages[f"p{i}.html"] = article(f"Page {i}", [f"text {i}"], ["/index.html"])
+    pages["data.json"] = '{"not": "a page"}'
+    with serve(write_site(tmp_path / "odd", pages)) as handle:
+        yield handle
+
+
+@pytest.mark.parametrize(
+    "start, words",
+    [
+        ("closed", ["nothing stored: http://127.0.0.1:", "cannot be fetched", "refused"]),
+        ("/data.json", ["nothing stored: ", "/data.json is not an HTML page (application/json)"]),
+        ("/missing.html", ["nothing stored: ", "/missing.html answered HTTP 404"]),
+    ],
+)
+def test_a_start_url_that_gives_no_page_stores_nothing_and_exits_2(
+    odd_site, closed_port, tmp_path, start, words
+):
+    url = closed_port if start == "closed" else odd_site.url_for(start)
+    result = visdup("crawl", url, "--db", f"sqlite:///{tmp_path}/x.db", cwd=tmp_path)
+    _crawl_error(result, 2, *words)
+    assert stored_urls(tmp_path / "x.db") == []
+
+
+def test_a_start_url_that_fails_beside_good_ones_exits_1_and_says_what_next(
+    odd_site, closed_port, tmp_path
+):
+    good = odd_site.url_for("/index.html")
+    result = visdup("crawl", good, closed_port, "--db", f"sqlite:///{tmp_path}/x.db", cwd=tmp_path)
+    last = _crawl_error(result, 1, "1 of 2 start URLs gave no page", "4 pages stored")
+    assert "cannot be fetched" in last and "run the same command again" in last
+    assert len(stored_urls(tmp_path / "x.db")) == 4
+
+
+def test_a_crawl_that_stored_its_pages_exits_0_without_an_error_line(odd_site, tmp_path):
+    """The site links to a JSON file: a non-HTML page that is no start URL is only counted."""
+    result = visdup(
+        "crawl", odd_site.url_for("/index.html"), "--db", f"sqlite:///{tmp_path}/x.db", cwd=tmp_path
+    )
+    assert result.returncode == 0 and "visdup: error" not in result.stderr, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+
+
+@deferred_f_from_coro_f
+async def test_the_second_of_two_crawls_on_one_sqlite_file_fails_in_its_check(small_site, tmp_path):
+    """The writer lock taken by a crawl's check is kept for its crawl: a second crawl started
+    at the same moment fails in its own check, in one line, having fetched nothing. Released
+    between the two, it let the second pass its check and fail mid-crawl in 107 lines."""
+    from visdup.cli.crawl import check_store
+    from visdup.storage.store import Store
+
+    path = tmp_path / "one.sqlite3"
+    db = f"sqlite:///{path}"
+    release = check_store(db)  # the first crawl, checked, its crawl about to start
+    try:
+        second = visdup("crawl", small_site.url_for("/"), "--db", db, cwd=tmp_path)
+        one_error(second, "another visdup process", f"pid {os.getpid()} ", "one writer")
+        assert small_site.requests == [], "the second crawl fetched nothing"
+        await crawl(db, small_site.url_for("/"))  # the first crawl's store takes the lock over
+    finally:
+        release()
+    assert len(stored_urls(path)) == 7
+    Store.from_url(db, writer=True).close()  # free once the crawl is over
+    unused = f"sqlite:///{tmp_path / 'unused.sqlite3'}"
+    check_store(unused)()  # a check whose crawl never ran frees the file too
+    Store.from_url(unused, writer=True).close()
 
 
 def test_warnings_are_printed_once_under_visdup_crawl(small_site, tmp_path):

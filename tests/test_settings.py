@@ -16,7 +16,7 @@ from scrapy.settings import Settings
 
 from tests.conftest import REPO
 from visdup import config
-from visdup.errors import ConfigError
+from visdup.errors import ConfigError, InputError
 
 PACKAGE = REPO / "visdup"
 QUOTED = re.compile(r"""["'](VISDUP_[A-Z0-9_]+)["']""")
@@ -189,3 +189,33 @@ def test_the_command_writes_the_reference():
         check=True,
     )
     assert out.stdout == config.markdown() and not out.stderr
+
+
+def test_check_known_refuses_the_first_unknown_name_with_the_nearest(tmp_path):
+    """What ``scrapy crawl`` and ``visdup crawl`` run before a crawl: a misspelt name in a
+    project's settings.py (read as Scrapy reads it), in ``-s`` or in a plain mapping."""
+    import importlib.util
+
+    module_file = tmp_path / "typo_settings.py"
+    module_file.write_text(
+        'BOT_NAME = "shop"\nVISDUP_ENABLED = True\nVISDUP_SIMILARITY_TRESHOLD = 0.9\n'
+    )
+    spec = importlib.util.spec_from_file_location("typo_settings", module_file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    settings = Settings()
+    settings.setmodule(module, priority="project")
+    with pytest.raises(ConfigError) as raised:
+        config.check_known(settings)
+    assert str(raised.value) == (
+        "unknown setting VISDUP_SIMILARITY_TRESHOLD: did you mean VISDUP_SIMILARITY_THRESHOLD?"
+    )
+    assert isinstance(raised.value, InputError)
+    with pytest.raises(ConfigError, match="did you mean VISDUP_ENABLED"):
+        config.check_known({"LOG_LEVEL": "INFO", "visdup_enabled": "0"})
+    with pytest.raises(ConfigError, match="environment variable"):
+        config.check_known(["VISDUP_PURE_PYTHON"])
+    config.check_known(Settings({"VISDUP_ENABLED": False, "BOT_NAME": "x", "OTHER_NAME": 1}))
+    config.check_known(config.defaults())
+    config.check_known({})

@@ -46,6 +46,7 @@ __all__ = [
     "SPECS",
     "Setting",
     "check",
+    "check_known",
     "defaults",
     "flag",
     "markdown",
@@ -108,14 +109,31 @@ def unknown_settings(names: Iterable[str]) -> list[tuple[str, str | None]]:
     ``names`` may be Scrapy ``Settings`` (it iterates over its names) or any iterable of
     names; names without the ``VISDUP_`` prefix are other components' and pass. A misspelt
     setting is otherwise silently ignored and its default used, which is why a crawl checks.
+    The prefix in lower case counts too (``-s visdup_enabled=0`` sets a name nothing reads).
     Each unknown name comes once, in the order given; the nearest is None when no setting is
     close.
     """
     unknown: dict[str, str | None] = {}
     for name in names:
-        if name.startswith("VISDUP_") and name not in BY_NAME and name not in unknown:
-            unknown[name] = _nearest(name)
+        if not isinstance(name, str) or name in BY_NAME or name in unknown:
+            continue
+        if name.upper().startswith("VISDUP_"):
+            unknown[name] = _nearest(name.upper())
     return list(unknown.items())
+
+
+def check_known(settings: Any) -> None:
+    """Refuse a ``VISDUP_*`` name that is no setting: ConfigError naming the first one met and
+    the nearest setting (``did you mean VISDUP_SIMILARITY_THRESHOLD?``).
+
+    ``settings`` is Scrapy ``Settings`` (every name set at any priority: a project's
+    settings.py, ``-s``, a spider's ``custom_settings``), a mapping or any iterable of names.
+    A misspelt name is otherwise taken as some other component's and its setting keeps its
+    default without a word, which is why a crawl checks before it fetches anything.
+    """
+    found = unknown_settings(settings)
+    if found:
+        raise ConfigError(unknown_setting_error(*found[0]))
 
 
 def unknown_setting_error(name: str, nearest: str | None) -> str:

@@ -31,16 +31,19 @@ def run(args: argparse.Namespace) -> int:
     if not any(s.startswith("LOG_LEVEL=") for s in args.set):
         settings["LOG_LEVEL"] = "WARNING"
     db = config.resolve(settings)["VISDUP_DATABASE_URL"]
-    check_store(db)
-    with serve(SITE_ROOT) as server:
-        print(
-            f"Serving the demo site at {server.url}/ and crawling it into {one_line(db)}",
-            flush=True,
-        )
-        process = AsyncCrawlerProcess(settings)
-        crawler = process.create_crawler(SiteSpider)
-        process.crawl(crawler, url=server.url_for("/"))
-        process.start()
+    release = check_store(db)
+    try:
+        with serve(SITE_ROOT) as server:
+            print(
+                f"Serving the demo site at {server.url}/ and crawling it into {one_line(db)}",
+                flush=True,
+            )
+            process = AsyncCrawlerProcess(settings)
+            crawler = process.create_crawler(SiteSpider)
+            process.crawl(crawler, url=server.url_for("/"))
+            process.start()
+    finally:
+        release()
     try:
         reason = crawler.stats.get_value("finish_reason")
     except RuntimeError:  # never started: a component refused it (logged)

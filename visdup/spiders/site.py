@@ -38,6 +38,7 @@ from visdup.items import Page
 from visdup.page.links import PageLinks, read_links
 from visdup.page.urlpatterns import url_shape as path_pattern
 from visdup.spiders.budget import GOVERNED, PageBudget, PageBudgetMiddleware
+from visdup.spiders.failures import failure_reason
 from visdup.storage.urls import canonical_url, crawl_key
 
 logger = logging.getLogger(__name__)
@@ -237,6 +238,9 @@ class SiteSpider(scrapy.Spider):
         self._resolver = LinkResolver(self._in_scope)
         #: visdup analyses the pages in worker processes: no tree is kept here (see _tree).
         self._parse_apart = False
+        #: Why a start URL gave no page (it could not be fetched, or is no HTML page), by
+        #: start URL: a crawl that stored nothing says which and why (``visdup crawl``).
+        self.start_problems: dict[str, str] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Any, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -431,11 +435,10 @@ class SiteSpider(scrapy.Spider):
             kind = "text" if isinstance(response, TextResponse) else "binary"
             self.crawler.stats.inc_value("visdup/non_html")
             self.crawler.stats.inc_value(f"visdup/non_html/{kind}")
-            logger.debug(
-                "Skipping non-HTML response %s (%s)",
-                response.url,
-                response.headers.get("Content-Type"),
-            )
+            content_type = response.headers.get("Content-Type")
+            logger.debug("Skipping non-HTML response %s (%s)", response.url, content_type)
+            shown = (content_type or b"no Content-Type").decode("latin-1").split(";")[0].strip()
+            self._start_failed(response.request, f"is not an HTML page ({shown})")
             return ()
         if not self._settle(response, page=True):
             return ()  # fetched while the budget was being spent: not taken
@@ -504,3 +507,16 @@ class SiteSpider(scrapy.Spider):
         if self.page_budget is not None and request is not None:
             self.page_budget.settle(request, page=False)
         logger.debug("Request failed: %s", failure.getErrorMessage())
+        self._start_failed(request, failure_reason(failure))
+
+    def _start_failed(self, request: scrapy.Request | None, why: str) -> None:
+        """Note that a start URL (or a redirect from one) gave no page, and why."""
+        if request is None:
+            return
+        first = (request.meta.get("redirect_urls") or [request.url])[0]
+        url = canonical(first)
+        if url not in self.start_urls or url in self.start_problems:
+            return
+        self.start_problems[url] = why
+        self.crawler.stats.inc_value("visdup/start_urls_failed")
+        logger.warning("visdup: start URL %s %s: nothing is crawled from it", url, why)

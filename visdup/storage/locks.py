@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -59,6 +60,12 @@ def advisory_lock(conn: Connection, keys: Iterable[int]) -> None:
     )
 
 
+#: Writer locks this process holds for the next store it opens as a file's writer, by lock
+#: file (:meth:`WriterLock.hand_over`).
+_handed: dict[Path, IO[str]] = {}
+_handed_guard = threading.Lock()
+
+
 class WriterLock:
     """An OS file lock beside a SQLite database, held by the one process that writes to it.
 
@@ -78,6 +85,10 @@ class WriterLock:
 
     def acquire(self) -> None:
         if self._file is not None or fcntl is None:
+            return
+        with _handed_guard:
+            self._file = _handed.pop(self.path, None)
+        if self._file is not None:
             return
         try:
             handle = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open on purpose
@@ -105,12 +116,34 @@ class WriterLock:
 
     def release(self) -> None:
         handle, self._file = self._file, None
+        if handle is not None:
+            _unlock(handle)
+
+    def hand_over(self) -> None:
+        """Keep the lock past this store, for the next one this process opens as the writer.
+
+        A command opens its store to check it, then starts the crawl, whose own store opens
+        later. Released in between, the lock let a second crawl started at the same moment
+        pass its check and fail in the middle of its crawl; handed over, it is never free
+        between the check and the crawl. :meth:`release_handed` drops it if no store took it.
+        """
+        handle, self._file = self._file, None
         if handle is None:
             return
-        with contextlib.suppress(OSError):
-            handle.seek(0)
-            handle.truncate()
-        handle.close()  # closing the file drops the lock
+        with _handed_guard:
+            earlier = _handed.pop(self.path, None)
+            _handed[self.path] = handle
+        if earlier is not None:
+            _unlock(earlier)
+
+    @staticmethod
+    def release_handed(database: Path) -> None:
+        """Release the lock handed over for ``database`` if no store took it."""
+        path = database.with_name(database.name + ".writer-lock")
+        with _handed_guard:
+            handle = _handed.pop(path, None)
+        if handle is not None:
+            _unlock(handle)
 
     @staticmethod
     def _holder(handle: IO[str]) -> str:
@@ -123,3 +156,10 @@ class WriterLock:
             return "unknown process"
         since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(info.get("since", 0))))
         return f"pid {info.get('pid')} on {info.get('host')}, since {since}"
+
+
+def _unlock(handle: IO[str]) -> None:
+    with contextlib.suppress(OSError):
+        handle.seek(0)
+        handle.truncate()
+    handle.close()  # closing the file drops the lock

@@ -47,6 +47,10 @@ logger = logging.getLogger(__name__)
 __all__ = ["Handle", "PageRecord", "Store", "pack_body", "unpack_body"]
 
 
+def _nothing() -> None:
+    pass
+
+
 def now() -> datetime:
     """The store's clock: every row it stamps reads it (tests set it)."""
     return datetime.now(UTC)
@@ -160,6 +164,19 @@ class Store(StatementRunner):
         if self._writer is not None:
             self._writer.release()
         self.engine.dispose()
+
+    def close_handing_over(self) -> Callable[[], None]:
+        """Close, but keep SQLite's writer lock for the next store this process opens as the
+        file's writer (:meth:`WriterLock.hand_over`); the callable given back releases it if
+        no store took it. On PostgreSQL, a plain close."""
+        writer = self._writer
+        if writer is None or not writer.held:
+            self.close()
+            return _nothing
+        database = writer.database
+        writer.hand_over()
+        self.close()
+        return functools.partial(WriterLock.release_handed, database)
 
     # ------------------------------------------------------------------ schema
     def migrate(self) -> int:
