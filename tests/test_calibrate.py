@@ -72,7 +72,7 @@ def test_read_pairs_with_and_without_header(tmp_path):
     pairs = read_pairs(f)
     assert [p.same for p in pairs] == [True, False]
     assert [p.site for p in pairs] == ["x", "h:8"]
-    f.write_text("1.html,2.html,yes\n")
+    f.write_text("1.html,2.html,yes\n3.html,4.html,0\n")
     assert read_pairs(f)[0].same is True
     f.write_text("1.html,2.html,maybe\n")
     with pytest.raises(InputError, match="same"):
@@ -150,3 +150,23 @@ def test_calibration_scores_a_listing_as_the_crawl_does() -> None:
     m = compare(small, large)
     assert m.containment == 1.0
     assert content_score(small, large) == m.measure == m.score < 0.8
+
+
+@pytest.mark.parametrize("label", ["1", "0"])
+def test_pairs_of_one_kind_are_refused_in_one_line(tmp_path, capsys, label):
+    """Every pair the same (or none): any threshold scores alike, and the one recommended
+    would be an artefact; refused before a page is read."""
+    articles = sorted(str(p) for p in (SITE_ROOT / "articles").glob("*.html"))[:6]
+    pairs = tmp_path / "one-kind.csv"
+    pairs.write_text(
+        "a,b,same\n" + "".join(f"{a},{b},{label}\n" for a, b in itertools.pairwise(articles))
+    )
+    assert main(["calibrate", "--pairs", str(pairs)]) == 2
+    captured = capsys.readouterr()
+    lines = [x for x in captured.err.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("visdup: error: "), captured.err
+    assert str(pairs) in lines[0] and "all 5 pairs are labelled" in lines[0]
+    assert ("add pairs labelled same (1)" if label == "0" else "not the same (0)") in lines[0]
+    assert captured.out == "", "no threshold recommended"
+    with pytest.raises(InputError, match="all 3 pairs"):
+        calibrate([0.9, 0.8, 0.7], _pairs([label == "1"] * 3))

@@ -592,6 +592,34 @@ def test_text_output_escapes_control_characters(tmp_path):
     assert "\x1b" not in bad.stderr and "missing\\e[2J.html" in bad.stderr
 
 
+def test_csv_files_escape_control_characters(tmp_path):
+    """pages.csv and the extract CSV are read with cat and less too: no raw ESC or BEL."""
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for i in range(3):
+        (pages / f"p{i}\x1b[2J.html").write_text(
+            f"<html><head><title>Hi&#27;]0;pwned&#7;&#27;[2J there {i}</title></head><body>"
+            f"<div class=top><a href='/'>Shop</a></div><div class=product><h1>Item {i}</h1>"
+            f"<p class=price>Price: {i}.99 \x1b]0;again\x07</p></div></body></html>"
+        )
+    db = f"sqlite:///{tmp_path / 'v.sqlite3'}"
+    assert visdup("dups", str(pages), "--db", db).returncode == 0
+    table = tmp_path / "pages.csv"
+    result = visdup("report", "--db", db, "--pages", str(table))
+    assert result.returncode == 0, result.stderr
+    extracted = tmp_path / "out.csv"
+    result = visdup("extract", str(pages), "--out", str(extracted))
+    assert result.returncode == 0, result.stderr
+    for out in (table, extracted):
+        text = out.read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\x07" not in text, out
+        assert "\\e[2J" in text, "shown escaped, as the terminal report shows them"
+        rows = list(csv.DictReader(out.open(newline="", encoding="utf-8")))
+        assert len(rows) == 3, out
+    titles = [r["title"] for r in csv.DictReader(table.open(newline="", encoding="utf-8"))]
+    assert sorted(titles)[0] == "Hi\\e]0;pwned\\x07\\e[2J there 0"
+
+
 def test_csv_cells_cannot_start_formulas(tmp_path):
     titles = [
         '=HYPERLINK("http://evil.example/","x")',

@@ -45,13 +45,18 @@ def one_line(text: object) -> str:
 
 def csv_cell(value: Any) -> Any:
     """A CSV cell a spreadsheet shows as text: a leading ``=``, ``+``, ``-``, ``@``, tab or CR
-    gets a ``'`` in front (OWASP's advice), which spreadsheets hide and never evaluate.
+    gets a ``'`` in front (OWASP's advice), which spreadsheets hide and never evaluate; and
+    control characters are escaped as for a terminal, since a CSV file is also read with
+    ``cat`` and ``less``.
 
-    Numbers stay numbers (``-3`` is data, not a formula); only text is changed.
+    Tabs and line breaks stay (the CSV quotes them). Numbers stay numbers (``-3`` is data,
+    not a formula); only text is changed.
     """
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
+    if not isinstance(value, str):
+        return value
+    if value.startswith(_FORMULA_START):
+        value = "'" + value
+    return terminal(value)
 
 
 def print_error(message: object) -> None:

@@ -121,7 +121,24 @@ def read_pairs(path: str | Path) -> list[Pair]:
         a, b = row[ia].strip(), row[ib].strip()
         site = row[isite].strip() if isite is not None and len(row) > isite else site_of(a)
         pairs.append(Pair(a, b, _label(row[isame], f"{path}:{n}"), site))
+    check_both_kinds(pairs, str(path))
     return pairs
+
+
+def check_both_kinds(pairs: Sequence[Pair], where: str) -> None:
+    """InputError unless some pairs are labelled the same and some not.
+
+    A threshold is where the two kinds part: from one kind alone every cut scores alike, and
+    the "best" threshold recommended would be an artefact of the grid, not of the pages.
+    """
+    same = sum(1 for p in pairs if p.same)
+    if 0 < same < len(pairs):
+        return
+    label, other = ("same (1)", "not the same (0)") if same else ("not the same (0)", "same (1)")
+    raise InputError(
+        f"{where}: all {len(pairs)} pairs are labelled {label}: a threshold parts two kinds "
+        f"of pairs, so add pairs labelled {other}"
+    )
 
 
 # ------------------------------------------------------------------------------ the arithmetic
@@ -201,6 +218,7 @@ def calibrate(
     seed: int = 0,
 ) -> Calibration:
     """Precision/recall table, best-F1 and precision-target thresholds, and split intervals."""
+    check_both_kinds(pairs, "the pairs")
     scored = [(float(s), p.same) for s, p in zip(scores, pairs, strict=True)]
     best, valley = best_threshold(scored)
     overlap = sum(
