@@ -10,7 +10,7 @@ DEMO_DIR := .demo
 
 BROWSER_STAMP := $(VENV)/.browser-stamp
 
-.PHONY: install bytecode browser demo test lint bench clean
+.PHONY: install bytecode browser demo test test-oldest lint bench clean
 
 $(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,9 +61,21 @@ test: $(STAMP) $(BROWSER_STAMP) bytecode
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
+# The oldest releases pyproject.toml allows, in a venv of their own: the store, the index and
+# crawls, with Scrapy 2.14 and SQLAlchemy 2.0.
+OLDEST := .venv-oldest
+test-oldest:
+	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install -q --upgrade pip setuptools wheel
+	$(OLDEST)/bin/python -m pip install -q -e '.[test]' 'scrapy==2.14.*' 'sqlalchemy==2.0.*'
+	$(OLDEST)/bin/python -c "import scrapy, sqlalchemy; print('scrapy', scrapy.__version__, 'sqlalchemy', sqlalchemy.__version__)"
+	$(OLDEST)/bin/python -m pytest -q tests/test_store.py tests/test_storage_fastpath.py \
+		tests/test_index.py tests/test_index_layout.py tests/test_crawl.py tests/test_resume.py \
+		tests/test_settle.py tests/test_label_process.py tests/test_addon.py
+
 bench: $(STAMP) bytecode
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	@echo "Benchmarks: see bench/README.md"
 
 clean:
-	rm -rf $(VENV) build *.egg-info $(DEMO_DIR) visdup/_native/*.so
+	rm -rf $(VENV) $(OLDEST) build *.egg-info $(DEMO_DIR) visdup/_native/*.so

@@ -146,6 +146,8 @@ def test_middlewares_act_only_when_their_settings_ask(tmp_path):
         ("VISDUP_DUPLICATE_POLICY", "delete"),
         ("VISDUP_SIMILARITY_THRESHOLD", "abc"),
         ("VISDUP_HAMMING_K", 99),
+        # a misspelt name: refused with the nearest, not ignored for its default
+        ("VISDUP_SIMILARITY_TRESHOLD", 0.9),
     ],
 )
 def test_a_bad_setting_is_refused_in_one_error_line(db, caplog, name, value):
@@ -155,6 +157,8 @@ def test_a_bad_setting_is_refused_in_one_error_line(db, caplog, name, value):
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and name in errors[0].getMessage()
     assert "\n" not in errors[0].getMessage() and errors[0].exc_info is None
+    if "TRESHOLD" in name:
+        assert "did you mean VISDUP_SIMILARITY_THRESHOLD?" in errors[0].getMessage()
 
 
 def test_setting_returns_the_checked_value(db):

@@ -1,6 +1,6 @@
 """The declaration of every setting: complete, self-consistent, and the source of its reference.
 
-visdup/config.py declares each ``VISDUP_*`` setting once; the package's defaults, checks, the
+visdup/settings_declared.py declares each ``VISDUP_*`` setting once (a field of ``Options``); the package's defaults, checks, the
 detection of misspelt names and docs/settings.md are derived from it. These tests keep the
 declaration and the code that reads settings from drifting apart.
 """
@@ -50,8 +50,22 @@ def test_every_name_the_package_reads_is_declared():
     assert not undeclared, f"declare these in visdup/config.py SETTINGS: {undeclared}"
 
 
+#: A setting read from an :class:`visdup.config.Options` (``opts.similarity_threshold``).
+ATTRIBUTE = re.compile(r"(?:opts|config|settings)\.([a-z0-9_]+)\b")
+
+
+def _read_attributes() -> set[str]:
+    """The settings read as attributes of an options object, by their ``VISDUP_*`` names."""
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path in (PACKAGE / "config.py", PACKAGE / "settings_declared.py"):
+            continue
+        found.update(config.PREFIX + a.upper() for a in ATTRIBUTE.findall(path.read_text()))
+    return found & set(config.BY_NAME)
+
+
 def test_every_declared_setting_is_read_somewhere():
-    read = set(_quoted_names())
+    read = set(_quoted_names()) | _read_attributes()
     unread = sorted(set(config.BY_NAME) - read - DEFAULT_ONLY)
     assert not unread, f"declared but read nowhere in visdup/: {unread}"
     assert not (DEFAULT_ONLY & read), "now read as a setting: take it out of DEFAULT_ONLY"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from scrapy.utils.misc import load_object
 
-from visdup.config import SCRAPY_DEFAULTS, SCRAPY_DEFAULTS_ON, check, defaults, read
+from visdup.config import SCRAPY_DEFAULTS, SCRAPY_DEFAULTS_ON, check, defaults, options
 from visdup.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -95,8 +95,8 @@ class Addon:
         from visdup.runtime.early import start_early
 
         try:
-            if not read(settings, "VISDUP_ENABLED"):
-                return
-            start_early(self.crawler, lambda name: read(settings, name))
+            opts = options(settings)
+            if opts.enabled:
+                start_early(self.crawler, opts)
         except ConfigError:
             return

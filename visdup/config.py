@@ -19,6 +19,7 @@ import json
 import sys
 import textwrap
 from collections.abc import Iterable, Mapping
+from dataclasses import fields
 from typing import Any
 
 from visdup.errors import ConfigError
@@ -30,8 +31,12 @@ from visdup.settings_declared import (
     SCRAPY_DEFAULTS,
     SCRAPY_DEFAULTS_ON,
     SETTINGS,
+    Options,
     Setting,
 )
+
+#: What every setting's name begins with.
+PREFIX = "VISDUP_"
 
 __all__ = [
     "BY_NAME",
@@ -40,16 +45,20 @@ __all__ = [
     "INDEX_LAYOUTS",
     "MARKDOWN_COMMAND",
     "POLICIES",
+    "PREFIX",
     "SCRAPY_DEFAULTS",
     "SCRAPY_DEFAULTS_ON",
     "SETTINGS",
     "SPECS",
+    "Options",
     "Setting",
     "check",
     "check_known",
     "defaults",
     "flag",
     "markdown",
+    "named",
+    "options",
     "read",
     "resolve",
     "unknown_setting_error",
@@ -261,6 +270,20 @@ def resolve(source: Any = None) -> dict[str, Any]:
             f"({values['VISDUP_TEMPLATE_MIN_PAGES']} > {values['VISDUP_TEMPLATE_MAX_PAGES']})"
         )
     return values
+
+
+def options(source: Any = None) -> Options:
+    """Every VISDUP_ setting, typed and checked (:func:`resolve`), as the object the code
+    past Scrapy's settings reads: ``options(settings).similarity_threshold``."""
+    if isinstance(source, Options):
+        return source
+    values = resolve(source)
+    return Options(**{name[len(PREFIX) :].lower(): value for name, value in values.items()})
+
+
+def named(opts: Options) -> dict[str, Any]:
+    """The settings of ``opts`` by their ``VISDUP_*`` names (for stats and stored runs)."""
+    return {PREFIX + f.name.upper(): getattr(opts, f.name) for f in fields(Options)}
 
 
 # ------------------------------------------------------------------------------- the reference

@@ -28,7 +28,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.asyncio import run_in_thread
 
 from visdup import config
-from visdup.config import resolve
+from visdup.config import Options, options
 from visdup.dedup.analysis import (
     AnalysisOptions,
     PageAnalysis,
@@ -105,18 +105,19 @@ class CrawlContext:
         self.crawler = crawler
         self.stats = crawler.stats
         try:
+            config.check_known(crawler.settings)  # a misspelt name is no silent default
             #: Every VISDUP_ setting, typed and checked.
-            self.config: dict[str, Any] = resolve(crawler.settings)
+            self.config: Options = options(crawler.settings)
         except VisdupError as exc:
             raise _refused(exc) from None
         # the worker processes and the label process import while the rest is built (a crawl
         # wired by the add-on started them already, as the add-on was made)
-        start_early(crawler, self.config.__getitem__)
-        self.database_url: str = self.config["VISDUP_DATABASE_URL"]
-        self.policy: str = self.config["VISDUP_DUPLICATE_POLICY"]
-        self.cluster_cap: int = self.config["VISDUP_CLUSTER_CAP"]
-        self.store_body: bool = self.config["VISDUP_STORE_BODY"]
-        self.content_enabled: bool = self.config["VISDUP_CONTENT_ENABLED"]
+        start_early(crawler, self.config)
+        self.database_url = self.config.database_url
+        self.policy = self.config.duplicate_policy
+        self.cluster_cap = self.config.cluster_cap
+        self.store_body = self.config.store_body
+        self.content_enabled = self.config.content_enabled
         #: What each page's analysis computes: a step runs when its setting and pipeline are on.
         self.options = AnalysisOptions.from_settings(
             self.config,
@@ -135,8 +136,8 @@ class CrawlContext:
         self.run_id: int | None = None
         #: Where pages are analysed: worker processes, else threads.
         self.analysis = Analysis(
-            self.config["VISDUP_ANALYSIS_PROCESSES"],
-            int(self.config["VISDUP_ANALYSIS_NICE"]),
+            self.config.analysis_processes,
+            self.config.analysis_nice,
             count=self.inc,
             set_stat=self.stats.set_value,
             take_pool=partial(take_pool, crawler),
@@ -148,7 +149,7 @@ class CrawlContext:
         self.handoff = HandOff()
         # The store now: a crawl that cannot store anything must not fetch anything.
         self.store: Store | None = self._open_store()
-        self.store.index_layout = self.config["VISDUP_INDEX_LAYOUT"]
+        self.store.index_layout = self.config.index_layout
         #: The labelling, here or in the label process (started as the spider opens).
         self.labeller = Labeller(
             self.store,
@@ -196,7 +197,7 @@ class CrawlContext:
         else:
             # a context made before its crawler crawled (settings applied ahead) started no
             # process: the crawl's first component starts them, still before the spider opens
-            start_early(crawler, ctx.config.__getitem__)
+            start_early(crawler, ctx.config)
         return ctx
 
     def _open_store(self) -> Store:
@@ -208,9 +209,6 @@ class CrawlContext:
             raise _refused(
                 StoreError(f"cannot open the store {_safe_url(self.database_url)}: {exc}")
             ) from exc
-
-    def setting(self, name: str) -> Any:
-        return self.config[name]
 
     def open(self) -> None:
         """Begin the run and start the labelling; idempotent and thread-safe (components

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from visdup.page.fetch import Fetch
 
 if TYPE_CHECKING:
     from scrapy.http import Response
@@ -35,17 +37,11 @@ class _Carried:
 
 
 @dataclass
-class Page(_Carried):
-    """One HTML response; the pipelines add what they learn (``analysis``, ``page_id`` ..)."""
+class Page(Fetch, _Carried):
+    """One HTML response: its fetch (:class:`visdup.page.fetch.Fetch`: ``url``, ``final_url``,
+    ``status``, ``depth``, ``referer``, ``content_type``, ``encoding``, ``links``), then what
+    the pipelines learn of it (``page_id``, ``verdict`` ..)."""
 
-    url: str
-    final_url: str
-    status: int
-    depth: int = 0
-    referer: str | None = None
-    content_type: str | None = None
-    encoding: str | None = None
-    links: list[str] = field(default_factory=list, repr=False)
     page_id: int | None = None
     #: Store id of the page this one copies (its first twin, or its group's original).
     duplicate_of: int | None = None

@@ -119,7 +119,7 @@ class RecordsMiddleware:
         check_enabled(crawler)
         self.ctx = CrawlContext.of(crawler)
         config = self.ctx.config
-        if not (config["VISDUP_EXTRACT_ITEMS"] and config["VISDUP_CLUSTER_ENABLED"]):
+        if not (config.extract_items and config.cluster_enabled):
             # off by default: no reason given, so Scrapy logs no "Disabled" WARNING per crawl
             raise NotConfigured
 

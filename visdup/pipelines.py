@@ -128,7 +128,7 @@ class ClusterPipeline(_PagePipeline):
 
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
-        if not self.ctx.config["VISDUP_CLUSTER_ENABLED"]:
+        if not self.ctx.config.cluster_enabled:
             raise NotConfigured("VISDUP_CLUSTER_ENABLED is False")
 
     async def process_item(self, item: Any) -> Any:

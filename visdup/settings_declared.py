@@ -1,4 +1,5 @@
-"""Every ``VISDUP_*`` setting, declared once: name, type, default, allowed values, meaning.
+"""Every ``VISDUP_*`` setting, declared once (a field of :class:`Options`): name, type, default,
+allowed values, meaning.
 
 :mod:`visdup.config` derives the defaults, the checks and the reference page from these
 declarations; this module holds the declarations alone, grouped by what they shape.
@@ -6,7 +7,7 @@ declarations; this module holds the declarations alone, grouped by what they sha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 
@@ -92,20 +93,51 @@ POLICIES = ("label", "drop", "nofollow", "drop_nofollow")
 INDEX_LAYOUTS = ("bands", "pairs")  # visdup.index.base.LAYOUTS, without importing the index
 _VISUAL_CLASS_NAMES = ("grp", "row", "col", "text")
 
-SETTINGS: tuple[Setting, ...] = (
+
+def declare(
+    default: Any,
+    group: str,
+    doc: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    choices: tuple[str, ...] | None = None,
+    empty: bool = False,
+) -> Any:
+    """One setting's declaration, as a field of :class:`Options` (see :class:`Setting` for
+    what each part means)."""
+    meta = {
+        "setting": {
+            "group": group,
+            "doc": doc,
+            "low": low,
+            "high": high,
+            "choices": choices,
+            "empty": empty,
+        }
+    }
+    if isinstance(default, dict):
+        kept = dict(default)
+        return field(default_factory=lambda: dict(kept), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """Every ``VISDUP_*`` setting, each declared once, here: the field ``similarity_threshold``
+    is the setting ``VISDUP_SIMILARITY_THRESHOLD``; its type, default, allowed values and meaning
+    are the field's. Code past Scrapy's settings reads an instance (typed and checked, made by
+    :func:`visdup.config.options`) rather than a dict of names."""
+
     # ---------------------------------------------------------------------------------- crawl
-    Setting(
-        "VISDUP_ENABLED",
-        bool,
+    enabled: bool = declare(
         True,
         "crawl",
         "Master switch: with False every visdup component raises NotConfigured and the project "
         "crawls as if visdup were not installed. Turn it off for one run (`-s VISDUP_ENABLED=0`) "
         "to measure or debug the bare crawl without taking the add-on out of the project.",
-    ),
-    Setting(
-        "VISDUP_DUPLICATE_POLICY",
-        str,
+    )
+    duplicate_policy: str = declare(
         "label",
         "crawl",
         "What happens to a page labelled `duplicate` or `moved`: `label` stores the label and "
@@ -116,10 +148,8 @@ SETTINGS: tuple[Setting, ...] = (
         "fetches on sites whose copies lead to more copies (print views, session URLs), at the "
         "price of an answer that depends on which pages were fetched.",
         choices=POLICIES,
-    ),
-    Setting(
-        "VISDUP_NOFOLLOW_WAIT",
-        float,
+    )
+    nofollow_wait: float = declare(
         30.0,
         "crawl",
         "Seconds the spider middleware of the nofollow policies waits for a page's verdict "
@@ -127,30 +157,24 @@ SETTINGS: tuple[Setting, ...] = (
         "loaded database, very large pages) and links of duplicates slip through; lower it when "
         "a late verdict should not hold back the links of the pages waiting for it.",
         low=0.0,
-    ),
-    Setting(
-        "VISDUP_CLUSTER_CAP",
-        int,
+    )
+    cluster_cap: int = declare(
         0,
         "crawl",
         "Most pages labelled into one structural duplicate group before its further members "
         "are dropped (0: no cap). Set it when one group of near-identical pages (an endless "
         "calendar, a faceted listing) would otherwise eat the crawl.",
         low=0,
-    ),
-    Setting(
-        "VISDUP_MAX_LINKS_PER_PAGE",
-        int,
+    )
+    max_links_per_page: int = declare(
         5000,
         "crawl",
         "Links the `site` spider reads from one page (0: all); the stat "
         "`visdup/links_over_page_cap` counts those left unread. A page with a million links is "
         "a crawl trap; raise it for sites whose index pages or sitemaps really link to more.",
         low=0,
-    ),
-    Setting(
-        "VISDUP_TEMPLATE_BUDGET",
-        int,
+    )
+    template_budget: int = declare(
         5000,
         "crawl",
         "Pages the `site` spider follows per URL pattern (`/calendar/N/N/`, "
@@ -159,21 +183,17 @@ SETTINGS: tuple[Setting, ...] = (
         "for sites with more real pages of one pattern (a catalogue of products under "
         "`/item/N`).",
         low=0,
-    ),
-    Setting(
-        "VISDUP_RESUME",
-        bool,
+    )
+    resume: bool = declare(
         True,
         "crawl",
         "Continue from the store: pages earlier runs stored are not downloaded again, and the "
         "`site` spider starts from the links they stored but never fetched, so a crawl that "
         "was stopped or crashed goes on where it was. Turn it off to fetch every page again "
         "from the start URLs.",
-    ),
+    )
     # ------------------------------------------------------------------------------ structure
-    Setting(
-        "VISDUP_SIMILARITY_THRESHOLD",
-        float,
+    similarity_threshold: float = declare(
         0.95,
         "structure",
         "Structural similarity (one minus the normalised tree edit distance of two visual "
@@ -184,10 +204,8 @@ SETTINGS: tuple[Setting, ...] = (
         "`visdup report --threshold` replays the crawl's comparisons at another value first.",
         low=0.0,
         high=1.0,
-    ),
-    Setting(
-        "VISDUP_TEMPLATE_THRESHOLD",
-        float,
+    )
+    template_threshold: float = declare(
         0.80,
         "structure",
         "Structural similarity at or above which two pages share a layout: a page of new "
@@ -197,20 +215,16 @@ SETTINGS: tuple[Setting, ...] = (
         "more.",
         low=0.0,
         high=1.0,
-    ),
-    Setting(
-        "VISDUP_MAX_TERM_NODES",
-        int,
+    )
+    max_term_nodes: int = declare(
         5000,
         "structure",
         "Visual terms with more nodes than this are stored but not compared, since the tree "
         "edit distance is quadratic in their size. Raise it for sites of very large pages that "
         "should be compared all the same, at the cost of time per page.",
         low=1,
-    ),
-    Setting(
-        "VISDUP_TED_MAX_CELLS",
-        int,
+    )
+    ted_max_cells: int = declare(
         50_000_000,
         "structure",
         "Most dynamic-programming cells one tree edit distance may fill (counted before it "
@@ -218,10 +232,8 @@ SETTINGS: tuple[Setting, ...] = (
         "kernel fills about 300 million cells a second, so the default is about 0.15 s, far "
         "above any real page pair measured; lower it to bound the time of hostile pages.",
         low=1,
-    ),
-    Setting(
-        "VISDUP_TED_PAGE_CELLS",
-        int,
+    )
+    ted_page_cells: int = declare(
         100_000_000,
         "structure",
         "Most dynamic-programming cells the confirmations of one page may fill together, "
@@ -229,30 +241,24 @@ SETTINGS: tuple[Setting, ...] = (
         "confirmation to about 0.3 s. Lower it when pages with many near candidates slow the "
         "crawl; raise it when such pages are left unconfirmed.",
         low=1,
-    ),
-    Setting(
-        "VISDUP_DENOISE_TERM",
-        bool,
+    )
+    denoise_term: bool = declare(
         False,
         "structure",
         "Build the visual term from the de-noised tree (invisible and fixed nodes removed) "
         "rather than the whole page. Turn it on for sites whose hidden menus or overlays differ "
         "from page to page and hide what the pages' visible structure shares.",
-    ),
-    Setting(
-        "VISDUP_VISUAL_CLASSES",
-        dict,
+    )
+    visual_classes: dict[str, str | None] = declare(  # noqa: RUF009 (declare makes a field)
         {},
         "structure",
         'Overrides of the HTML tag to visual class table, e.g. `{"section": "row", "aside": '
         "None}` (None: the tag adds no node of its own). Change it for sites whose markup uses "
         "a tag for another purpose than the table assumes.",
         choices=_VISUAL_CLASS_NAMES,
-    ),
+    )
     # ----------------------------------------------------------------------------- candidates
-    Setting(
-        "VISDUP_HAMMING_K",
-        int,
+    hamming_k: int = declare(
         6,
         "candidates",
         "Hamming radius of the SimHash search for candidates. On a real documentation site, "
@@ -261,10 +267,8 @@ SETTINGS: tuple[Setting, ...] = (
         "lookup time. Every process of a store must use the same value.",
         low=0,
         high=16,
-    ),
-    Setting(
-        "VISDUP_INDEX_MAX_CANDIDATES",
-        int,
+    )
+    index_max_candidates: int = declare(
         2000,
         "candidates",
         "Most distinct stored fingerprints one index lookup compares (0: all); past it, the "
@@ -272,10 +276,8 @@ SETTINGS: tuple[Setting, ...] = (
         "near-identical pages stays cheap. Raise it if pages of such templates miss their "
         "copies.",
         low=0,
-    ),
-    Setting(
-        "VISDUP_CANDIDATES",
-        int,
+    )
+    candidates: int = declare(
         64,
         "candidates",
         "Most candidates confirmed with the exact measure per page and channel, best possible "
@@ -284,21 +286,17 @@ SETTINGS: tuple[Setting, ...] = (
         "index held. Lower it to trade recall for time per page.",
         low=1,
         high=1000,
-    ),
+    )
     # -------------------------------------------------------------------------------- content
-    Setting(
-        "VISDUP_CONTENT_ENABLED",
-        bool,
+    content_enabled: bool = declare(
         True,
         "content",
         "Find each page's main content and compare it too. Without it a verdict rests on "
         "structure alone, and every page of one template looks like a duplicate: turn it off "
         "only for sites whose pages differ by structure, or to compare with a structure-only "
         "run.",
-    ),
-    Setting(
-        "VISDUP_CONTENT_THRESHOLD",
-        float,
+    )
+    content_threshold: float = declare(
         0.80,
         "content",
         "Share of long sentences (or paragraphs) two pages must have in common to carry the "
@@ -307,10 +305,8 @@ SETTINGS: tuple[Setting, ...] = (
         "crawl's comparisons at another value first.",
         low=0.0,
         high=1.0,
-    ),
-    Setting(
-        "VISDUP_CONTENT_MIN_SENTENCES",
-        int,
+    )
+    content_min_sentences: int = declare(
         3,
         "content",
         "Fewest long sentences a page's main content needs to take part in the content "
@@ -319,20 +315,16 @@ SETTINGS: tuple[Setting, ...] = (
         "store kept across crawls should keep the same value, since pages stored under a "
         "lower one carry no key to be compared by.",
         low=1,
-    ),
+    )
     # ------------------------------------------------------------------------------ templates
-    Setting(
-        "VISDUP_CLUSTER_ENABLED",
-        bool,
+    cluster_enabled: bool = declare(
         True,
         "templates",
         "Sort every page into a template cluster while the crawl runs (layout signatures), "
         "which the report, the records and drift alarms need. Turn it off to save its time "
         "when only duplicates matter.",
-    ),
-    Setting(
-        "VISDUP_CLUSTER_THRESHOLD",
-        float,
+    )
+    cluster_threshold: float = declare(
         0.75,
         "templates",
         "Layout-signature similarity (Simple Tree Matching on two page skeletons, "
@@ -341,10 +333,8 @@ SETTINGS: tuple[Setting, ...] = (
         "it to split templates that differ in a block or two, lower it to merge them.",
         low=0.0,
         high=1.0,
-    ),
-    Setting(
-        "VISDUP_CLUSTER_REPRESENTATIVES",
-        int,
+    )
+    cluster_representatives: int = declare(
         4,
         "templates",
         "Representatives per cluster of the whole-DOM clusterer (visdup.templates.cluster), "
@@ -352,39 +342,31 @@ SETTINGS: tuple[Setting, ...] = (
         "signatures and do not read it.",
         low=1,
         high=100,
-    ),
-    Setting(
-        "VISDUP_TEMPLATE_MIN_PAGES",
-        int,
+    )
+    template_min_pages: int = declare(
         5,
         "templates",
         "Pages a cluster needs before its template is built and its records flow; at most "
         "VISDUP_TEMPLATE_MAX_PAGES. Raise it when templates built from few pages take "
         "page-specific nodes for required ones; lower it for sites with small templates.",
         low=1,
-    ),
-    Setting(
-        "VISDUP_TEMPLATE_MAX_PAGES",
-        int,
+    )
+    template_max_pages: int = declare(
         40,
         "templates",
         "Pages a template is generalised against (a sample spread over the cluster). More "
         "pages make a template that fits more of its cluster, at the cost of the time to "
         "build it.",
         low=1,
-    ),
-    Setting(
-        "VISDUP_EXTRACT_ITEMS",
-        bool,
+    )
+    extract_items: bool = declare(
         False,
         "templates",
         "Send each extracted record through the item pipelines as a visdup.items.Record, so "
         "feed exports write the dataset while the crawl runs (`visdup extract` writes it "
         "from the store afterwards either way).",
-    ),
-    Setting(
-        "VISDUP_EXTRACT_MIN_FIT",
-        float,
+    )
+    extract_min_fit: float = declare(
         0.95,
         "templates",
         "Share of a template's required nodes a page must map to fit it and yield a record. "
@@ -392,29 +374,23 @@ SETTINGS: tuple[Setting, ...] = (
         "fields filled from the wrong place.",
         low=0.0,
         high=1.0,
-    ),
+    )
     # -------------------------------------------------------------------------------- storage
-    Setting(
-        "VISDUP_DATABASE_URL",
-        str,
+    database_url: str = declare(
         "sqlite:///visdup.sqlite3",
         "storage",
         "SQLAlchemy URL of the store. SQLite suits one process; use "
         "`postgresql+psycopg://...` for several processes writing at once (a shared frontier "
         "requires it).",
-    ),
-    Setting(
-        "VISDUP_STORE_BODY",
-        bool,
+    )
+    store_body: bool = declare(
         True,
         "storage",
         "Keep each page's body (compressed) in the store, so clusters can be re-extracted and "
         "pages re-analysed offline. Turn it off to keep the store small when nothing will be "
         "re-read.",
-    ),
-    Setting(
-        "VISDUP_INDEX_LAYOUT",
-        str,
+    )
+    index_layout: str = declare(
         "bands",
         "storage",
         "Layout of the shared SimHash band table on PostgreSQL: `bands` (k + 1 single blocks "
@@ -424,11 +400,9 @@ SETTINGS: tuple[Setting, ...] = (
         "times the time per inserted row: choose `pairs` for tables of millions of pages. From "
         "k=4 on both give the same layout. Every process of a store must use the same layout.",
         choices=INDEX_LAYOUTS,
-    ),
+    )
     # --------------------------------------------------------------------------------- report
-    Setting(
-        "VISDUP_COMPARISONS_MAX",
-        int,
+    comparisons_max: int = declare(
         16,
         "report",
         "Candidates kept per page and channel in visdup_comparisons, best first (0: none): "
@@ -438,20 +412,16 @@ SETTINGS: tuple[Setting, ...] = (
         "not needed.",
         low=0,
         high=1000,
-    ),
+    )
     # ---------------------------------------------------------------------------------- drift
-    Setting(
-        "VISDUP_DRIFT_ENABLED",
-        bool,
+    drift_enabled: bool = declare(
         True,
         "drift",
         "Keep each crawl as a snapshot (per page its template, fit and body hash; per template "
         "the aggregates of a sample) and compare it with the previous one when it ends, for "
         "`visdup drift`. Turn it off for one-off crawls that will not be compared.",
-    ),
-    Setting(
-        "VISDUP_DRIFT_SAMPLE",
-        int,
+    )
+    drift_sample: int = declare(
         30,
         "drift",
         "Pages per template whose fields and fit are measured at the end of a snapshot (the "
@@ -459,10 +429,8 @@ SETTINGS: tuple[Setting, ...] = (
         "with 12, a field that 10 of 12 pages had and 4 of 12 later had was reported emptied.",
         low=1,
         high=1000,
-    ),
-    Setting(
-        "VISDUP_CRAWL_ID",
-        str,
+    )
+    crawl_id: str = declare(
         "",
         "drift",
         'The crawl\'s snapshot: a new name fetches every page again, a known one continues (""'
@@ -471,11 +439,9 @@ SETTINGS: tuple[Setting, ...] = (
         "start URLs' origins, so processes started with the same URLs join the same crawl). "
         "Name it to keep two crawls of the same sites apart.",
         empty=True,
-    ),
+    )
     # ------------------------------------------------------------------------------ processes
-    Setting(
-        "VISDUP_ANALYSIS_PROCESSES",
-        int,
+    analysis_processes: int = declare(
         -1,
         "processes",
         "Worker processes that analyse pages, and build templates when labelling stays in the "
@@ -486,10 +452,8 @@ SETTINGS: tuple[Setting, ...] = (
         "processes, 0.53 with 2 and the label process. Set it to bound the cores a crawl takes.",
         low=-1,
         high=256,
-    ),
-    Setting(
-        "VISDUP_ANALYSIS_NICE",
-        int,
+    )
+    analysis_nice: int = declare(
         5,
         "processes",
         "How much lower the analysis worker processes run than the crawl (their `nice` "
@@ -499,31 +463,25 @@ SETTINGS: tuple[Setting, ...] = (
         "cores). Set 0 when the machine runs other work the workers should not yield to.",
         low=0,
         high=19,
-    ),
-    Setting(
-        "VISDUP_LABEL_PROCESS",
-        bool,
+    )
+    label_process: bool = declare(
         True,
         "processes",
         "With analysis in worker processes, label pages in a process of their own too (the "
         "store, the indexes and the template clusters live there), leaving the crawl's process "
         "to Scrapy; one that dies is started again. False labels in the crawl's process. No "
         "effect when analysis runs in threads.",
-    ),
+    )
     # ------------------------------------------------------------------------------- frontier
-    Setting(
-        "VISDUP_FRONTIER_URL",
-        str,
+    frontier_url: str = declare(
         "",
         "frontier",
         "Redis URL (`redis://HOST:PORT/DB`) of a frontier shared by several crawl processes, "
         'which then split one crawl between them ("": each process keeps Scrapy\'s own '
         "scheduler). Their store must be PostgreSQL.",
         empty=True,
-    ),
-    Setting(
-        "VISDUP_FRONTIER_LEASE",
-        float,
+    )
+    frontier_lease: float = declare(
         60.0,
         "frontier",
         "Seconds a request popped from the shared frontier stays leased to its process; the "
@@ -531,7 +489,26 @@ SETTINGS: tuple[Setting, ...] = (
         "return this long after its last renewal. Lower it to hand a dead process's requests "
         "back sooner, raise it for processes that stall for long.",
         low=1.0,
-    ),
+    )
+
+
+def _kind(annotation: object) -> type:
+    return {"bool": bool, "int": int, "float": float, "str": str}.get(str(annotation), dict)
+
+
+def _default(f: Any) -> Any:
+    return f.default_factory() if f.default is MISSING else f.default
+
+
+#: The declarations as records, in the order they are declared (and documented).
+SETTINGS: tuple[Setting, ...] = tuple(
+    Setting(
+        "VISDUP_" + f.name.upper(),
+        _kind(f.type),
+        _default(f),
+        **f.metadata["setting"],
+    )
+    for f in fields(Options)
 )
 
 #: Environment variables (not Scrapy settings) visdup reads, with their meaning.

@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+from visdup.config import options
 from visdup.dedup.page_analysis import PageAnalysis
 from visdup.dedup.reading import CHARSET_SNIFF, declared_charset, document
 from visdup.dedup.steps import (
@@ -98,16 +99,19 @@ class AnalysisOptions:
 
     @classmethod
     def from_settings(
-        cls, values: Mapping[str, Any], *, content: bool = True, template: bool = True
+        cls, settings: Any, *, content: bool = True, template: bool = True
     ) -> AnalysisOptions:
-        """From resolved VISDUP_ settings; ``content``/``template`` say whether a step is wired."""
+        """From VISDUP_ settings (:class:`~visdup.config.Options`, or what
+        :func:`visdup.config.options` reads them from); ``content``/``template`` say whether
+        a step is wired."""
+        opts = options(settings)
         return cls(
-            classes=values.get("VISDUP_VISUAL_CLASSES") or None,
-            denoise_term=bool(values.get("VISDUP_DENOISE_TERM")),
-            content=content and bool(values.get("VISDUP_CONTENT_ENABLED")),
-            template=template and bool(values.get("VISDUP_CLUSTER_ENABLED")),
-            thin_below=thin_limit(values.get("VISDUP_CONTENT_MIN_SENTENCES")),
-            keep_body=bool(values.get("VISDUP_STORE_BODY")),
+            classes=opts.visual_classes or None,
+            denoise_term=opts.denoise_term,
+            content=content and opts.content_enabled,
+            template=template and opts.cluster_enabled,
+            thin_below=thin_limit(opts.content_min_sentences),
+            keep_body=opts.store_body,
         )
 
 

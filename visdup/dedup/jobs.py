@@ -2,44 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from visdup.page.fetch import Fetch, fetch_facts
 
 if TYPE_CHECKING:
     from visdup.templates.assign import Assignment
 
 
 @dataclass(slots=True)
-class PageJob:
+class PageJob(Fetch):
     """What labelling reads of a page item, besides its analysis (it crosses to the label
-    process; the names are the item's, so the snapshot reads either)."""
+    process): the fetch's facts, the body the store is to keep, and the template the page
+    was placed in."""
 
-    url: str
-    final_url: str | None = None
-    status: int | None = None
-    depth: int | None = None
-    referer: str | None = None
-    content_type: str | None = None
-    encoding: str | None = None
-    links: list[str] = field(default_factory=list)
     body: bytes | None = None
     cluster: int | None = None
     fit: float | None = None
 
-    #: The fetch's own facts, as the store's page record names them.
-    FETCH = ("final_url", "status", "depth", "referer", "content_type", "encoding", "links")
-
     @classmethod
     def of(cls, item: Any, body: bytes | None) -> PageJob:
         """The job of a page item (``body``: what the store is to keep, or None)."""
-        fields = {name: getattr(item, name) for name in cls.FETCH}
-        fields["links"] = list(fields["links"])
-        return cls(url=item.url, body=body, cluster=item.cluster, fit=item.fit, **fields)
+        return cls(url=item.url, body=body, cluster=item.cluster, fit=item.fit, **fetch_facts(item))
 
     def fetch(self) -> dict[str, Any]:
-        facts = {name: getattr(self, name) for name in self.FETCH}
-        facts["links"] = list(facts["links"])
-        return facts
+        return self.fetch_facts()
 
 
 @dataclass(slots=True)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from visdup.config import flag
+from visdup.config import Options, options
 from visdup.dedup.channel import LOOKUP_PAGES, Channel, Match
 from visdup.dedup.prints import PrintSummary, content_bound, content_score
 from visdup.storage.store import Handle, PageRecord, Store
@@ -424,26 +424,27 @@ class Labeller:
         self._count("visdup/originals_replaced", 1)
 
 
-def build_labeller(
-    store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
-) -> Labeller:
-    """The structural channel always; the content channel unless VISDUP_CONTENT_ENABLED is off."""
-    channels: dict[str, Channel[Any]] = {"structure": structure_channel(store, get, count)}
-    if flag(get("VISDUP_CONTENT_ENABLED")):
-        channels["content"] = content_channel(store, get, count)
-    policy = str(get("VISDUP_DUPLICATE_POLICY"))
+def build_labeller(store: Store, settings: Any, count: Callable[[str, int], None]) -> Labeller:
+    """The structural channel always; the content channel unless VISDUP_CONTENT_ENABLED is off.
+    ``settings``: :class:`~visdup.config.Options`, or what :func:`visdup.config.options` reads
+    them from."""
+    opts = options(settings)
+    channels: dict[str, Channel[Any]] = {"structure": structure_channel(store, opts, count)}
+    if opts.content_enabled:
+        channels["content"] = content_channel(store, opts, count)
+    policy = opts.duplicate_policy
     nofollow = DUPLICATE_VERDICTS if "nofollow" in policy else frozenset()
     return Labeller(
         store,
         channels,
         nofollow_verdicts=nofollow,
         count=count,
-        comparisons=int(get("VISDUP_COMPARISONS_MAX")),
+        comparisons=opts.comparisons_max,
     )
 
 
 def structure_channel(
-    store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
+    store: Store, opts: Options, count: Callable[[str, int], None]
 ) -> Channel[Any]:
     """Visual terms: SimHash and shape candidates, histogram and sequence bounds, then the
     tree edit distance within each pair's and each page's work budget."""
@@ -457,11 +458,11 @@ def structure_channel(
     from visdup.structure.fingerprint import shape_simhash
     from visdup.structure.term import Term
 
-    theta = float(get("VISDUP_SIMILARITY_THRESHOLD"))
-    template_theta = min(theta, float(get("VISDUP_TEMPLATE_THRESHOLD")))
-    max_nodes = int(get("VISDUP_MAX_TERM_NODES"))
-    max_cells = int(get("VISDUP_TED_MAX_CELLS"))
-    page_cells = int(get("VISDUP_TED_PAGE_CELLS"))
+    theta = opts.similarity_threshold
+    template_theta = min(theta, opts.template_threshold)
+    max_nodes = opts.max_term_nodes
+    max_cells = opts.ted_max_cells
+    page_cells = opts.ted_page_cells
 
     def measure_terms(a: Term, b: Term, budget: WorkBudget | None) -> tuple[float, str | None]:
         count("visdup/ted_calls", 1)
@@ -498,23 +499,21 @@ def structure_channel(
         budget=lambda: WorkBudget(max_cells, page_cells),
         refine=refine_terms,
         shape=shape_simhash,
-        k=int(get("VISDUP_HAMMING_K")),
-        max_lookup=int(get("VISDUP_INDEX_MAX_CANDIDATES")) or None,
-        candidates=int(get("VISDUP_CANDIDATES")),
+        k=opts.hamming_k,
+        max_lookup=opts.index_max_candidates or None,
+        candidates=opts.candidates,
         count=count,
     )
 
 
-def content_channel(
-    store: Store, get: Callable[[str], Any], count: Callable[[str, int], None]
-) -> Channel[Any]:
+def content_channel(store: Store, opts: Options, count: Callable[[str, int], None]) -> Channel[Any]:
     """Layered text prints: SimHash and shared long sentences as candidates, the content
     measure itself as their bound (every candidate's score is known), the layers' kind for
     those that reach the threshold."""
     from visdup.content.textprint import ContentPrint, compare
 
-    content_theta = float(get("VISDUP_CONTENT_THRESHOLD"))
-    min_sentences = int(get("VISDUP_CONTENT_MIN_SENTENCES"))
+    content_theta = opts.content_threshold
+    min_sentences = opts.content_min_sentences
 
     def measure_content(a: ContentPrint, b: ContentPrint, _budget: Any) -> tuple[float, str | None]:
         # the setting, not the module default
@@ -539,9 +538,9 @@ def content_channel(
         # every candidate's score is stored, measured or not: the report's histogram and
         # its replay at other content thresholds read what measuring them all gave
         exact_bound=True,
-        k=int(get("VISDUP_HAMMING_K")),
-        max_lookup=int(get("VISDUP_INDEX_MAX_CANDIDATES")) or None,
+        k=opts.hamming_k,
+        max_lookup=opts.index_max_candidates or None,
         # only those that reach the floor are measured, best first
-        candidates=max(int(get("VISDUP_CANDIDATES")), 2 * LOOKUP_PAGES),
+        candidates=max(opts.candidates, 2 * LOOKUP_PAGES),
         count=count,
     )

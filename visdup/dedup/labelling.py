@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from visdup.config import options
 from visdup.content.titles import SiteTitles
 from visdup.dedup.analysis import PageAnalysis
 from visdup.dedup.jobs import Outcome, PageJob
@@ -45,7 +46,7 @@ class Labelling:
     def __init__(
         self,
         store: Store,
-        config: dict[str, Any],
+        settings: Any,
         *,
         run_id: int | None,
         snapshot: Snapshot | None,
@@ -54,19 +55,21 @@ class Labelling:
         durable_snapshot: bool = False,
     ):
         """``durable_snapshot``: write the snapshot's row of a page fetched again at once (a
-        label process: one that dies leaves nothing a new one could not recover)."""
+        label process: one that dies leaves nothing a new one could not recover).
+        ``settings``: :class:`~visdup.config.Options` (or what :func:`visdup.config.options`
+        reads them from)."""
         self.store = store
         self.durable_snapshot = durable_snapshot
-        self.config = config
+        self.options = options(settings)
         self.run_id = run_id
         self.snapshot = snapshot
         self.count = count
         self.processes = processes
-        self.store_body: bool = config["VISDUP_STORE_BODY"]
-        self.cluster_cap: int = config["VISDUP_CLUSTER_CAP"]
+        self.store_body = self.options.store_body
+        self.cluster_cap = self.options.cluster_cap
         #: Title affixes the crawled sites' pages share (visdup.content.titles).
         self.titles = SiteTitles()
-        self.labeller: Labeller = build_labeller(store, config.__getitem__, count=count)
+        self.labeller: Labeller = build_labeller(store, self.options, count=count)
         #: Pages the indexes hold from earlier runs.
         self.warmed = self.labeller.warm()
         self._clusters: CrawlClusters | None = None
@@ -78,14 +81,14 @@ class Labelling:
         """The crawl's online template clusters (built on first use, thread-safe)."""
         with self._lock:
             if self._clusters is None:
-                get = self.config
+                opts = self.options
                 self._clusters = CrawlClusters(
                     self.store,
-                    threshold=get["VISDUP_CLUSTER_THRESHOLD"],
-                    template_min_pages=get["VISDUP_TEMPLATE_MIN_PAGES"],
-                    template_max_pages=get["VISDUP_TEMPLATE_MAX_PAGES"],
-                    min_fit=get["VISDUP_EXTRACT_MIN_FIT"],
-                    extract=get["VISDUP_EXTRACT_ITEMS"],
+                    threshold=opts.cluster_threshold,
+                    template_min_pages=opts.template_min_pages,
+                    template_max_pages=opts.template_max_pages,
+                    min_fit=opts.extract_min_fit,
+                    extract=opts.extract_items,
                     processes=self.processes,
                 )
             return self._clusters

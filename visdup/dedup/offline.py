@@ -10,13 +10,14 @@ import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from visdup.config import defaults, flag
-from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse, thin_limit
+from visdup.config import defaults, options
+from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
 from visdup.dedup.label import Labeller, Pending, build_labeller
 from visdup.dedup.settle import settle_labels
 from visdup.engine import Engine, LocalEngine
@@ -27,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 
 def settings_getter(overrides: Mapping[str, Any] | None = None) -> Callable[[str], Any]:
+    """A setting's value by name: the override, else the default."""
     base = defaults()
     over = dict(overrides or {})
     return lambda name: over.get(name, base[name])
@@ -37,18 +39,16 @@ class FileLabeller:
 
     def __init__(self, store: Store, overrides: Mapping[str, Any] | None = None):
         self.store = store
-        self.get = settings_getter(overrides)
+        #: The settings: the overrides' values, else the defaults (typed and checked).
+        self.settings = options(settings_getter(overrides))
         self.counts: dict[str, int] = {}
-        self.labeller: Labeller = build_labeller(store, self.get, count=self._count)
+        self.labeller: Labeller = build_labeller(store, self.settings, count=self._count)
         self.labeller.warm()
         self.run_id = store.begin_run("files")
-        self.keep_body = flag(self.get("VISDUP_STORE_BODY"))
-        self.options = AnalysisOptions(
-            classes=self.get("VISDUP_VISUAL_CLASSES") or None,
-            denoise_term=flag(self.get("VISDUP_DENOISE_TERM")),
-            content=flag(self.get("VISDUP_CONTENT_ENABLED")),
-            template=False,  # labels only: files are clustered by ``visdup cluster``
-            thin_below=thin_limit(self.get("VISDUP_CONTENT_MIN_SENTENCES")),
+        self.keep_body = self.settings.store_body
+        # labels only: files are clustered by ``visdup cluster``; the body is stored by add()
+        self.options = replace(
+            AnalysisOptions.from_settings(self.settings, template=False), keep_body=False
         )
 
     def _count(self, key: str, n: int = 1) -> None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from visdup.drift.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from visdup.config import Options
     from visdup.dedup.analysis import PageAnalysis
     from visdup.dedup.jobs import PageJob
     from visdup.storage.store import PageRecord, Store
@@ -21,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 def open_crawl_snapshot(
     store: Store,
-    config: dict[str, Any],
+    opts: Options,
     *,
     run_id: int,
     crawl: str,
@@ -29,18 +30,18 @@ def open_crawl_snapshot(
     spider: str,
 ) -> Snapshot | None:
     """The snapshot this run adds to (None when VISDUP_DRIFT_ENABLED is off or it failed)."""
-    if not config["VISDUP_DRIFT_ENABLED"]:
+    if not opts.drift_enabled:
         return None
     try:
         return Snapshot.open(
             store,
-            name=config["VISDUP_CRAWL_ID"] or None,
+            name=opts.crawl_id or None,
             crawl=crawl,
             run_id=run_id,
             start_urls=start_urls,
             fallback=spider,
-            sample_size=config["VISDUP_DRIFT_SAMPLE"],
-            min_fit=config["VISDUP_EXTRACT_MIN_FIT"],
+            sample_size=opts.drift_sample,
+            min_fit=opts.extract_min_fit,
         )
     except Exception:
         logger.exception("visdup: cannot open the crawl's snapshot; drift alarms are off")

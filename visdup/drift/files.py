@@ -20,7 +20,6 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from visdup.config import check
 from visdup.dedup.offline import CHUNK, FileLabeller, _analyse_item
 from visdup.drift.alarms import Drift, close_snapshot
 from visdup.drift.snapshot import Snapshot
@@ -90,14 +89,14 @@ def _run(
     engine: Engine | None,
 ) -> FilesSnapshot:
     labeller = FileLabeller(store, overrides)
-    get = labeller.get
+    opts = labeller.settings
     labeller.options = replace(labeller.options, template=True)
-    min_fit = check("VISDUP_EXTRACT_MIN_FIT", get("VISDUP_EXTRACT_MIN_FIT"))
+    min_fit = opts.extract_min_fit
     clusters = CrawlClusters(
         store,
-        threshold=check("VISDUP_CLUSTER_THRESHOLD", get("VISDUP_CLUSTER_THRESHOLD")),
-        template_min_pages=check("VISDUP_TEMPLATE_MIN_PAGES", get("VISDUP_TEMPLATE_MIN_PAGES")),
-        template_max_pages=check("VISDUP_TEMPLATE_MAX_PAGES", get("VISDUP_TEMPLATE_MAX_PAGES")),
+        threshold=opts.cluster_threshold,
+        template_min_pages=opts.template_min_pages,
+        template_max_pages=opts.template_max_pages,
         min_fit=min_fit,
         extract=False,
         background=False,
@@ -108,7 +107,7 @@ def _run(
         crawl=FILES_CRAWL,
         source="files",
         run_id=labeller.run_id,
-        sample_size=check("VISDUP_DRIFT_SAMPLE", get("VISDUP_DRIFT_SAMPLE")),
+        sample_size=opts.drift_sample,
         min_fit=min_fit,
     )
     snap.live = clusters.live  # rows queued before their template merged take its new id

@@ -36,7 +36,7 @@ class PageBytes(Protocol):
     """What the analysis reads of a page item."""
 
     url: str
-    final_url: str
+    final_url: str | None
     content_type: str | None
     encoding: str | None
     body: bytes

@@ -18,12 +18,14 @@ import multiprocessing
 import os
 import threading
 import weakref
-from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from visdup.dedup.analysis import worker_started
 from visdup.runtime.workers import WorkerPool, analysis_processes, spawn
+
+if TYPE_CHECKING:
+    from visdup.config import Options
 
 
 class LabelStart:
@@ -96,9 +98,9 @@ _early: weakref.WeakKeyDictionary[Any, EarlyStart] = weakref.WeakKeyDictionary()
 _early_lock = threading.Lock()
 
 
-def start_early(crawler: Any, config: Callable[[str], Any]) -> None:
+def start_early(crawler: Any, opts: Options) -> None:
     """Start the crawl's worker processes and label process now (once per crawler), from
-    its VISDUP_ settings (``config``: a setting's checked value by name). Only for a crawl
+    its VISDUP_ settings. Only for a crawl
     that is starting (``crawler.crawling``): a crawler made and never crawled (a test's, a
     command's) starts nothing."""
     if not getattr(crawler, "crawling", False):
@@ -106,12 +108,10 @@ def start_early(crawler: Any, config: Callable[[str], Any]) -> None:
     with _early_lock:
         if crawler in _early:
             return
-        count = analysis_processes(int(config("VISDUP_ANALYSIS_PROCESSES")))
+        count = analysis_processes(opts.analysis_processes)
         if not count:
             return
-        early = EarlyStart(
-            count, int(config("VISDUP_ANALYSIS_NICE")), bool(config("VISDUP_LABEL_PROCESS"))
-        )
+        early = EarlyStart(count, opts.analysis_nice, opts.label_process)
         _early[crawler] = early
     weakref.finalize(crawler, early.discard)
 

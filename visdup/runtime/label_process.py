@@ -42,6 +42,7 @@ from visdup.runtime.workers import spawn
 from visdup.storage.store import Store
 
 if TYPE_CHECKING:
+    from visdup.config import Options
     from visdup.drift.snapshot import SnapshotInfo
 
 
@@ -64,7 +65,7 @@ logger = logging.getLogger(__name__)
 class ServiceSetup:
     """All the label process starts from (it crosses to the new process)."""
 
-    config: dict[str, Any]
+    config: Options
     database_url: str
     run_id: int | None
     #: The snapshot the crawl's process opened: its row, whether it was resumed, the templates
@@ -223,7 +224,7 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
     from visdup.drift.snapshot import Snapshot
 
     store = Store.from_url(setup.database_url)  # the crawl's process holds the writer lock
-    store.index_layout = setup.config["VISDUP_INDEX_LAYOUT"]
+    store.index_layout = setup.config.index_layout
     snapshot = None
     if setup.snapshot is not None:
         info, resumed, start_templates, held_at_start = setup.snapshot
@@ -231,8 +232,8 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
             store,
             info,
             resumed=resumed,
-            sample_size=setup.config["VISDUP_DRIFT_SAMPLE"],
-            min_fit=setup.config["VISDUP_EXTRACT_MIN_FIT"],
+            sample_size=setup.config.drift_sample,
+            min_fit=setup.config.extract_min_fit,
             start_templates=start_templates,
         )
         # after a label process died: the rows it had not written yet, and its count

@@ -25,6 +25,7 @@ from visdup.runtime.label_process import LabelService, LabelStart, ServiceGone, 
 from visdup.storage.urls import mask_password
 
 if TYPE_CHECKING:
+    from visdup.config import Options
     from visdup.dedup.analysis import PageAnalysis
     from visdup.dedup.jobs import Outcome, PageJob
     from visdup.drift.snapshot import Snapshot
@@ -62,7 +63,7 @@ class Labeller:
     def __init__(
         self,
         store: Store,
-        config: dict[str, Any],
+        config: Options,
         analysis: Analysis,
         hooks: LabellerHooks,
         lock: threading.Lock,
@@ -101,10 +102,10 @@ class Labeller:
         crawl analyses in worker processes and VISDUP_LABEL_PROCESS allows, else here."""
         self.run_id, self.snapshot = run_id, snapshot
         self._held_at_start = snapshot.held() if snapshot is not None else 0
-        if self.config["VISDUP_LABEL_PROCESS"] and self.analysis.workers:
+        if self.config.label_process and self.analysis.workers:
             self._setup = ServiceSetup(
                 config=self.config,
-                database_url=self.config["VISDUP_DATABASE_URL"],
+                database_url=self.config.database_url,
                 run_id=run_id,
                 snapshot=(
                     (snapshot.info, snapshot.resumed, snapshot.start_templates, self._held_at_start)
@@ -146,7 +147,7 @@ class Labeller:
     def _opened_log(self, warmed: int) -> None:
         logger.info(
             "visdup: store %s (%d pages already known), run %d",
-            mask_password(self.config["VISDUP_DATABASE_URL"]),
+            mask_password(self.config.database_url),
             warmed,
             self.run_id,
         )

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
 from typing import Any
 
+from visdup.page.fetch import Fetch
 from visdup.storage.schema import signed
 from visdup.storage.urls import canonical_url
 
 
 @dataclass
-class PageRecord:
-    """Everything stored about one page; the pipelines fill it in stage by stage."""
+class PageRecord(Fetch):
+    """Everything stored about one page: its fetch, then what the analysis and labelling
+    found (filled in stage by stage). The links go to their own table."""
 
-    url: str
-    final_url: str | None = None
-    status: int | None = None
-    depth: int | None = None
-    referer: str | None = None
-    content_type: str | None = None
-    encoding: str | None = None
     body_hash: str | None = None
     body: bytes | None = None
     problem: str | None = None
@@ -41,10 +36,9 @@ class PageRecord:
     content_kind: str | None = None
     verdict: str | None = None
     cluster_id: int | None = None
-    links: list[str] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
-        values = {k: v for k, v in self.__dict__.items() if k != "links"}
+        values = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "links"}
         values["url"] = canonical_url(self.url)
         for key in ("simhash", "content_simhash"):
             if values[key] is not None:
