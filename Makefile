@@ -62,12 +62,12 @@ test: $(STAMP) $(BROWSER_STAMP) bytecode
 	$(BIN)/python -m pytest -q
 
 # The oldest releases pyproject.toml allows, in a venv of their own: the store, the index and
-# crawls, with Scrapy 2.14 and SQLAlchemy 2.0.
+# crawls, with Scrapy 2.15 and SQLAlchemy 2.0.
 OLDEST := .venv-oldest
 test-oldest:
 	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
 	$(OLDEST)/bin/python -m pip install -q --upgrade pip setuptools wheel
-	$(OLDEST)/bin/python -m pip install -q -e '.[test]' 'scrapy==2.14.*' 'sqlalchemy==2.0.*'
+	$(OLDEST)/bin/python -m pip install -q '.[test]' 'scrapy==2.15.*' 'sqlalchemy==2.0.*'
 	$(OLDEST)/bin/python -c "import scrapy, sqlalchemy; print('scrapy', scrapy.__version__, 'sqlalchemy', sqlalchemy.__version__)"
 	$(OLDEST)/bin/python -m pytest -q tests/test_store.py tests/test_storage_fastpath.py \
 		tests/test_index.py tests/test_index_layout.py tests/test_crawl.py tests/test_resume.py \

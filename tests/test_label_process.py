@@ -20,6 +20,7 @@ from tests.conftest import FIXTURES
 from tests.crawling import crawl, crawl_settings
 from visdup.context import CrawlContext
 from visdup.demo.server import serve
+from visdup.runtime.label_process import Label
 from visdup.runtime.labeller import Labeller
 from visdup.spiders.site import SiteSpider
 from visdup.storage.store import Store
@@ -374,9 +375,9 @@ async def test_a_page_crosses_to_the_label_process_once(tmp_path, monkeypatch):
     ops: list[str] = []
     submit = LabelService.submit  # every call, blocking or awaited, is submitted
 
-    def counted(self, op, *args):
-        ops.append(op)
-        return submit(self, op, *args)
+    def counted(self, request):
+        ops.append(type(request).__name__.lower())
+        return submit(self, request)
 
     monkeypatch.setattr(LabelService, "submit", counted)
     db = f"sqlite:///{tmp_path / 'once.sqlite3'}"
@@ -501,10 +502,10 @@ def test_a_page_the_label_process_dies_under_twice_is_labelled_without_its_templ
             self.calls: list[tuple[bool, bool]] = []
             self.dies_unplaced = dies_unplaced
 
-        def call(self, op: str, job: Any, analysis: Any, place: bool, retry: bool, **_: Any):
-            assert op == "label"
-            self.calls.append((place, retry))
-            if place or self.dies_unplaced:
+        def call(self, request: Label, **_: Any):
+            assert isinstance(request, Label)
+            self.calls.append((request.place, request.retry))
+            if request.place or self.dies_unplaced:
                 raise ServiceGone("killed", suspect=True)
             return Outcome(7)
 
@@ -513,12 +514,12 @@ def test_a_page_the_label_process_dies_under_twice_is_labelled_without_its_templ
     monkeypatch.setattr(context.labeller, "_restart_service", lambda dead: None)
     job = PageJob(url="http://example.test/a.html")
     context.labeller.service = survives = Dying(dies_unplaced=False)
-    assert context.labeller._call("label", job, None, True).page_id == 7
+    assert context.labeller._call(Label(job, None, True)).page_id == 7
     assert survives.calls == [(True, False), (True, True), (False, True)]
     assert crawler.stats.get_value("visdup/errors") == 1
     context.labeller.service = dies = Dying(dies_unplaced=True)
     try:
-        context.labeller._call("label", job, None, True)
+        context.labeller._call(Label(job, None, True))
     except ServiceGone:
         pass
     else:
@@ -569,7 +570,7 @@ async def test_pages_are_analysed_and_labelled_on_the_event_loop(tmp_path, monke
     outcome = await context.labelled(first, analyses[0], True)
     assert outcome.page_id is not None and outcome.assignment is not None
     assert threads == []
-    unpicklable = context.labeller.service.submit("label", threading.Lock())
+    unpicklable = context.labeller.service.submit(Label(threading.Lock(), None))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="pickle"):  # its own error, not ServiceGone
         unpicklable.result(timeout=30)
     assert context.labeller.service.process.is_alive()
@@ -618,10 +619,10 @@ async def test_pages_that_come_while_the_label_process_starts_keep_their_order(
     sent: list[str] = []
     submit = LabelService.submit
 
-    def recorded(self, op, *args):
-        if op == "label":
-            sent.append(args[0].url)
-        return submit(self, op, *args)
+    def recorded(self, request):
+        if isinstance(request, Label):
+            sent.append(request.job.url)
+        return submit(self, request)
 
     monkeypatch.setattr(LabelService, "submit", recorded)
     body = (SITE / "index.html").read_bytes()

@@ -1,7 +1,8 @@
 """The declaration of every setting: complete, self-consistent, and the source of its reference.
 
-visdup/settings_declared.py declares each ``VISDUP_*`` setting once (a field of ``Options``); the package's defaults, checks, the
-detection of misspelt names and docs/settings.md are derived from it. These tests keep the
+visdup/settings_declared.py declares each ``VISDUP_*`` setting once (a field of ``Options``);
+the package's defaults, checks, the detection of misspelt names and docs/settings.md are
+derived from it. These tests keep the
 declaration and the code that reads settings from drifting apart.
 """
 

@@ -43,7 +43,10 @@ from visdup.storage.store import Store
 
 if TYPE_CHECKING:
     from visdup.config import Options
+    from visdup.dedup.analysis import PageAnalysis
+    from visdup.dedup.jobs import PageJob
     from visdup.drift.snapshot import SnapshotInfo
+    from visdup.templates.signature import TemplateInput
 
 
 class LabelStart(Protocol):
@@ -73,6 +76,71 @@ class ServiceSetup:
     snapshot: tuple[SnapshotInfo, bool, dict[int, str], int] | None
     parent: int
     log_level: int = logging.INFO
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    """Place a page in its template cluster (:meth:`Labelling.assign`)."""
+
+    url: str
+    page: TemplateInput
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """Label a page and store it (:meth:`Labelling.label`); ``place``: first place it in its
+    template cluster; ``retry``: it may be stored already (sent again after a death)."""
+
+    job: PageJob
+    analysis: PageAnalysis | None
+    place: bool = False
+    retry: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Close:
+    """End the run's labelling (:meth:`Labelling.close`): the label process then ends."""
+
+    reason: str | None
+
+
+#: What the crawl's process asks of the label process.
+Request = Assign | Label | Close
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """The label process is up: the pages its indexes hold, the stats it counted so far."""
+
+    warmed: int
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The label process could not start (the error, in one line)."""
+
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class Log:
+    """A log record of the label process, for the crawl's log."""
+
+    logger: str
+    level: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The answer to call ``call``: its value, or (``ok`` False) its error's text and where a
+    page was placed before it failed; the stats counted since the last message."""
+
+    call: int
+    ok: bool
+    value: Any
+    counts: dict[str, int]
 
 
 class ServiceError(VisdupError):
@@ -120,7 +188,7 @@ class _ToParent(logging.Handler):
             message = record.getMessage()
             if record.exc_info:
                 message += "\n" + "".join(traceback.format_exception(*record.exc_info))
-            self._send(("log", record.name, record.levelno, message))
+            self._send(Log(record.name, record.levelno, message))
         except Exception:  # the crawl's process is gone: nothing to tell
             pass
 
@@ -142,47 +210,51 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
         labelling = _open(setup, counter)
     except BaseException as exc:
         logger.exception("visdup: the label process cannot start")
-        send(("failed", f"{type(exc).__name__}: {exc}"))
+        send(Failed(f"{type(exc).__name__}: {exc}"))
         return
-    send(("ready", labelling.warmed, counter.drain()))
+    send(Ready(labelling.warmed, counter.drain()))
     serial = 0.0
     while True:
         try:
             message = conn.recv()
         except (EOFError, OSError):
             return  # the crawl's process is gone
-        call, op, args = message
+        call, request = message
         started = time.thread_time()
         try:
-            if op == "assign":
-                value: Any = labelling.assign(*args)
-            elif op == "label":
-                value = labelling.label(*args)
-            elif op == "close":
-                # the pages' own work, one after another: what bounds the crawl's pace once
-                # the cores are enough for the rest (template builds run in a thread beside it)
-                counter("visdup/label_process/serial_cpu_ms", round(1000 * serial))
-                value = labelling.close(*args)
-                labelling.store.close()
-                used = resource.getrusage(resource.RUSAGE_SELF)
-                counter(
-                    "visdup/label_process/cpu_ms", round(1000 * (used.ru_utime + used.ru_stime))
-                )
-            else:
-                raise ValueError(f"no such call {op!r}")
-            if op != "close":
+            value = _answer(labelling, request, counter, serial)
+            if not isinstance(request, Close):
                 serial += time.thread_time() - started
-            reply = (call, True, value, counter.drain())
+            reply = Reply(call, True, value, counter.drain())
         except Exception as exc:
             # the crawl's process logs it (once): the reply carries the traceback
-            logger.debug("visdup: %s failed in the label process", op, exc_info=True)
+            logger.debug("visdup: %r failed in the label process", request, exc_info=True)
             where = "".join(traceback.format_exception(exc)[:-1]).rstrip()  # its last line: below
             text = f"{type(exc).__name__}: {exc}\n{where}"
             placed = exc.assignment if isinstance(exc, LabelFailed) else None
-            reply = (call, False, (text, placed), counter.drain())
+            reply = Reply(call, False, (text, placed), counter.drain())
         send(reply)
-        if op == "close":
+        if isinstance(request, Close):
             _leave()
+
+
+def _answer(labelling: Labelling, request: Request, counter: _Counter, serial: float) -> Any:
+    """What the labelling answers ``request``."""
+    match request:
+        case Assign(url, page):
+            return labelling.assign(url, page)
+        case Label(job, analysis, place, retry):
+            return labelling.label(job, analysis, place, retry)  # type: ignore[arg-type]
+        case Close(reason):
+            # the pages' own work, one after another: what bounds the crawl's pace once the
+            # cores are enough for the rest (template builds run in a thread beside it)
+            counter("visdup/label_process/serial_cpu_ms", round(1000 * serial))
+            totals = labelling.close(reason)
+            labelling.store.close()
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            counter("visdup/label_process/cpu_ms", round(1000 * (used.ru_utime + used.ru_stime)))
+            return totals
+    raise ValueError(f"no such request {request!r}")
 
 
 def serve_when_set_up(conn: Any) -> None:
@@ -271,9 +343,7 @@ class LabelService:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, Future[Any]] = {}
-        self._outbox: queue.SimpleQueue[tuple[int, str, tuple[Any, ...]] | None] = (
-            queue.SimpleQueue()
-        )
+        self._outbox: queue.SimpleQueue[tuple[int, Request] | None] = queue.SimpleQueue()
         self._ready: Future[int] = Future()
         self._gone = False
         self._conn, self.process = self._early(started, setup) or self._spawn(setup)
@@ -305,12 +375,12 @@ class LabelService:
         """Pages the label process's indexes hold from earlier runs (waits until it is up)."""
         return self._ready.result(timeout=self.START_TIMEOUT)
 
-    def call(self, op: str, *args: Any, timeout: float | None = None) -> Any:
-        """``op``'s answer (blocking)."""
-        return self.submit(op, *args).result(timeout=timeout)
+    def call(self, request: Request, timeout: float | None = None) -> Any:
+        """The answer to ``request`` (blocking)."""
+        return self.submit(request).result(timeout=timeout)
 
-    def submit(self, op: str, *args: Any) -> Future[Any]:
-        """``op`` queued for the label process; never blocks. Its future carries the answer,
+    def submit(self, request: Request) -> Future[Any]:
+        """``request`` queued for the label process; never blocks. Its future carries the answer,
         or :class:`ServiceGone`, or the call's own error (one that does not pickle); it cannot
         be cancelled (the call may be on its way). ServiceGone is raised here when the label
         process is known to be gone."""
@@ -323,7 +393,7 @@ class LabelService:
                 raise ServiceGone("the label process has ended", suspect=False)
             call = next(self._ids)
             self._pending[call] = future
-            self._outbox.put((call, op, args))
+            self._outbox.put((call, request))
         return future
 
     def _send(self) -> None:
@@ -349,30 +419,28 @@ class LabelService:
                     message = self._conn.recv()
                 except (EOFError, OSError):
                     return
-                tag = message[0]
-                if tag == "log":
-                    _, name, level, text = message
-                    logging.getLogger(name).log(level, "%s", text)
-                elif tag == "ready":
-                    self._counts(message[2])
-                    self._ready.set_result(message[1])
-                elif tag == "failed":
-                    self._ready.set_exception(ServiceError(message[1]))
-                    return
-                else:
-                    call, ok, value, counts = message
-                    self._counts(counts)
-                    with self._lock:
-                        future = self._pending.pop(call, None)
-                    if future is None:
-                        continue
-                    if ok:
-                        future.set_result(value)
-                    else:
-                        text, placed = value
-                        future.set_exception(
-                            ServiceError(text) if placed is None else LabelFailed(text, placed)
-                        )
+                match message:
+                    case Log(name, level, text):
+                        logging.getLogger(name).log(level, "%s", text)
+                    case Ready(warmed, counts):
+                        self._counts(counts)
+                        self._ready.set_result(warmed)
+                    case Failed(error):
+                        self._ready.set_exception(ServiceError(error))
+                        return
+                    case Reply(call, ok, value, counts):
+                        self._counts(counts)
+                        with self._lock:
+                            future = self._pending.pop(call, None)
+                        if future is None:
+                            continue
+                        if ok:
+                            future.set_result(value)
+                        else:
+                            text, placed = value
+                            future.set_exception(
+                                ServiceError(text) if placed is None else LabelFailed(text, placed)
+                            )
         finally:
             with self._lock:
                 self._gone = True

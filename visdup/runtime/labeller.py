@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.asyncio import run_in_thread
@@ -21,7 +21,16 @@ from scrapy.utils.asyncio import run_in_thread
 from visdup.dedup.labelling import Labelling
 from visdup.errors import StoreError
 from visdup.runtime.futures import awaited
-from visdup.runtime.label_process import LabelService, LabelStart, ServiceGone, ServiceSetup
+from visdup.runtime.label_process import (
+    Assign,
+    Close,
+    Label,
+    LabelService,
+    LabelStart,
+    Request,
+    ServiceGone,
+    ServiceSetup,
+)
 from visdup.storage.urls import mask_password
 
 if TYPE_CHECKING:
@@ -182,13 +191,13 @@ class Labeller:
     # ---------------------------------------------------------------- per page
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         """The page's template cluster (blocking: call it in a worker thread)."""
-        result: Assignment = self._call("assign", url, page)
+        result: Assignment = self._call(Assign(url, page))
         return result
 
     def label(self, job: PageJob, analysis: PageAnalysis, place: bool = False) -> Outcome:
         """Label the page and store it (blocking: call it in a worker thread); ``place``:
         first place it in its template cluster, in the same call (``Outcome.assignment``)."""
-        result: Outcome = self._call("label", job, analysis, place)
+        result: Outcome = self._call(Label(job, analysis, place))
         return result
 
     async def labelled(self, job: PageJob, analysis: PageAnalysis, place: bool = False) -> Outcome:
@@ -208,7 +217,7 @@ class Labeller:
         if service is None:
             return await run_in_thread(self.label, job, analysis, place)
         try:
-            return await awaited(service.submit("label", job, analysis, place, False))
+            return await awaited(service.submit(Label(job, analysis, place)))
         except ServiceGone as exc:
             return await run_in_thread(self._label_again, service, exc, job, analysis, place)
 
@@ -223,13 +232,12 @@ class Labeller:
         """A label call :meth:`labelled` saw the label process die under: as in :meth:`_call`
         once that has seen it die."""
         self._restart_service(dead)
-        result: Outcome = self._call(
-            "label", job, analysis, place, retry=True, suspected=int(gone.suspect)
-        )
+        request = Label(job, analysis, place, retry=True)
+        result: Outcome = self._call(request, suspected=int(gone.suspect))
         return result
 
-    def _call(self, op: str, *args: Any, retry: bool = False, suspected: int = 0) -> Any:
-        """``op`` of :class:`Labelling`, here or in the label process.
+    def _call(self, request: Request, suspected: int = 0) -> Any:
+        """The answer to ``request``, from the :class:`Labelling` here or in the label process.
 
         When that process dies, a new one starts and the call is sent again. A page it had
         stored before dying is then found stored with its labels (``retry``): none is lost or
@@ -243,31 +251,43 @@ class Labeller:
             raise StoreError("visdup could not start its labelling (see the log)")
         for _attempt in range(2 * self.MAX_RESTARTS + 2):
             service = self.service
-            extra = (retry,) if op == "label" else ()
             if service is None:
                 assert self.labelling is not None
-                return getattr(self.labelling, op)(*args, *extra)
+                return self._here(self.labelling, request)
             try:
                 # the end builds what is queued: long, but not endless
-                return service.call(op, *args, *extra, timeout=3600.0 if op == "close" else None)
+                return service.call(request, timeout=3600.0 if isinstance(request, Close) else None)
             except ServiceGone as exc:
                 self._restart_service(service)
-                retry = True
+                if isinstance(request, Label):
+                    request = replace(request, retry=True)
                 suspected += exc.suspect
-                if suspected >= 2 and op == "label" and args[2]:
+                if suspected >= 2 and isinstance(request, Label) and request.place:
                     # it may be the placing that kills it: the page is labelled without it
                     logger.error(
                         "visdup: the label process died twice under %s; labelling it without"
                         " its template",
-                        args[0].url,
+                        request.job.url,
                     )
                     self.hooks.count("visdup/errors", 1)
-                    args = (*args[:2], False)
+                    request = replace(request, place=False)
                 elif suspected >= 2:
                     raise ServiceGone(
-                        f"the label process died twice under this call ({op})"
+                        f"the label process died twice under this call ({type(request).__name__})"
                     ) from exc
         raise ServiceGone("the label process keeps dying")
+
+    @staticmethod
+    def _here(labelling: Labelling, request: Request) -> Any:
+        """The answer to ``request`` from the labelling in this process."""
+        match request:
+            case Assign(url, page):
+                return labelling.assign(url, page)
+            case Label(job, analysis, place, retry):
+                return labelling.label(job, analysis, place, retry)  # type: ignore[arg-type]
+            case Close(reason):
+                return labelling.close(reason)
+        raise ValueError(f"no such request {request!r}")
 
     def _restart_service(self, dead: LabelService) -> None:
         with self.lock:
@@ -303,7 +323,7 @@ class Labeller:
         if not self.opened:
             return totals
         try:
-            totals = self._call("close", reason)
+            totals = self._call(Close(reason))
         except Exception:
             logger.exception("visdup: cannot finish the templates and the snapshot")
         if self.service is not None:
