@@ -38,7 +38,7 @@ SCHEMA_LOCK = 715517
 CLUSTERS_LOCK = 715518
 #: Advisory lock held while a process derives the store's final labels (visdup.dedup.settle).
 SETTLE_LOCK = 715519
-# Band keys (visdup.index.sql) are salted 63-bit hashes: a collision with these is
+# Band keys (visdup.storage.fingerprints) are salted 63-bit hashes: a collision with these is
 # possible in principle and harmless (two unrelated writers wait for each other once).
 
 

@@ -13,7 +13,7 @@ methods. The layers under :class:`Store`, one module per concept: connections an
 (:mod:`visdup.storage.fastpath`), clusters and layout signatures
 (:mod:`visdup.storage.clusters`), the crawl's measures (:mod:`visdup.storage.comparisons`) and
 drift snapshots (:mod:`visdup.storage.snapshots`, which :mod:`visdup.drift.snapshot` calls
-directly). The shared band index, :mod:`visdup.index.sql`, still builds its own statements.
+directly), and the shared band table of fingerprints (:mod:`visdup.storage.fingerprints`).
 """
 
 from __future__ import annotations
