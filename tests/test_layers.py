@@ -213,3 +213,22 @@ def test_sql_only_in_storage() -> None:
         and (names := _runtime_driver_imports(path))
     }
     assert outside == {}
+
+
+#: A room a newcomer can read: the longest module and function in visdup/.
+MODULE_LINES = 600
+FUNCTION_LINES = 80
+
+
+def test_no_module_or_function_too_long_to_read() -> None:
+    too_long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if (n := text.count("\n")) > MODULE_LINES:
+            too_long.append(f"{_module(path)}: {n} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > FUNCTION_LINES:
+                    too_long.append(f"{_module(path)}.{node.name}: {length} lines")
+    assert too_long == []

@@ -124,8 +124,14 @@ def iter_warc(
         size = fh.seek(0, 2)
         fh.seek(end)
         tail = fh.read(65536)
-    if not records and size:  # junk warcio reads as blank lines: nothing, and no error
-        raise InputError(f"{path}: not a readable WARC file (no record in {size} bytes)")
+    _finished(path, counts, records, size - end, tail)
+
+
+def _finished(path: Path, counts: WarcCounts, records: int, unread: int, tail: bytes) -> None:
+    """What the end of a WARC file tells: nothing readable in it (an error), a last record
+    cut off (``tail``: the ``unread`` bytes after the last whole record), what was skipped."""
+    if not records and unread:  # junk warcio reads as blank lines: nothing, and no error
+        raise InputError(f"{path}: not a readable WARC file (no record in {unread} bytes)")
     if tail.strip():  # a gzip member, or a record's header, cut off before its end
         counts.skip(CUT_SHORT)
         logger.warning(
@@ -133,7 +139,7 @@ def iter_warc(
             "are not read): the file was cut short",
             path,
             records,
-            size - end,
+            unread,
         )
     if counts.skipped:
         logger.info(
