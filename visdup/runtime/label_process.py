@@ -238,23 +238,30 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
             _leave()
 
 
-def _answer(labelling: Labelling, request: Request, counter: _Counter, serial: float) -> Any:
-    """What the labelling answers ``request``."""
+def answer(labelling: Labelling, request: Request) -> Any:
+    """What ``labelling`` answers ``request`` (in the label process, or in the crawl's)."""
     match request:
         case Assign(url, page):
             return labelling.assign(url, page)
         case Label(job, analysis, place, retry):
             return labelling.label(job, analysis, place, retry)  # type: ignore[arg-type]
         case Close(reason):
-            # the pages' own work, one after another: what bounds the crawl's pace once the
-            # cores are enough for the rest (template builds run in a thread beside it)
-            counter("visdup/label_process/serial_cpu_ms", round(1000 * serial))
-            totals = labelling.close(reason)
-            labelling.store.close()
-            used = resource.getrusage(resource.RUSAGE_SELF)
-            counter("visdup/label_process/cpu_ms", round(1000 * (used.ru_utime + used.ru_stime)))
-            return totals
+            return labelling.close(reason)
     raise ValueError(f"no such request {request!r}")
+
+
+def _answer(labelling: Labelling, request: Request, counter: _Counter, serial: float) -> Any:
+    """:func:`answer`, and at the end the label process's own figures."""
+    if not isinstance(request, Close):
+        return answer(labelling, request)
+    # the pages' own work, one after another: what bounds the crawl's pace once the cores are
+    # enough for the rest (template builds run in a thread beside it)
+    counter("visdup/label_process/serial_cpu_ms", round(1000 * serial))
+    totals = answer(labelling, request)
+    labelling.store.close()
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    counter("visdup/label_process/cpu_ms", round(1000 * (used.ru_utime + used.ru_stime)))
+    return totals
 
 
 def serve_when_set_up(conn: Any) -> None:

@@ -30,6 +30,7 @@ from visdup.runtime.label_process import (
     Request,
     ServiceGone,
     ServiceSetup,
+    answer,
 )
 from visdup.storage.urls import mask_password
 
@@ -253,7 +254,7 @@ class Labeller:
             service = self.service
             if service is None:
                 assert self.labelling is not None
-                return self._here(self.labelling, request)
+                return answer(self.labelling, request)
             try:
                 # the end builds what is queued: long, but not endless
                 return service.call(request, timeout=3600.0 if isinstance(request, Close) else None)
@@ -276,18 +277,6 @@ class Labeller:
                         f"the label process died twice under this call ({type(request).__name__})"
                     ) from exc
         raise ServiceGone("the label process keeps dying")
-
-    @staticmethod
-    def _here(labelling: Labelling, request: Request) -> Any:
-        """The answer to ``request`` from the labelling in this process."""
-        match request:
-            case Assign(url, page):
-                return labelling.assign(url, page)
-            case Label(job, analysis, place, retry):
-                return labelling.label(job, analysis, place, retry)  # type: ignore[arg-type]
-            case Close(reason):
-                return labelling.close(reason)
-        raise ValueError(f"no such request {request!r}")
 
     def _restart_service(self, dead: LabelService) -> None:
         with self.lock:
