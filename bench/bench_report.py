@@ -254,7 +254,7 @@ def main() -> None:
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     size = len(text.encode("utf-8"))
-    print(f"HTML size: {size / 1e6:.2f} MB ({size / 1024:.0f} KiB; the budget is 1 MB)")
+    print(f"HTML size: {size / 1e6:.2f} MB ({size / 1024:.0f} KiB; the budget is 2 MB)")
     for section in ("templates", "groups", "pages-table"):
         start = text.index(f'<section id="{section}"')
         end = text.index("</section>", start)
@@ -266,7 +266,6 @@ def main() -> None:
     counts = {
         "layout pictures": text.count('class="layout"'),
         "groups": text.count('<details id="group-'),
-        "table rows": text.count("<tr><td>", text.index('<section id="pages-table"')),
     }
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     with tempfile.TemporaryDirectory() as tmp:

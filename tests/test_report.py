@@ -17,6 +17,27 @@ def _url(member: dict) -> str:
     return member["url"]
 
 
+def _audit_columns(rows: list[dict]) -> None:
+    """The columns an auditor filters on, read off the demo site's planted copies."""
+    for row in rows:
+        link = row["canonical_url"]
+        assert (row["canonical"] == "missing") == (link == "")
+        if row["canonical"] == "self":
+            assert link == row["url"]
+        assert (row["indexability"] == "canonicalised") == (link not in ("", row["url"]))
+        assert (row["cause"] != "") == (row["duplicate_of"] != "")
+        assert (row["severity"] != "") == (row["near_duplicates"] > 0)
+        if "?utm_" in row["url"] and row["duplicate_of"]:
+            assert row["cause"] == "tracking parameters"
+        if ("jsessionid" in row["url"] or "sid=" in row["url"]) and row["duplicate_of"]:
+            assert row["cause"] == "session id"
+        if row["url"].endswith("/print.html") and row["duplicate_of"]:
+            assert row["cause"] == "print copy"
+    causes = {r["cause"] for r in rows}
+    assert {"tracking parameters", "session id", "print copy"} <= causes
+    assert {r["severity"] for r in rows} >= {"error", "info"}
+
+
 @deferred_f_from_coro_f
 async def test_demo_report(tmp_path, capsys):
     db = f"sqlite:///{tmp_path / 'demo.sqlite3'}"
@@ -70,8 +91,9 @@ async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
         from_csv = list(csv.DictReader(f))
     assert len(rows) == len(from_csv) == report["pages"]
     assert list(rows[0]) == list(from_csv[0]) == [
-        "url", "title", "status", "verdict", "kind", "duplicate_of", "content_similarity",
-        "layout_similarity", "near_duplicates", "template", "canonical",
+        "url", "status", "title", "verdict", "kind", "duplicate_of", "content_similarity",
+        "layout_similarity", "near_duplicates", "template", "canonical", "canonical_url",
+        "indexability", "cause", "severity", "template_id",
     ]  # fmt: skip
     assert [r["url"] for r in rows] == sorted(r["url"] for r in rows)
     assert [r["url"] for r in rows] == [r["url"] for r in from_csv]
@@ -94,7 +116,10 @@ async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
             assert row["duplicate_of"] == "" and row["near_duplicates"] == 0
         assert row["status"] == 200 and row["verdict"] in report["verdicts"]
     assert sum(r["verdict"] == "moved" for r in rows) == report["verdicts"]["moved"]
-    assert {r["template"] for r in rows} == {t["id"] for t in report["templates"]}
+    assert {r["template_id"] for r in rows} == {t["id"] for t in report["templates"]}
+    # a template's name stands for it alone: as many names as ids, one per id
+    names = {(r["template_id"], r["template"]) for r in rows}
+    assert len(names) == len({r["template"] for r in rows}) == len(report["templates"])
     assert all(r["title"] for r in rows)
 
     def rounded(value):
@@ -112,6 +137,7 @@ async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
     for row in rows:  # pages that copy nothing carry no similarity
         if row["verdict"] not in {"duplicate", "moved"}:
             assert row["content_similarity"] is None and row["layout_similarity"] is None
+    _audit_columns(rows)
     assert main(["report", "--db", db, "--pages", str(tmp_path / "pages.xlsx")]) == 2
     assert "jsonl or .csv" in capsys.readouterr().err
 
@@ -150,8 +176,11 @@ async def test_html_report_is_self_contained_and_escaped(tmp_path, capsys):
     )
     script = text.split("<script>", 1)[1].split("</script>", 1)[0]
     assert csp(script) == csp_value(text)  # the one script is the one the policy allows
-    assert text.count("<script") == 1 and "src=x" not in text.replace("src=x onerror", "")
-    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in text
+    # one script runs; the other is the pages' data, which no browser runs
+    assert text.count("<script") == 2 and text.count('<script type="application/json"') == 1
+    assert "src=x" not in text.replace("src=x onerror", "")
+    # the title is in the pages' data, without a "<" (the script writes it as text)
+    assert '\\u003cimg src=x onerror=\\"alert(1)\\">' in text
     assert f'data-kpi="pages">{report["pages"]}<' in text
     assert f'data-kpi="groups">{len(report["groups"])}<' in text
     # nothing the browser would fetch: no external source, stylesheet or image
@@ -340,3 +369,35 @@ def test_progress_logs_a_line_off_a_terminal(caplog):
         progress.show()
     assert stream.getvalue() == ""
     assert caplog.messages[-1].startswith("visdup: 12 pages, 3 duplicates, 0 templates, ")
+
+
+@pytest.mark.parametrize(
+    ("url", "original", "cause"),
+    [
+        (
+            "https://a.example/p.html?utm_source=x",
+            "https://a.example/p.html",
+            "tracking parameters",
+        ),
+        (
+            "https://a.example/p.html?gclid=1&b=2",
+            "https://a.example/p.html?b=2",
+            "tracking parameters",
+        ),
+        ("https://a.example/p.html;jsessionid=AB12", "https://a.example/p.html", "session id"),
+        ("https://a.example/p.html?sid=5e1d", "https://a.example/p.html", "session id"),
+        ("https://a.example/p/print.html", "https://a.example/p.html", "print copy"),
+        ("https://a.example/p.html?print=1", "https://a.example/p.html", "print copy"),
+        ("https://a.example/p/", "https://a.example/p", "trailing slash"),
+        ("https://a.example/P.html", "https://a.example/p.html", "letter case"),
+        ("https://a.example/p?b=2&a=1", "https://a.example/p?a=1&b=2", "parameter order"),
+        ("https://a.example/d/index.html", "https://a.example/d/", "index file"),
+        ("https://a.example/p?colour=red", "https://a.example/p", "other parameters"),
+        ("http://a.example/p", "https://a.example/p", "protocol or host"),
+        ("https://a.example/partners/p.html", "https://a.example/p.html", "another path"),
+    ],
+)
+def test_the_cause_of_a_copy_is_read_from_its_url(url, original, cause):
+    from visdup.report.causes import CAUSES, duplicate_cause
+
+    assert duplicate_cause(url, original) == cause and cause in CAUSES

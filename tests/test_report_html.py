@@ -7,6 +7,7 @@ subprocess) of the demo site plus a page whose title is markup.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -61,6 +62,8 @@ def report(tmp_path_factory):
         _visdup("crawl", server.url_for("/"), "--db", db, "-s", "LOG_LEVEL=WARNING")
     html = out / "report.html"
     _visdup("report", "--db", db, "--html", str(html))
+    # the same report whose table holds only its first rows (filters and export hold all)
+    _visdup("report", "--db", db, "--html", str(out / "short.html"), "--rows", "10")
     return html, json.loads(_visdup("report", "--db", db, "--json").stdout)
 
 
@@ -84,7 +87,10 @@ def browse(request):
             with sync_api.sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
                 try:
-                    page = browser.new_page()
+                    # a laptop's window, as an auditor has it
+                    page = browser.new_page(
+                        viewport={"width": 1400, "height": 900}, accept_downloads=True
+                    )
                     seen: dict[str, list[str]] = {"requests": [], "console": [], "errors": []}
                     page.on("request", lambda r: seen["requests"].append(r.url))
                     page.on("console", lambda m: seen["console"].append(f"{m.type}: {m.text}"))
@@ -180,17 +186,121 @@ def test_pages_table_sorts_and_filters(browse):
     def check(page, data, seen):
         rows = page.locator("#pages tbody tr")
         assert rows.count() == data["pages"]
-        page.select_option("#verdict-filter", "moved")
+        page.select_option("select[data-filter=verdict]", "moved")
         visible = page.locator("#pages tbody tr:not([hidden])")
         assert visible.count() == data["verdicts"]["moved"]
         assert page.inner_text("#pages-shown") == str(data["verdicts"]["moved"])
-        page.select_option("#verdict-filter", "")
-        page.click("#pages th:nth-child(7)")  # layout similarity, ascending
-        cells = page.locator("#pages tbody tr td:nth-child(7)")
+        page.select_option("select[data-filter=verdict]", "")
+        page.click("#pages th[data-col=layout_similarity]")  # ascending
+        cells = page.locator("#pages tbody tr td:nth-child(8)")
         filled = [t for t in cells.all_inner_texts() if t]
         assert filled and filled == sorted(filled, key=float)
-        page.click("#pages th:nth-child(7)")  # descending
+        page.click("#pages th[data-col=layout_similarity]")  # descending
         assert cells.first.inner_text() == "1.000"
-        assert page.locator("#pages tbody tr td:nth-child(4)").first.inner_text() == "duplicate"
+        assert page.locator("#pages tbody tr").first.get_attribute("data-verdict") == "duplicate"
+
+    browse(check)
+
+
+COLUMNS = [
+    "url", "status", "title", "verdict", "kind", "duplicate_of", "content_similarity",
+    "layout_similarity", "near_duplicates", "template", "canonical", "canonical_url",
+    "indexability", "cause",
+]  # fmt: skip
+FILTERS = ["verdict", "kind", "template", "canonical", "cause", "status"]
+
+
+def test_every_column_is_in_the_table_and_fits_a_laptop(browse):
+    def check(page, data, seen):
+        cols = page.locator("#pages th[data-col]").evaluate_all(
+            "els => els.map(e => e.getAttribute('data-col'))"
+        )
+        assert cols == COLUMNS
+        values = page.locator("#pages tbody tr").evaluate_all(
+            "rows => rows.map(r => Object.assign({}, r.dataset))"
+        )
+        assert len(values) == data["pages"]
+        assert all(set(COLUMNS) <= set(v) for v in values)
+        grouped = {m["url"]: g["original"] for g in data["groups"] for m in g["members"]}
+        for v in values:
+            if v["verdict"] in ("duplicate", "moved"):
+                assert v["duplicate_of"] == grouped[v["url"]]
+        # a copy's original is a link to it
+        dup = page.locator("#pages tr[data-verdict=duplicate] td:nth-child(6) a").first
+        assert dup.get_attribute("href").startswith("http://")
+        # at 1,400 px the table shows its last column without scrolling sideways
+        box = page.locator("#pages-table .scroll")
+        assert box.evaluate("e => e.scrollWidth <= e.clientWidth")
+        last = page.locator("#pages th[data-col=cause]").bounding_box()
+        assert last is not None and last["x"] + last["width"] <= 1400
+        assert not seen["errors"]
+
+    browse(check)
+
+
+def _count(option_text: str) -> int:
+    return int(option_text.rsplit("(", 1)[1].rstrip(")"))
+
+
+def test_each_filter_counts_its_pages_and_they_combine(browse):
+    def check(page, data, seen):
+        for col in FILTERS:
+            select = page.locator(f"select[data-filter={col}]")
+            options = select.locator("option").evaluate_all(
+                "os => os.map(o => [o.value, o.textContent])"
+            )
+            assert options[0][0] == "" and _count(options[0][1]) == data["pages"]
+            assert len(options) > 1, col
+            for value, text in options[1:]:
+                select.select_option(value)
+                visible = page.locator("#pages tbody tr:not([hidden])")
+                assert visible.count() == _count(text) == int(page.inner_text("#pages-matching"))
+                got = visible.evaluate_all(f"rs => rs.map(r => r.getAttribute('data-{col}'))")
+                assert set(got) == {value}
+            select.select_option("")
+        # two filters at once: the session-id copies among the duplicates, counted by both
+        page.select_option("select[data-filter=verdict]", "duplicate")
+        page.select_option("select[data-filter=cause]", "session id")
+        both = page.locator("#pages tbody tr:not([hidden])")
+        assert both.count() > 0
+        cause = page.locator("select[data-filter=cause] option[value='session id']")
+        assert _count(cause.inner_text()) == both.count()
+        for row in both.all():
+            assert row.get_attribute("data-verdict") == "duplicate"
+            assert row.get_attribute("data-cause") == "session id"
+        assert not seen["errors"]
+
+    browse(check)
+
+
+def _download(page, selector: str) -> list[dict[str, str]]:
+    with page.expect_download() as info:
+        page.click(selector)
+    path = info.value.path()
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_export_links_write_every_page_and_group(browse, report):
+    def check(page, data, seen):
+        # the short report's table holds ten rows: filters and export still cover every page
+        page.goto((report[0].parent / "short.html").as_uri())
+        assert page.locator("#pages tbody tr").count() == 10
+        assert page.locator("a[download]").count() == 2
+        verdict = page.locator("select[data-filter=verdict] option[value=duplicate]")
+        assert _count(verdict.inner_text()) == data["verdicts"]["duplicate"]
+        rows = _download(page, "a[download='pages.csv']")
+        assert len(rows) == data["pages"]
+        assert set(COLUMNS) <= set(rows[0])
+        assert sorted(r["url"] for r in rows) == [r["url"] for r in rows]
+        groups = _download(page, "a[download='groups.csv']")
+        assert len({r["group"] for r in groups}) == len(data["groups"])
+        assert len(groups) == sum(len(g["members"]) + 1 for g in data["groups"])
+        page.select_option("select[data-filter=verdict]", "duplicate")
+        assert page.inner_text("#pages-matching") == str(data["verdicts"]["duplicate"])
+        only = _download(page, "a[download='pages.csv']")
+        assert len(only) == data["verdicts"]["duplicate"]
+        assert {r["verdict"] for r in only} == {"duplicate"}
+        assert seen["requests"] == [report[0].as_uri(), (report[0].parent / "short.html").as_uri()]
 
     browse(check)

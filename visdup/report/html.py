@@ -109,7 +109,7 @@ def render_html(
             templates_html(templates, data, groups, id_of, terms, short),
             groups_html(shown, len(groups), by_id, terms, short),
             drift_html(report.get("drift")),
-            pages_html(data, groups, max_rows, pages_file, short),
+            pages_html(data, groups, max_rows, pages_file, origin),
         ),
         tag(
             "footer",

@@ -10,14 +10,16 @@ from typing import Any
 
 from visdup.errors import InputError
 from visdup.escape import csv_cell
-from visdup.report.data import StoreData
+from visdup.report.audit import canonical_state, indexability, severity, template_names
+from visdup.report.causes import duplicate_cause
+from visdup.report.data import PageRow, StoreData
 from visdup.report.summary import Group, Member
 from visdup.verdicts import DUPLICATE_VERDICTS
 
 COLUMNS = (
     "url",
-    "title",
     "status",
+    "title",
     "verdict",
     "kind",
     "duplicate_of",
@@ -26,6 +28,11 @@ COLUMNS = (
     "near_duplicates",
     "template",
     "canonical",
+    "canonical_url",
+    "indexability",
+    "cause",
+    "severity",
+    "template_id",
 )
 
 #: Verdicts whose page repeats another one's content: only these name an original.
@@ -37,36 +44,55 @@ def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
 
     ``kind`` says how a page repeats its group's original (exact, content, thin, structural);
     ``duplicate_of`` is that original's URL, ``content_similarity`` and ``layout_similarity``
-    the copy's own measures against it, set only for duplicate and moved pages;
-    ``near_duplicates`` how many other pages share its group (the original's copies).
+    the copy's own measures against it, and ``cause`` why its URL exists (tracking
+    parameters, session id, print copy...), set only for duplicate and moved pages;
+    ``near_duplicates`` how many other pages share its group (the original's copies) and
+    ``severity`` how serious that group is. ``template`` names the page's template by its
+    URL pattern (``template_id`` is its id), ``canonical`` says what the page's canonical link
+    names (self, other, missing, mismatched: another page than its group agrees on), and
+    ``canonical_url`` is that link.
     """
     where: dict[int, tuple[Group, Member | None]] = {}
     for g in groups:
         where[g.original_id] = (g, None)
         for m in g.members:
             where[m.page_id] = (g, m)
+    names = template_names(data)
+    severities = {g.original_id: severity(g) for g in groups}
     rows = []
     for p in sorted(data.pages, key=lambda p: (p.url, p.id)):
         group, member = where.get(p.id, (None, None))
-        copy = member if member is not None and p.verdict in REPEATS else None
-        content = copy.content_similarity if copy is not None else None
-        layout = copy.layout_similarity if copy is not None else None
-        rows.append(
-            {
-                "url": p.url,
-                "title": p.title or "",
-                "status": p.status,
-                "verdict": p.verdict or "",
-                "kind": member.kind if member is not None else "",
-                "duplicate_of": group.original if group is not None and copy is not None else "",
-                "content_similarity": _rounded(content),
-                "layout_similarity": _rounded(layout),
-                "near_duplicates": len(group.members) if group is not None else 0,
-                "template": p.cluster_id,
-                "canonical": p.canonical or "",
-            }
-        )
+        rows.append(_row(p, group, member, names, severities))
     return rows
+
+
+def _row(
+    p: PageRow,
+    group: Group | None,
+    member: Member | None,
+    names: dict[int, str],
+    severities: dict[int, str],
+) -> dict[str, Any]:
+    copy = member if member is not None and p.verdict in REPEATS else None
+    original = group.original if group is not None and copy is not None else ""
+    return {
+        "url": p.url,
+        "status": p.status,
+        "title": p.title or "",
+        "verdict": p.verdict or "",
+        "kind": member.kind if member is not None else "",
+        "duplicate_of": original,
+        "content_similarity": _rounded(copy.content_similarity if copy else None),
+        "layout_similarity": _rounded(copy.layout_similarity if copy else None),
+        "near_duplicates": len(group.members) if group is not None else 0,
+        "template": names.get(p.cluster_id, "") if p.cluster_id is not None else "",
+        "canonical": canonical_state(p, group.canonical if group is not None else None),
+        "canonical_url": p.canonical or "",
+        "indexability": indexability(p),
+        "cause": duplicate_cause(p.url, original) if original else "",
+        "severity": severities.get(group.original_id, "") if group is not None else "",
+        "template_id": p.cluster_id,
+    }
 
 
 def _rounded(value: float | None) -> float | None:
