@@ -138,6 +138,7 @@ class CrawlContext:
         self.analysis = Analysis(
             self.config.analysis_processes,
             self.config.analysis_nice,
+            memory_mb=self.config.analysis_memory_mb,
             count=self.inc,
             set_stat=self.stats.set_value,
             take_pool=partial(take_pool, crawler),

@@ -464,6 +464,26 @@ class Options:
         low=0,
         high=19,
     )
+    max_elements: int = declare(
+        500_000,
+        "processes",
+        "Elements a page may have and still be analysed (0: no cap), counted from its start "
+        "tags before it is parsed. A page over it is stored with a problem and no analysis "
+        "(stat `visdup/pages_over_element_cap`): each element costs the analysis about 500 "
+        "bytes, and a 30 MB page of ten million `<p>` took a worker to 4.4 GB. The Python "
+        "manual's pages have 2,000 on average; raise it for single-page books and specifications.",
+        low=0,
+    )
+    analysis_memory_mb: int = declare(
+        1024,
+        "processes",
+        "Address space, in MiB, each analysis worker process may take (its `RLIMIT_AS`; 0: no "
+        "limit). A page whose analysis needs more is stored with the problem `oversized: out of "
+        "memory` (stat `visdup/analysis/out_of_memory`) and the worker goes on; an idle worker "
+        "takes about 110 MiB, a page at `VISDUP_MAX_ELEMENTS` about 600. Only where the system "
+        "has the limit (Linux, the BSDs, macOS).",
+        low=0,
+    )
     label_process: bool = declare(
         True,
         "processes",

@@ -48,7 +48,8 @@ from visdup.dedup.steps import (
     template_step,
 )
 from visdup.errors import InputError
-from visdup.page.parse import Document
+from visdup.page.links import PageLinks
+from visdup.page.parse import Document, elements_over
 from visdup.storage.body import pack_body
 from visdup.structure.fingerprint import shape_simhash, term_simhash
 from visdup.structure.term import document_term
@@ -57,6 +58,8 @@ from visdup.templates.stm import FlatTree, PackedTree
 
 __all__ = [
     "CHARSET_SNIFF",
+    "MAX_ELEMENTS",
+    "OUT_OF_MEMORY",
     "PARENT_CHECK",
     "AnalysisOptions",
     "PageAnalysis",
@@ -73,6 +76,12 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+#: Elements a page may have and still be analysed (VISDUP_MAX_ELEMENTS's default).
+MAX_ELEMENTS = 500_000
+#: The problem of a page whose analysis ran out of the worker's memory (its first word, like
+#: the element cap's, names the stat ``visdup/problems/oversized``).
+OUT_OF_MEMORY = "oversized: out of memory (VISDUP_ANALYSIS_MEMORY_MB)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,8 @@ class AnalysisOptions:
     #: Read the page's links for its spider (:mod:`visdup.page.links`): the hrefs of its
     #: first this many link elements (0: all of them); None: no links.
     links: int | None = None
+    #: Pages with more elements get no analysis (VISDUP_MAX_ELEMENTS; 0: no cap).
+    max_elements: int = MAX_ELEMENTS
 
     @classmethod
     def from_settings(
@@ -112,6 +123,7 @@ class AnalysisOptions:
             template=template and opts.cluster_enabled,
             thin_below=thin_limit(opts.content_min_sentences),
             keep_body=opts.store_body,
+            max_elements=opts.max_elements,
         )
 
 
@@ -131,6 +143,10 @@ def analyse(
     not modified (the analysis works on its own copy).
     """
     body_hash = body_digest(body)
+    over = elements_over(body, options.max_elements)
+    if over is not None:
+        problem = f"oversized: about {over} elements, more than VISDUP_MAX_ELEMENTS"
+        return _refused(url, body_hash, problem, options)
     edits = options.template or options.content or options.denoise_term
     doc = document(
         body,
@@ -158,6 +174,8 @@ def analyse(
         _raw, term = document_term(doc, options.classes)
     except InputError as exc:
         return replace(base, problem=str(exc), notes=_notes(doc), links=links)
+    except MemoryError:
+        raise  # the page's, not the term's: the caller says so (analyse_bytes)
     except Exception as exc:
         logger.exception("visdup: cannot build the term of %s", url)
         return replace(base, problem=f"term failed: {exc}", notes=_notes(doc), links=links)
@@ -194,11 +212,15 @@ def analyse(
 PARENT_CHECK = 1.0
 
 
-def worker_started(parent: int, nice: int = 0) -> None:
+def worker_started(parent: int, nice: int = 0, memory_mb: int = 0) -> None:
     """Initialiser of an analysis worker process: it ends when the crawl that started it is
     gone. A crawl killed outright (SIGKILL, the OOM killer) never stops its workers, and
     they would wait for work forever. ``nice``: how much lower than the crawl it runs
     (VISDUP_ANALYSIS_NICE), where the system lets a process lower its own priority.
+    ``memory_mb``: the address space it may take (VISDUP_ANALYSIS_MEMORY_MB, 0: no limit), so
+    that a page cannot take it, and the machine, past a known size: an allocation past it
+    fails with MemoryError, which costs that page its analysis (:func:`analyse_bytes`), not
+    the worker.
 
     What the process imported is moved out of the collector's sight (``gc.freeze``): it
     lives as long as the process, and each full collection would walk all of it again (3-5 %
@@ -219,7 +241,23 @@ def worker_started(parent: int, nice: int = 0) -> None:
             os.nice(nice)
         except (AttributeError, OSError) as exc:  # no os.nice (Windows), or not allowed
             logger.debug("visdup: the worker keeps its priority: %s", exc)
+    if memory_mb > 0:
+        limit_memory(memory_mb * 1024 * 1024)
     gc.freeze()
+
+
+def limit_memory(size: int) -> None:
+    """This process's address space limited to ``size`` bytes (its soft ``RLIMIT_AS``; never
+    above the hard limit), where the system has the limit."""
+    try:
+        import resource  # not on Windows
+
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            size = min(size, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (size, hard))
+    except (ImportError, AttributeError, ValueError, OSError) as exc:
+        logger.warning("visdup: the analysis worker's memory is not limited: %s", exc)
 
 
 def analyse_bytes(
@@ -243,7 +281,27 @@ def analyse_bytes(
     about two collections a page of the Python manual that free nothing (3 % of its CPU).
     Its objects are freed by their reference counts as it returns, and a cycle made anyway
     is found by the first collection after the page.
+
+    A page whose analysis needs more memory than the worker may take (its ``RLIMIT_AS``) is
+    returned with the problem :data:`OUT_OF_MEMORY`: the analysis's objects are gone once
+    the error has unwound it, and the worker takes the next page.
     """
+    try:
+        return _analysed_bytes(body, url, final_url, content_type, encoding, options)
+    except MemoryError:
+        pass  # out of the handler first: its traceback holds the analysis's frames and tree
+    gc.collect()
+    return _refused(url, body_digest(body), OUT_OF_MEMORY, options)
+
+
+def _analysed_bytes(
+    body: bytes,
+    url: str,
+    final_url: str | None,
+    content_type: str | None,
+    encoding: str | None,
+    options: AnalysisOptions,
+) -> PageAnalysis:
     with _collector_paused():
         result = analyse(
             body,
@@ -287,6 +345,15 @@ def thin_limit(value: Any) -> int | None:
     except (TypeError, ValueError):
         return None
     return number if number > 0 else None
+
+
+def _refused(
+    url: str, body_hash: str | None, problem: str, options: AnalysisOptions
+) -> PageAnalysis:
+    """A page too big to analyse: its problem, and no links (an empty list, so that its spider
+    does not parse it in the crawl's process for them either)."""
+    links = PageLinks(()) if options.links is not None else None
+    return PageAnalysis(url=url, body_hash=body_hash, problem=problem, links=links)
 
 
 def _notes(doc: Document) -> tuple[tuple[str, str], ...]:

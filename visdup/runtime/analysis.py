@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from scrapy.utils.asyncio import run_in_thread
 
 from visdup.dedup.analysis import (
+    OUT_OF_MEMORY,
     AnalysisOptions,
     PageAnalysis,
     analyse,
@@ -52,15 +53,18 @@ class Analysis:
         processes: int,
         nice: int,
         *,
+        memory_mb: int = 0,
         count: Callable[[str, int], None],
         set_stat: Callable[[str, Any], None],
-        take_pool: Callable[[int, int], WorkerPool | None],
+        take_pool: Callable[[int, int, int], WorkerPool | None],
         lock: threading.Lock,
     ):
         """``lock``: the one the crawl's labelling starts under (a label process's restart
-        holds it while it asks for the pool)."""
+        holds it while it asks for the pool); ``memory_mb``: each worker's address space
+        (VISDUP_ANALYSIS_MEMORY_MB, 0: no limit)."""
         self.workers = analysis_processes(processes)
         self.nice = nice
+        self.memory_mb = memory_mb
         self._count = count
         self._set_stat = set_stat
         self._take_pool = take_pool
@@ -78,9 +82,10 @@ class Analysis:
             return None
         with self._lock:
             if self._pool is None:
-                pool = self._take_pool(self.workers, self.nice)
+                pool = self._take_pool(self.workers, self.nice, self.memory_mb)
                 if pool is None:
-                    pool = WorkerPool(self.workers, worker_started, (os.getpid(), self.nice))
+                    started = (os.getpid(), self.nice, self.memory_mb)
+                    pool = WorkerPool(self.workers, worker_started, started)
                 else:
                     self._count("visdup/early_processes", self.workers)
                 pool.died = self._replaced
@@ -98,7 +103,20 @@ class Analysis:
 
     async def analysed(self, item: PageBytes, options: AnalysisOptions) -> PageAnalysis:
         """The page item's analysis: in a worker process, awaited on the event loop (no thread
-        of the crawl's process waits for it), or in a thread without workers."""
+        of the crawl's process waits for it), or in a thread without workers. A page too big
+        to analyse is counted (:meth:`_oversized`)."""
+        result = await self._analysed(item, options)
+        if result.problem is not None and result.problem.startswith("oversized:"):
+            self._oversized(result.problem)
+        return result
+
+    def _oversized(self, problem: str) -> None:
+        if problem == OUT_OF_MEMORY:
+            self._count("visdup/analysis/out_of_memory", 1)
+        else:
+            self._count("visdup/pages_over_element_cap", 1)
+
+    async def _analysed(self, item: PageBytes, options: AnalysisOptions) -> PageAnalysis:
         pool = self._pool  # not under the lock: a label process's restart may hold it
         if pool is None and self.workers:
             pool = await run_in_thread(self.start)

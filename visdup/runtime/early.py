@@ -59,13 +59,14 @@ class EarlyStart:
     """The early processes of one crawl, until it takes them (:func:`take_pool`,
     :func:`take_label`)."""
 
-    def __init__(self, count: int, nice: int, label: bool):
+    def __init__(self, count: int, nice: int, label: bool, memory_mb: int = 0):
         self.count = count
         self.nice = nice
+        self.memory_mb = memory_mb
         self.pool: WorkerPool | None = None
         self.label: LabelStart | None = None
         if count:
-            self.pool = WorkerPool(count, worker_started, (os.getpid(), nice))
+            self.pool = WorkerPool(count, worker_started, (os.getpid(), nice, memory_mb))
         if label and count:  # a label process runs beside worker processes only
             self.label = LabelStart()
         # a crawl that fails before its spider opens takes nothing, and says nothing
@@ -111,7 +112,7 @@ def start_early(crawler: Any, opts: Options) -> None:
         count = analysis_processes(opts.analysis_processes)
         if not count:
             return
-        early = EarlyStart(count, opts.analysis_nice, opts.label_process)
+        early = EarlyStart(count, opts.analysis_nice, opts.label_process, opts.analysis_memory_mb)
         _early[crawler] = early
     weakref.finalize(crawler, early.discard)
 
@@ -128,13 +129,13 @@ def _take(crawler: Any, part: str) -> tuple[EarlyStart, Any] | None:
     return early, taken
 
 
-def take_pool(crawler: Any, count: int, nice: int) -> WorkerPool | None:
+def take_pool(crawler: Any, count: int, nice: int, memory_mb: int = 0) -> WorkerPool | None:
     """The crawl's early worker processes, if they were started with these settings."""
     found = _take(crawler, "pool")
     if found is None:
         return None
     early, pool = found
-    if early.count == count and early.nice == nice:
+    if early.count == count and early.nice == nice and early.memory_mb == memory_mb:
         return pool
     pool.shutdown(wait=False, cancel_futures=True)  # settings changed since: started anew
     return None
