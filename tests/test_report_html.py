@@ -174,7 +174,7 @@ def test_clicking_a_group_opens_its_diff(browse):
         assert group.locator("tbody tr").count() == largest
         # some copy in the report differs from its original, and the differences are marked
         page.evaluate("document.querySelectorAll('#groups details').forEach(d => d.open = true)")
-        paths = page.locator("table.members td:nth-child(5)").all_inner_texts()
+        paths = page.locator("table.members td:nth-child(6)").all_inner_texts()
         assert any(" › " in p for p in paths)
         # what the original has and the copy lacks is marked on the left, the reverse right
         assert page.locator(".diff mark.del, .diff mark.ins").count() > 0
@@ -302,5 +302,41 @@ def test_the_export_links_write_every_page_and_group(browse, report):
         assert len(only) == data["verdicts"]["duplicate"]
         assert {r["verdict"] for r in only} == {"duplicate"}
         assert seen["requests"] == [report[0].as_uri(), (report[0].parent / "short.html").as_uri()]
+
+    browse(check)
+
+
+def test_groups_say_their_severity_and_cause_and_roll_up_by_cause(browse):
+    def check(page, data, seen):
+        groups = page.locator("#groups details")
+        assert groups.count() == len(data["groups"])
+        origin = "/".join(data["groups"][0]["original"].split("/")[:3])
+        by_original = {g["original"]: g for g in data["groups"]}
+        for details in groups.all():
+            g = by_original[origin + details.locator("summary").inner_text().split()[-1]]
+            undeclared = [m for m in g["members"] if not m["declared"]]
+            want = (
+                "error"
+                if any(m["kind"] == "exact" for m in undeclared)
+                else "warning"
+                if undeclared
+                else "info"
+            )
+            assert details.get_attribute("data-severity") == want
+        # a copy made by a session id and named by no canonical is an error, a copy that
+        # names its original as canonical is information; the group says so in words
+        error = page.locator("#groups details[data-severity=error]").first
+        error.locator("summary").click()
+        assert "exact copy without canonical" in error.inner_text()
+        assert error.get_attribute("data-cause") == "session id"
+        info = page.locator("#groups details[data-severity=info]").first
+        info.locator("summary").click()
+        assert "resolved" in info.inner_text()
+        # the roll-up counts every copy once, by the cause of its URL
+        rollup = page.locator("#causes tbody tr")
+        copies = sum(int(c) for c in rollup.locator("td:nth-child(3)").all_inner_texts())
+        assert copies == sum(len(g["members"]) for g in data["groups"])
+        causes = rollup.evaluate_all("rs => rs.map(r => r.getAttribute('data-cause'))")
+        assert {"session id", "tracking parameters", "print copy"} <= set(causes)
 
     browse(check)

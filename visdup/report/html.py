@@ -107,7 +107,7 @@ def render_html(
             overview_html(data, report, groups, version),
             verdicts_html(data, report, similarities),
             templates_html(templates, data, groups, id_of, terms, short),
-            groups_html(shown, len(groups), by_id, terms, short),
+            groups_html(shown, len(groups), by_id, terms, short, groups),
             drift_html(report.get("drift")),
             pages_html(data, groups, max_rows, pages_file, origin),
         ),

@@ -9,6 +9,11 @@
   var origin = data.origin;
   // every page, decoded: enumerations from their lists, URLs of the site from their path,
   // a crawled page's URL from its row
+  var before = "";
+  data.rows.forEach(function (r, i) {
+    r[0] = before.slice(0, data.shared[i]) + r[0];
+    before = r[0];
+  });
   var pages = data.rows.map(function (r) {
     var rec = {};
     cols.forEach(function (c, i) {
