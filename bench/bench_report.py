@@ -3,8 +3,9 @@
 Synthetic but shaped like a crawl: 200 templates whose representative terms have the sizes
 of real compressed terms (median 150 nodes, up to 1,500), 1,000 groups of 2-7 pages whose
 copies differ from their original in one subtree, and enough same-template pages to reach
-``--pages``. Prints the file size, the time to render
-it, and (when playwright and Chromium are there) the time Chromium takes to open it.
+``--pages``; each group's pages have an article's text, the copies that are not exact with
+one word changed (the report shows it in its text differences). Prints the file size, the
+time to render it, and (when playwright and Chromium are there) the time Chromium takes to open it.
 
 With ``--comparisons DIR`` it also labels the pages under DIR into a SQLite store (as
 ``visdup dups --db`` does) and prints what the stored comparisons (visdup_comparisons, every
@@ -79,6 +80,36 @@ def variant(rng: random.Random, term: Term) -> Term:
     return Term(term.labels, marks, term.sizes)
 
 
+WORDS = (
+    "frame wheel brake chain saddle tyre light rider road gravel city cargo winter spring "
+    "service fit commute lock pump helmet battery motor gear shift rim spoke hub pedal"
+).split()
+
+
+def article_words(rng: random.Random) -> list[list[str]]:
+    """An article's sentences as words: eight paragraphs' worth, as a blog post or product."""
+    return [[rng.choice(WORDS) for _ in range(rng.randint(8, 20))] for _ in range(24)]
+
+
+def one_word_edited(rng: random.Random, sentences: list[list[str]]) -> list[list[str]]:
+    edited = [list(s) for s in sentences]
+    line = rng.choice(edited)
+    line[rng.randrange(len(line))] = "changed"
+    return edited
+
+
+def article(sentences: list[list[str]]) -> bytes:
+    paragraphs = [
+        "<p>" + " ".join(" ".join(s).capitalize() + "." for s in sentences[i : i + 3]) + "</p>"
+        for i in range(0, len(sentences), 3)
+    ]
+    return (
+        "<!DOCTYPE html><html><head><title>Item</title></head><body><nav><a href=/>Home</a>"
+        "</nav><main><article><h1>Item</h1>" + "".join(paragraphs) + "</article></main></body>"
+        "</html>"
+    ).encode()
+
+
 def build(pages: int, groups: int, templates: int, seed: int = 7):
     rng = random.Random(seed)
     # compressed terms of real pages: median 124 nodes on the Python manual, 81 on warpcore
@@ -90,6 +121,7 @@ def build(pages: int, groups: int, templates: int, seed: int = 7):
     rows: list[PageRow] = []
     terms: dict[int, Term] = {}
     clusters = []
+    bodies: dict[int, bytes] = {}
     for t in range(templates):
         url = f"https://shop.example/t{t}/index.html"
         rows.append(PageRow(len(rows) + 1, url, f"Template {t} <home>", 200, "novel", cluster_id=t))
@@ -110,6 +142,8 @@ def build(pages: int, groups: int, templates: int, seed: int = 7):
             )
         )
         terms[original] = variant(rng, reps[t])
+        words = article_words(rng)
+        bodies[original] = article(words)
         for m in range(rng.randint(1, 6)):
             page_id = len(rows) + 1
             exact = m == 0
@@ -131,6 +165,7 @@ def build(pages: int, groups: int, templates: int, seed: int = 7):
                 )
             )
             terms[page_id] = terms[original] if exact else variant(rng, terms[original])
+            bodies[page_id] = bodies[original] if exact else article(one_word_edited(rng, words))
     while len(rows) < pages:
         t = rng.randrange(templates)
         rows.append(
@@ -154,6 +189,7 @@ def build(pages: int, groups: int, templates: int, seed: int = 7):
     )
     settings = {"VISDUP_SIMILARITY_THRESHOLD": 0.95, "VISDUP_TEMPLATE_THRESHOLD": 0.8}
     data = StoreData("sqlite:///bench.sqlite3", rows, clusters, [], "crawl", settings)
+    data.bodies = lambda ids: {i: bodies.get(i) for i in ids}
     return data, terms, sims
 
 

@@ -401,3 +401,49 @@ def test_the_cause_of_a_copy_is_read_from_its_url(url, original, cause):
     from visdup.report.causes import CAUSES, duplicate_cause
 
     assert duplicate_cause(url, original) == cause and cause in CAUSES
+
+
+SENTENCES = [
+    "The harbour path runs for six miles beside the old sea wall and the boatyards.",
+    "Riders on the evening loop pass the lighthouse just as its lamp comes on.",
+    "A short climb past the chapel gives the only view of the whole bay from above.",
+    "The cafe at the far end opens early and keeps a pump and a stand for visitors.",
+    "Coming back with the wind behind you takes half the time the way out took.",
+]
+
+
+def _one_word_site(root):
+    from tests.crawling import article, write_site
+
+    edited = [s.replace("six miles", "seven miles") for s in SENTENCES]
+    return write_site(
+        root,
+        {
+            "index.html": article("Rides", ["Our favourite rides."], ["harbour.html", "copy.html"]),
+            "harbour.html": article("The harbour loop", SENTENCES, []),
+            "copy.html": article("The harbour loop", edited, []),
+        },
+    )
+
+
+@pytest.mark.parametrize("store_body", [True, False])
+@deferred_f_from_coro_f
+async def test_a_group_shows_the_word_that_changed(tmp_path, capsys, store_body):
+    """A copy with one word edited shows that word deleted beside the original and inserted
+    in the copy; without stored bodies the group says why it cannot."""
+    site = _one_word_site(tmp_path / "site")
+    db = f"sqlite:///{tmp_path / 'x.sqlite3'}"
+    with serve(site) as server:
+        await crawl(db, server.url_for("/index.html"), {"VISDUP_STORE_BODY": store_body})
+    out = tmp_path / "report.html"
+    assert main(["report", "--db", db, "--html", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert len(report["groups"]) == 1 and report["groups"][0]["members"][0]["kind"] == "content"
+    text = out.read_text(encoding="utf-8")
+    if store_body:
+        # the final pass chooses which of the two is the original: the word shows either way
+        one_way = "<del>six</del>" in text and "<ins>seven</ins>" in text
+        assert one_way or ("<del>seven</del>" in text and "<ins>six</ins>" in text)
+        assert "VISDUP_STORE_BODY" not in text.split('id="groups"')[1].split("</section>")[0]
+    else:
+        assert "<del>" not in text and "not stored (VISDUP_STORE_BODY = False)" in text

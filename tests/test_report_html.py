@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.crawling import article, write_site
+from tests.test_report import SENTENCES
 from visdup.demo import SITE_ROOT
 from visdup.demo.server import serve
 
@@ -49,10 +51,21 @@ def report(tmp_path_factory):
         f"<body><h1>Markup in a title</h1><p>{HOSTILE.replace('<', '&lt;')}</p></body></html>",
         encoding="utf-8",
     )
+    # a page and its copy with one word edited: the group shows that word
+    edited = [s.replace("six miles", "seven miles") for s in SENTENCES]
+    write_site(
+        root,
+        {
+            "rides/harbour.html": article("The harbour loop", SENTENCES, []),
+            "rides/harbour-loop.html": article("The harbour loop", edited, []),
+        },
+    )
     index = root / "index.html"
     index.write_text(
         index.read_text(encoding="utf-8").replace(
-            "</body>", '<a href="/evil.html?q=%22%3E%3Cscript%3E">evil</a></body>'
+            "</body>",
+            '<a href="/evil.html?q=%22%3E%3Cscript%3E">evil</a>'
+            '<a href="/rides/harbour.html">h</a><a href="/rides/harbour-loop.html">l</a></body>',
         ),
         encoding="utf-8",
     )
@@ -338,5 +351,27 @@ def test_groups_say_their_severity_and_cause_and_roll_up_by_cause(browse):
         assert copies == sum(len(g["members"]) for g in data["groups"])
         causes = rollup.evaluate_all("rs => rs.map(r => r.getAttribute('data-cause'))")
         assert {"session id", "tracking parameters", "print copy"} <= set(causes)
+
+    browse(check)
+
+
+def test_a_group_shows_the_sentence_and_word_that_changed(browse):
+    def check(page, data, seen):
+        group = page.locator("#groups details", has_text="/rides/harbour").first
+        text = group.locator(".textdiff")
+        assert not text.is_visible()
+        group.locator("summary").click()
+        assert text.is_visible()
+        removed = text.locator("del").all_inner_texts()
+        added = text.locator("ins").all_inner_texts()
+        assert (removed, added) in ((["six"], ["seven"]), (["seven"], ["six"]))
+        # the sentence around the word is there, on both sides; the layout path comes after
+        assert "The harbour path runs for" in text.inner_text()
+        box = group.locator(".textdiff").bounding_box()
+        assert box is not None and box["width"] > 600
+        # an exact copy needs no text: its group says its copies are byte for byte the same
+        exact = page.locator("#groups details[data-cause='session id']").first
+        exact.locator("summary").click()
+        assert "byte for byte" in exact.inner_text()
 
     browse(check)

@@ -8,11 +8,13 @@ the same snapshot.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
 from visdup.report.drift import drift_section
+from visdup.storage.body import unpack_body
 from visdup.storage.store import Store
 from visdup.storage.urls import mask_password
 
@@ -108,6 +110,10 @@ class StoreData:
     settings: dict[str, Any] = field(default_factory=dict)
     #: The last snapshot against the one before (visdup.report.drift), None without snapshots.
     drift: dict[str, Any] | None = None
+    #: Reads stored page bodies by id, while the store is open (None: not from a store).
+    bodies: Callable[[list[int]], dict[int, bytes | None]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def url_of(self) -> dict[int, str]:
         return {p.id: p.url for p in self.pages}
@@ -133,6 +139,7 @@ def load(store: Store, database_url: str = "") -> StoreData:
         runs=runs,
         settings=recorded_settings(runs),
         drift=drift_section(store),
+        bodies=lambda ids: {i: unpack_body(b) for i, b in store.values("body", ids).items()},
     )
 
 

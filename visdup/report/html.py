@@ -28,6 +28,7 @@ from visdup.report.html_groups import MAX_DIFFS, groups_html
 from visdup.report.html_overview import overview_html
 from visdup.report.html_pages import pages_html
 from visdup.report.html_templates import templates_html
+from visdup.report.html_textdiff import text_differences
 from visdup.report.html_verdicts import verdicts_html
 from visdup.report.markup import Safe, tag
 from visdup.report.summary import build, duplicate_groups
@@ -86,28 +87,22 @@ def render_html(
             tag("p", None, f"visdup {version} · generated {stamp} · verdicts from {data.source}"),
             tag("p", None, f"URLs of {origin} are shown from their path") if origin else "",
         ),
-        tag(
-            "nav",
-            {"class": "toc"},
-            [
-                tag("a", {"href": f"#{anchor}", "target": "_self"}, title)
-                for anchor, title in (
-                    ("overview", "Overview"),
-                    ("verdicts", "Verdicts"),
-                    ("templates", "Templates"),
-                    ("groups", "Duplicate groups"),
-                    ("drift", "Drift"),
-                    ("pages-table", "Pages"),
-                )
-            ],
-        ),
+        _toc(),
         tag(
             "main",
             None,
             overview_html(data, report, groups, version),
             verdicts_html(data, report, similarities),
             templates_html(templates, data, groups, id_of, terms, short),
-            groups_html(shown, len(groups), by_id, terms, short, groups),
+            groups_html(
+                shown,
+                len(groups),
+                by_id,
+                terms,
+                short,
+                groups,
+                text_differences(shown, data.bodies),
+            ),
             drift_html(report.get("drift")),
             pages_html(data, groups, max_rows, pages_file, origin),
         ),
@@ -132,6 +127,25 @@ def render_html(
         tag("style", None, Safe(_asset("report.css"))),
     )
     return "<!DOCTYPE html>\n" + tag("html", {"lang": "en"}, head, tag("body", None, body)) + "\n"
+
+
+def _toc() -> Safe:
+    """The bar of links to each section."""
+    return tag(
+        "nav",
+        {"class": "toc"},
+        [
+            tag("a", {"href": f"#{anchor}", "target": "_self"}, title)
+            for anchor, title in (
+                ("overview", "Overview"),
+                ("verdicts", "Verdicts"),
+                ("templates", "Templates"),
+                ("groups", "Duplicate groups"),
+                ("drift", "Drift"),
+                ("pages-table", "Pages"),
+            )
+        ],
+    )
 
 
 def _site(data: StoreData) -> str:

@@ -14,6 +14,7 @@ from visdup.report.causes import duplicate_cause
 from visdup.report.data import PageRow
 from visdup.report.diff import differing_subtree, marked_tokens
 from visdup.report.html_format import link, num
+from visdup.report.html_textdiff import MAX_TEXT_DIFFS
 from visdup.report.markup import Safe, esc, row, tag
 from visdup.report.summary import Group
 from visdup.structure.term import Term
@@ -59,13 +60,23 @@ def groups_html(
     terms: Mapping[int, Term],
     short: Callable[[str], str] = str,
     groups_all: list[Group] | None = None,
+    texts: Mapping[int, Safe] | None = None,
 ) -> Safe:
-    items = [_group(n, g, by_id, terms, short) for n, g in enumerate(groups)]
+    items = [
+        _group(n, g, by_id, terms, short, (texts or {}).get(g.original_id, Safe("")))
+        for n, g in enumerate(groups)
+    ]
     note = (
         tag("p", {"class": "muted"}, f"the {total - len(groups)} smallest groups are left out")
         if total > len(groups)
         else ""
     )
+    if len(groups) > MAX_TEXT_DIFFS:
+        note += tag(
+            "p",
+            {"class": "muted"},
+            f"the text that differs is shown for the {MAX_TEXT_DIFFS} largest groups",
+        )
     return tag(
         "section",
         {"id": "groups"},
@@ -131,6 +142,7 @@ def _group(
     by_id: Mapping[int, PageRow],
     terms: Mapping[int, Term],
     short: Callable[[str], str],
+    text: Safe,
 ) -> Safe:
     css, words = canonical_status(g, by_id)
     level, cause = severity(g), group_cause(g)
@@ -168,6 +180,7 @@ def _group(
         if g.canonical and g.canonical != g.original
         else "",
         table,
+        text,
         snippet,
     )
 

@@ -122,6 +122,7 @@ def settled(store: Store, data: StoreData) -> StoreData:
         source=data.source,
         settings=data.settings,
         drift=data.drift,
+        bodies=data.bodies,
     )
 
 
@@ -177,6 +178,7 @@ def _result(
         source=described,
         settings={**data.settings, **t.settings(), "VISDUP_CONTENT_ENABLED": content_on},
         drift=data.drift,
+        bodies=data.bodies,
     )
 
 
