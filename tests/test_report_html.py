@@ -164,7 +164,7 @@ def test_one_picture_per_template(browse):
         ids = [
             int(x)
             for x in page.locator("svg.layout").evaluate_all(
-                "els => els.map(e => e.getAttribute('data-template'))"
+                "els => els.map(e => e.getAttribute('data-template-id'))"
             )
         ]
         assert ids == [t["id"] for t in data["templates"]]
@@ -373,5 +373,24 @@ def test_a_group_shows_the_sentence_and_word_that_changed(browse):
         exact = page.locator("#groups details[data-cause='session id']").first
         exact.locator("summary").click()
         assert "byte for byte" in exact.inner_text()
+
+    browse(check)
+
+
+def test_templates_are_named_by_their_url_pattern(browse):
+    def check(page, data, seen):
+        heads = page.locator("#templates h3[data-template]")
+        assert heads.count() == len(data["templates"])
+        names = heads.evaluate_all("els => els.map(e => e.getAttribute('data-template'))")
+        assert len(set(names)) == len(names)  # a name stands for one template
+        for name, t in zip(names, data["templates"], strict=True):
+            # the name is the template's most common URL pattern; its id comes second
+            base = name.split(" #")[0]
+            assert any(p.startswith(base) for p in t["url_patterns"]), (name, t["url_patterns"])
+            assert f"#{t['id']}" in heads.nth(names.index(name)).inner_text()
+        assert "/shop/products/*.html" in names
+        # the pages table names each page's template the same way
+        row = page.locator("#pages tr[data-url$='/shop/products/volt-e-city.html']")
+        assert row.get_attribute("data-template") == "/shop/products/*.html"
 
     browse(check)

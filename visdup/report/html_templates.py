@@ -1,4 +1,8 @@
-"""The report's templates section: a card per template cluster, with its layout's picture."""
+"""The report's templates section: a card per template cluster, with its layout's picture.
+
+A template is named by what it is to the site, its pages' most common URL pattern
+(``/shop/products/*.html``); its id, which only visdup knows, comes second.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from visdup.report.audit import template_names
 from visdup.report.data import StoreData
 from visdup.report.html_format import link
 from visdup.report.markup import Safe, esc, tag
@@ -25,6 +30,7 @@ def templates_html(
     total = len(data.pages) or 1
     cluster_of = {p.id: p.cluster_id for p in data.pages}
     groups_in = Counter(cluster_of.get(g.original_id) for g in groups)
+    names = template_names(data)
     items = []
     for t in templates:
         term = terms.get(id_of.get(t["representative"], -1))
@@ -32,10 +38,10 @@ def templates_html(
             layout(
                 term,
                 label=f"layout of template {t['id']}",
-                attrs={"data-template": t["id"]},
+                attrs={"data-template-id": t["id"]},
             )
             if term is not None
-            else tag("p", {"class": "muted", "data-template": t["id"]}, "no stored term")
+            else tag("p", {"class": "muted", "data-template-id": t["id"]}, "no stored term")
         )
         share = t["size"] / total
         items.append(
@@ -45,7 +51,12 @@ def templates_html(
                 tag(
                     "div",
                     None,
-                    tag("h3", None, f"Template #{t['id']}"),
+                    tag(
+                        "h3",
+                        {"data-template": names.get(t["id"], ""), "class": "url"},
+                        names.get(t["id"], ""),
+                        tag("small", None, f" template #{t['id']}"),
+                    ),
                     tag("div", None, f"{t['size']} pages · {share:.1%} of the crawl"),
                     tag("div", {"class": "share"}, tag("i", {"style": f"width:{share:.1%}"})),
                     # a definition list without the end tags HTML lets go: 200 cards add up
