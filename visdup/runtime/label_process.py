@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from visdup.dedup.analysis import worker_started
 from visdup.dedup.labelling import LabelFailed, Labelling
 from visdup.errors import VisdupError
-from visdup.runtime.workers import spawn
+from visdup.runtime.workers import deaf_to_stops, spawn
 from visdup.storage.store import Store
 
 if TYPE_CHECKING:
@@ -195,6 +195,7 @@ class _ToParent(logging.Handler):
 
 def serve(conn: Any, setup: ServiceSetup) -> None:
     """The label process: answer calls in the order they come until told to close."""
+    deaf_to_stops()
     worker_started(setup.parent)
     send_lock = threading.Lock()
 
@@ -268,6 +269,7 @@ def serve_when_set_up(conn: Any) -> None:
     """A label process started before its crawl opened (:class:`visdup.runtime.early.LabelStart`):
     what the labelling needs is imported first, then it waits for its setup. A closed pipe
     (the crawl did not need it, or is gone) ends it."""
+    deaf_to_stops()
     for module in _LABEL_MODULES:
         importlib.import_module(module)
     try:
@@ -337,6 +339,9 @@ class LabelService:
 
     #: Seconds the label process may take to warm its indexes before the crawl gives up.
     START_TIMEOUT = 600.0
+    #: Seconds without a word from the label process, with calls waiting, before the crawl
+    #: says so (:meth:`_silent`): stopped (SIGSTOP, a debugger), it stalled the crawl quietly.
+    SILENCE = 60.0
 
     def __init__(
         self,
@@ -419,10 +424,56 @@ class LabelService:
                 with contextlib.suppress(InvalidStateError):
                     future.set_exception(exc)
 
+    def _heard(self) -> None:
+        """Returns once the label process has said something (or its pipe closed); while calls
+        wait on it without a word for :attr:`SILENCE` seconds, the crawl's log says so, once."""
+        silent_since: float | None = None
+        warned = False
+        while not self._conn.poll(min(self.SILENCE, 5.0)):
+            with self._lock:
+                waiting = len(self._pending)
+            now = time.monotonic()
+            if not waiting:
+                silent_since = None
+            elif silent_since is None:
+                silent_since = now
+            elif not warned and now - silent_since >= self.SILENCE:
+                warned = True
+                self._silent(waiting, now - silent_since)
+        if warned:
+            logger.warning("visdup: the label process answers again")
+
+    def _silent(self, waiting: int, seconds: float) -> None:
+        pid = self.process.pid
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+                state = stat.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            state = "?"  # not Linux, or gone
+        if state in {"T", "t"}:
+            what = (
+                f"it is stopped (SIGSTOP, a debugger); `kill -CONT {pid}` resumes it, "
+                f"`kill -9 {pid}` makes the crawl start a new one"
+            )
+        else:
+            what = (
+                f"it is busy or stuck; if its CPU time stands still, `kill -9 {pid}` makes the "
+                "crawl start a new one (the pages in flight are sent to it again)"
+            )
+        logger.warning(
+            "visdup: the label process (pid %d) has not answered for %.0f s, %d calls waiting, "
+            "and the crawl waits for it: %s",
+            pid,
+            seconds,
+            waiting,
+            what,
+        )
+
     def _read(self) -> None:
         try:
             while True:
                 try:
+                    self._heard()
                     message = self._conn.recv()
                 except (EOFError, OSError):
                     return

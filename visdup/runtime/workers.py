@@ -341,12 +341,22 @@ class WorkerPool(Executor):
             self._reader.join()
 
 
-def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs: Any) -> None:
-    """A worker process: tasks in, answers out, until the pool's end of the pipe closes.
+def deaf_to_stops() -> None:
+    """This process (an analysis worker, the label process) ignores Ctrl-C and SIGTERM.
 
-    Ctrl-C reaches every process of the terminal's group: the crawl's process decides what
-    it means (Scrapy's graceful stop first) and ends its workers itself."""
+    Both reach every process of a group at once (Ctrl-C in a terminal, a service manager's or
+    container's stop, ``kill -- -PGID``): the crawl's process decides what they mean (Scrapy's
+    graceful stop, which still needs its workers and the label process for the pages in
+    flight) and ends its processes itself, or they end when it is gone. Killed by them, each
+    was taken for a crash and started again as the crawl was stopping."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs: Any) -> None:
+    """A worker process: tasks in, answers out, until the pool's end of the pipe closes
+    (:func:`deaf_to_stops`)."""
+    deaf_to_stops()
     if initializer is not None:
         initializer(*initargs)
     conn.send_bytes(_READY)
