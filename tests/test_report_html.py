@@ -394,3 +394,30 @@ def test_templates_are_named_by_their_url_pattern(browse):
         assert row.get_attribute("data-template") == "/shop/products/*.html"
 
     browse(check)
+
+
+def test_the_overview_leads_with_the_worst_problems_and_the_crawl_budget(browse):
+    def check(page, data, seen):
+        sections = page.locator("main > section").evaluate_all("s => s.map(e => e.id)")
+        assert sections[0] == "overview"
+        members = [m for g in data["groups"] for m in g["members"]]
+        exact = [m for m in members if m["kind"] == "exact" and not m["declared"]]
+        first = page.locator("#problems li").first
+        assert first.get_attribute("data-severity") == "error"
+        assert first.locator("b").inner_text() == str(len(exact))
+        errors = page.locator("[data-kpi=errors]").inner_text()
+        assert int(errors) == sum(
+            any(m["kind"] == "exact" and not m["declared"] for m in g["members"])
+            for g in data["groups"]
+        )
+        budget = page.locator("#budget")
+        assert budget.get_attribute("data-duplicates") == str(len(members))
+        assert "estimate" in budget.inner_text() and "session id" in budget.inner_text()
+        # the settings are folded away until asked for
+        settings = page.locator("#overview details.settings")
+        assert not settings.evaluate("e => e.open")
+        assert not page.get_by_text("VISDUP_SIMILARITY_THRESHOLD").is_visible()
+        settings.locator("summary").click()
+        assert page.get_by_text("VISDUP_SIMILARITY_THRESHOLD").is_visible()
+
+    browse(check)

@@ -35,6 +35,7 @@ PAGE_COLUMNS = (
     "problem",
     "cluster_id",
     "canonical",
+    "referer",
 )
 
 #: Settings that shape verdicts and groups, shown in the overview when a run recorded them.
@@ -74,6 +75,8 @@ class PageRow:
     problem: str | None = None
     cluster_id: int | None = None
     canonical: str | None = None
+    #: The page whose link the crawl followed to fetch this one (its Referer).
+    referer: str | None = None
 
     def with_labels(self, **labels: Any) -> PageRow:
         return replace(self, **labels)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from visdup.report.audit import ERROR, severity
 from visdup.report.data import VERDICT_SETTINGS, StoreData
 from visdup.report.html_format import duration, moment
+from visdup.report.html_problems import budget_html, crawl_budget, worst_problems
 from visdup.report.markup import Safe, tag
 from visdup.report.summary import Group
 
@@ -20,30 +22,33 @@ def overview_html(
     problems = report.get("problems")
     return tag(
         "section",
-        {"id": "overview"},
+        {"id": "overview", "data-section": "overview"},
         tag("h2", None, "Overview"),
         tag("div", {"class": "kpis"}, _cards(report, groups)),
+        tag("h3", None, "The worst problems first"),
+        worst_problems(data, groups, problems),
+        tag("h3", None, "Crawl budget"),
+        budget_html(crawl_budget(data, groups)),
         tag(
-            "div",
-            {"class": "grid"},
+            "details",
+            {"class": "settings"},
+            tag("summary", None, "Settings that shaped the verdicts, and the runs"),
             tag(
                 "div",
-                None,
-                tag("h3", None, "Settings that shaped the verdicts"),
-                _facts(data, version),
-            ),
-            tag(
-                "div",
-                None,
-                tag("h3", None, "Runs"),
-                _runs_table(runs) if runs else tag("p", {"class": "muted"}, "no runs recorded"),
+                {"class": "grid"},
+                tag("div", None, _facts(data, version)),
                 tag(
-                    "p",
-                    {"class": "muted"},
-                    "problems: " + ", ".join(f"{k} {v}" for k, v in problems.items()),
-                )
-                if problems
-                else "",
+                    "div",
+                    None,
+                    _runs_table(runs) if runs else tag("p", {"class": "muted"}, "no runs recorded"),
+                    tag(
+                        "p",
+                        {"class": "muted"},
+                        "problems: " + ", ".join(f"{k} {v}" for k, v in problems.items()),
+                    )
+                    if problems
+                    else "",
+                ),
             ),
         ),
     )
@@ -58,6 +63,7 @@ def _cards(report: dict[str, Any], groups: list[Group]) -> list[Safe]:
         ("duplicates", duplicates, "redundant pages"),
         ("templates", len(report.get("templates", [])), "templates"),
         ("undeclared", report["undeclared"], "copies without canonical"),
+        ("errors", sum(severity(g) == ERROR for g in groups), "groups in error"),
     ]
     return [
         tag("div", {"class": "kpi"}, tag("b", {"data-kpi": key}, value), tag("span", None, words))
