@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from visdup.page.urlpatterns import url_shape
@@ -87,6 +88,7 @@ def group_targets(groups: list[Group]) -> Mapping[int, str | None]:
     return out
 
 
+@lru_cache(maxsize=1 << 16)
 def _path_shape(url: str) -> str:
     parts = urlsplit(url)
     path = re.sub(r";[^/]*", "", parts.path)

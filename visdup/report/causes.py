@@ -9,6 +9,7 @@ so it is the same whatever order the crawl met them in.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
 TRACKING = "tracking parameters"
@@ -33,8 +34,12 @@ _PRINT = re.compile(r"(^|[/_.-])print([/_.-]|$)|[?&](print|format|view)=print", 
 _INDEX = re.compile(r"/(index|default)\.(html?|php|aspx?)$", re.I)
 
 
+@lru_cache(maxsize=1 << 16)
 def duplicate_cause(url: str, original: str) -> str:
-    """The cause of a copy's URL next to its original's (one of :data:`CAUSES`)."""
+    """The cause of a copy's URL next to its original's (one of :data:`CAUSES`).
+
+    Cached: each section of a report (groups, roll-up, table, overview) asks for the same pairs.
+    """
     a, b = urlsplit(original), urlsplit(url)
     if (a.scheme, a.netloc.lower()) != (b.scheme, b.netloc.lower()):
         return PROTOCOL
