@@ -7,6 +7,7 @@ import json
 import sys
 
 from visdup.content import extract
+from visdup.content.titles import SiteTitles
 from visdup.escape import one_line, terminal
 from visdup.page.files import PageFiles
 
@@ -28,13 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     files = PageFiles(args.paths)
+    # the titles lose the affixes the pages share (a site's name), learned over all of them
+    titles = SiteTitles()
+    pages = []
     for path, data in files:
         content = extract(data)
+        titles.own(path, content.title)
+        pages.append((path, content))
+    for path, content in pages:
+        own = titles.final(path, content.title)
         if args.json:
-            record = {"path": path, "title": content.title, "text": content.text}
+            record = {"path": path, "title": own, "text": content.text}
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
         else:
-            title = one_line(content.title) if content.title else "(no title)"
+            title = one_line(own) if own else "(no title)"
             out.write(f"==> {one_line(path)} <==\n# {title}\n\n")
             out.write(terminal(content.text) + ("\n\n" if content.text else "\n"))
     return files.status

@@ -12,10 +12,14 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import lxml.etree
+
+if TYPE_CHECKING:
+    from visdup.storage.store import Store
 
 _SPACE = re.compile(r"\s+")
 #: An element's text with its descendants' (lxml.html's ``text_content()``, for any element:
@@ -138,6 +142,14 @@ class SiteTitles:
         own = _own_part(title, parts)  # type: ignore[arg-type]
         return own or heading or title
 
+    def final(self, url: str, title: str | None) -> str | None:
+        """``title``'s own part by every title seen so far (once all are seen: by the whole
+        set, whatever its order)."""
+        if not title:
+            return title
+        with self._lock:
+            return self._strip(_site(url), title, split_title(title), None)
+
     def remember(self, page_id: int, url: str, title: str | None, stored: str | None) -> None:
         """A stored page's ``title`` as read and as :meth:`own` gave it (``stored``), kept for
         :meth:`stale` when it has parts an affix could be."""
@@ -159,6 +171,15 @@ class SiteTitles:
                 if now != stored:
                     out[page_id] = now
             return out
+
+
+def retitle(store: Store, titles: SiteTitles, count: Callable[[str, int], None]) -> None:
+    """Store again the titles that the affixes of the whole set change (:meth:`SiteTitles.stale`):
+    those given before the site's affixes were known as they are at the end."""
+    retitled = titles.stale()
+    if retitled:
+        store.update_pages({page_id: {"title": t} for page_id, t in retitled.items()})
+        count("visdup/titles_retitled", len(retitled))
 
 
 def _site(url: str) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from visdup.config import options
-from visdup.content.titles import SiteTitles
+from visdup.content.titles import SiteTitles, retitle
 from visdup.dedup.analysis import PageAnalysis
 from visdup.dedup.jobs import Outcome, PageJob
 from visdup.dedup.label import Labeller, build_labeller
@@ -219,10 +219,7 @@ class Labelling:
         """Queued template builds stored, the snapshot closed: its totals for the stats."""
         if self._clusters is not None:  # templates still queued are built and stored
             self._clusters.finish()
-        retitled = self.titles.stale()
-        if retitled:  # titles given before the site's affixes were known as they are now
-            self.store.update_pages({page_id: {"title": t} for page_id, t in retitled.items()})
-            self.count("visdup/titles_retitled", len(retitled))
+        retitle(self.store, self.titles, self.count)
         settle_labels(self.store, self.labeller, self.count)
         if self.snapshot is None:
             return {}

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from visdup.config import defaults, options
+from visdup.content.titles import SiteTitles, retitle
 from visdup.dedup.analysis import AnalysisOptions, PageAnalysis, analyse
 from visdup.dedup.label import Labeller, Pending, build_labeller
 from visdup.dedup.settle import settle_labels
@@ -42,6 +43,8 @@ class FileLabeller:
         #: The settings: the overrides' values, else the defaults (typed and checked).
         self.settings = options(settings_getter(overrides))
         self.counts: dict[str, int] = {}
+        #: Title affixes the pages' sites share, learned over the pages given, as a crawl does.
+        self.titles = SiteTitles()
         self.labeller: Labeller = build_labeller(store, self.settings, count=self._count)
         self.labeller.warm()
         self.run_id = store.begin_run("files")
@@ -63,6 +66,8 @@ class FileLabeller:
             page = analyse(body, url=name, options=self.options)
         record = page.record(keep_body=self.keep_body, body=body)
         record.cluster_id = cluster
+        title = record.title
+        record.title = self.titles.own(name, title)  # without the site's affixes
         prepared: dict[str, Pending] = {
             "structure": self.labeller.prepare("structure", page.simhash, page.term)
         }
@@ -73,10 +78,15 @@ class FileLabeller:
         if record.problem:
             self._count("visdup/errors")
             self.store.add_error(self.run_id, name, "parse", record.problem)
-        return self.labeller.commit(record, prepared, self.run_id)
+        page_id = self.labeller.commit(record, prepared, self.run_id)
+        if page_id is not None:  # its title is set again at the end, by the whole set
+            self.titles.remember(page_id, name, title, record.title)
+        return page_id
 
     def settle(self) -> None:
-        """The final labels of the store: the same for the same pages in any order."""
+        """The final titles and labels of the store: the same for the same pages in any
+        order."""
+        retitle(self.store, self.titles, self._count)
         settle_labels(self.store, self.labeller, self._count)
 
     def add_all(self, pages: Iterable[tuple[str, bytes]], engine: Engine | None = None) -> int:
