@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from visdup.config import Options, options
 from visdup.dedup.channel import LOOKUP_PAGES, Channel, Match
 from visdup.dedup.prints import PrintSummary, content_bound, content_score
+from visdup.index.sql import band_index
 from visdup.storage.store import Handle, PageRecord, Store
 from visdup.verdicts import (
     CONTENT,
@@ -97,6 +98,9 @@ class Labeller:
         self._members: dict[int, set[int]] = {}  # original -> the pages that name it
         self._named: dict[int, set[str]] = {}  # original -> canonicals its pages declare
         self._thin: dict[int, list[int]] = {}  # visible-text key -> thin pages with it
+        # the thin pages' keys in the shared band table, where other processes store pages too
+        # (PostgreSQL): this process's own cache knows only what it warmed and stored
+        self._thin_sql = self._shared_thin(store, channels)
         self._sizes: dict[int, int] = {}  # page -> its group's size when it was stored
 
     def warm(self) -> int:
@@ -111,6 +115,13 @@ class Labeller:
             if key:
                 self._thin_add(key, row.id)
         return n
+
+    @staticmethod
+    def _shared_thin(store: Store, channels: dict[str, Channel[Any]]) -> Any:
+        """The band index of thin pages' visible-text keys, on a store with several writers."""
+        if "content" not in channels or "structure" not in channels:
+            return None  # no thin pages: they are matched by the content channel's text key
+        return band_index(store, "thin", channels["structure"].k)
 
     def prepare(self, name: str, fp: int | None, obj: Any) -> Pending:
         """Steps 1-2 for one channel: candidates and their confirmation (no lock held)."""
@@ -153,6 +164,9 @@ class Labeller:
             if name in self.channels and pending.fp is not None
             for key in self._lock_keys(name, pending.fp)
         ]
+        thin_key = self._thin_key(record.content_print)
+        if thin_key and self._thin_sql is not None:  # two writers of one thin text wait in turn
+            keys += self._thin_sql.lock_keys(thin_key)
         with self._lock, self.store.transaction(locks=keys) as conn:
             structure = prepared.get("structure", Pending())
             exact = None
@@ -183,10 +197,9 @@ class Labeller:
                 same_layout = self.channels["structure"].confirm(
                     structure.obj, [content.page_id], structure.budget, structure.compared
                 )
-            thin_key = self._thin_key(record.content_print)
             thin = None
             if thin_key and exact is None and content is None:
-                thin = self._thin_match(thin_key, structure)
+                thin = self._thin_match(conn, thin_key, structure)
             self._decide(conn, record, exact, matches.get("structure"), content, same_layout, thin)
             replaced = self._elect(conn, record, structure, matches.get("structure"), exact)
             page_id = self.store.insert_page(
@@ -195,6 +208,8 @@ class Labeller:
             if page_id is None:
                 return None
             self._store_comparisons(conn, page_id, prepared)
+            if thin_key and self._thin_sql is not None:
+                self._thin_sql.add(page_id, thin_key, conn=conn)
             if replaced is not None:
                 self._take_over(conn, page_id, *replaced)
             for name, pending in prepared.items():
@@ -331,9 +346,13 @@ class Labeller:
         if len(pages) < THIN_CANDIDATES:
             pages.append(page_id)
 
-    def _thin_match(self, key: int, structure: Pending) -> Match | None:
-        """A stored thin page with the same visible text and near-identical structure."""
-        ids = self._thin.get(key)
+    def _thin_match(self, conn: Handle, key: int, structure: Pending) -> Match | None:
+        """A stored thin page with the same visible text and near-identical structure: those
+        this process knows, and (under the key's lock) those other processes stored."""
+        ids = self._thin.get(key, [])
+        if self._thin_sql is not None:
+            found = self._thin_sql.query(key, k=0, limit=THIN_CANDIDATES, conn=conn)
+            ids = sorted({*ids, *(page_id for page_id, _fp, _d in found)})[:THIN_CANDIDATES]
         channel = self.channels.get("structure")
         if not ids or channel is None or structure.obj is None:
             return None
