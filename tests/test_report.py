@@ -36,6 +36,10 @@ def _audit_columns(rows: list[dict]) -> None:
     causes = {r["cause"] for r in rows}
     assert {"tracking parameters", "session id", "print copy"} <= causes
     assert {r["severity"] for r in rows} >= {"error", "info"}
+    # the tag page with no posts, and only it, has few words for its template
+    assert all(r["words"] for r in rows)
+    low = [r["url"] for r in rows if r["low_content"] == "yes"]
+    assert [u.split("/", 3)[3] for u in low] == ["tags/tandems.html"]
 
 
 @deferred_f_from_coro_f
@@ -93,7 +97,7 @@ async def test_pages_table_csv_and_jsonl(tmp_path, capsys):
     assert list(rows[0]) == list(from_csv[0]) == [
         "url", "status", "title", "verdict", "kind", "duplicate_of", "content_similarity",
         "layout_similarity", "near_duplicates", "template", "canonical", "canonical_url",
-        "indexability", "cause", "severity", "template_id",
+        "indexability", "cause", "severity", "template_id", "words", "low_content",
     ]  # fmt: skip
     assert [r["url"] for r in rows] == sorted(r["url"] for r in rows)
     assert [r["url"] for r in rows] == [r["url"] for r in from_csv]

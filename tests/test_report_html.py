@@ -410,6 +410,8 @@ def test_the_overview_leads_with_the_worst_problems_and_the_crawl_budget(browse)
             any(m["kind"] == "exact" and not m["declared"] for m in g["members"])
             for g in data["groups"]
         )
+        low = page.locator("#problems li", has_text="low-content")
+        assert "/tags/tandems.html" in low.inner_text() and "median" in low.inner_text()
         budget = page.locator("#budget")
         assert budget.get_attribute("data-duplicates") == str(len(members))
         assert "estimate" in budget.inner_text() and "session id" in budget.inner_text()

@@ -30,6 +30,7 @@ from visdup.report.html_pages import pages_html
 from visdup.report.html_templates import templates_html
 from visdup.report.html_textdiff import text_differences
 from visdup.report.html_verdicts import verdicts_html
+from visdup.report.lowcontent import low_content
 from visdup.report.markup import Safe, tag
 from visdup.report.summary import build, duplicate_groups
 from visdup.structure.term import Term
@@ -74,6 +75,7 @@ def render_html(
     for g in shown:
         need.update(g.page_ids[: MAX_DIFFS + 1])
     terms = load_terms(sorted(need))
+    words = low_content(data)
     script = _asset("report.js")
     host = _site(data)
     origin = _origin(data)
@@ -91,7 +93,7 @@ def render_html(
         tag(
             "main",
             None,
-            overview_html(data, report, groups, version),
+            overview_html(data, report, groups, version, words),
             verdicts_html(data, report, similarities),
             templates_html(templates, data, groups, id_of, terms, short),
             groups_html(
@@ -104,7 +106,7 @@ def render_html(
                 text_differences(shown, data.bodies),
             ),
             drift_html(report.get("drift")),
-            pages_html(data, groups, max_rows, pages_file, origin),
+            pages_html(data, groups, max_rows, pages_file, origin, words),
         ),
         tag(
             "footer",

@@ -8,6 +8,7 @@ from visdup.report.audit import ERROR, severity
 from visdup.report.data import VERDICT_SETTINGS, StoreData
 from visdup.report.html_format import duration, moment
 from visdup.report.html_problems import budget_html, crawl_budget, worst_problems
+from visdup.report.lowcontent import Words
 from visdup.report.markup import Safe, tag
 from visdup.report.summary import Group
 
@@ -16,7 +17,11 @@ MAX_RUNS = 20
 
 
 def overview_html(
-    data: StoreData, report: dict[str, Any], groups: list[Group], version: str
+    data: StoreData,
+    report: dict[str, Any],
+    groups: list[Group],
+    version: str,
+    words: Words | None = None,
 ) -> Safe:
     runs = _run_rows(data)
     problems = report.get("problems")
@@ -26,7 +31,7 @@ def overview_html(
         tag("h2", None, "Overview"),
         tag("div", {"class": "kpis"}, _cards(report, groups)),
         tag("h3", None, "The worst problems first"),
-        worst_problems(data, groups, problems),
+        worst_problems(data, groups, problems, words),
         tag("h3", None, "Crawl budget"),
         budget_html(crawl_budget(data, groups)),
         tag(

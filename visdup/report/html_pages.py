@@ -15,6 +15,7 @@ from typing import Any
 
 from visdup.report.audit import group_cause, severity
 from visdup.report.data import StoreData
+from visdup.report.lowcontent import Words
 from visdup.report.markup import Safe, tag
 from visdup.report.pages import COLUMNS, page_rows
 from visdup.report.summary import Group
@@ -42,7 +43,7 @@ FILTERS = ("verdict", "kind", "template", "canonical", "cause", "status")
 #: Columns the data block writes as an index into a list of their values.
 ENUMS = (
     "status", "title", "verdict", "kind", "template", "canonical", "indexability", "cause",
-    "severity", "template_id",
+    "severity", "template_id", "low_content",
 )  # fmt: skip
 #: Columns that hold a URL: shown from their path, and links.
 URLS = ("url", "duplicate_of", "canonical_url")
@@ -54,8 +55,9 @@ def pages_html(
     max_rows: int,
     pages_file: str | None,
     origin: str = "",
+    words: Words | None = None,
 ) -> Safe:
-    rows = page_rows(data, groups)
+    rows = page_rows(data, groups, words)
     shown = rows[:max_rows]
     rest = len(rows) - len(shown)
     where = f"; all {len(rows)} are in {pages_file}" if pages_file else ""

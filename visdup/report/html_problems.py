@@ -9,6 +9,7 @@ from visdup.report.audit import ERROR, MISMATCHED, WARNING, canonical_state, sev
 from visdup.report.budget import Budget, crawl_budget
 from visdup.report.causes import duplicate_cause
 from visdup.report.data import StoreData
+from visdup.report.lowcontent import MEASURE, Words
 from visdup.report.markup import Safe, tag
 from visdup.report.summary import Group, Member
 from visdup.verdicts import EXACT
@@ -16,7 +17,12 @@ from visdup.verdicts import EXACT
 __all__ = ["budget_html", "crawl_budget", "worst_problems"]
 
 
-def worst_problems(data: StoreData, groups: list[Group], problems: dict[str, int] | None) -> Safe:
+def worst_problems(
+    data: StoreData,
+    groups: list[Group],
+    problems: dict[str, int] | None,
+    words: Words | None = None,
+) -> Safe:
     """A list of what to fix, errors first: each line a count, what it means, where to look."""
     items: list[tuple[str, int, str, str]] = []
     exact = [(g, m) for g in groups for m in g.members if not m.declared and m.kind == EXACT]
@@ -56,6 +62,10 @@ def worst_problems(data: StoreData, groups: list[Group], problems: dict[str, int
                 "#pages-table",
             )
         )
+    if words is not None and words.low:
+        urls = sorted(by_id[i].url for i in words.low if i in by_id)
+        shown = ", ".join(urls[:5]) + (f" and {len(urls) - 5} more" if len(urls) > 5 else "")
+        items.append((WARNING, len(urls), f"low-content pages, {MEASURE}: {shown}", "#pages-table"))
     for kind, n in sorted((problems or {}).items(), key=lambda kv: -kv[1]):
         items.append((WARNING, n, f"pages stored with a problem: {kind}", "#pages-table"))
     if not items:

@@ -13,6 +13,7 @@ from visdup.escape import csv_cell
 from visdup.report.audit import canonical_state, indexability, severity, template_names
 from visdup.report.causes import duplicate_cause
 from visdup.report.data import PageRow, StoreData
+from visdup.report.lowcontent import Words, low_content
 from visdup.report.summary import Group, Member
 from visdup.verdicts import DUPLICATE_VERDICTS
 
@@ -33,13 +34,17 @@ COLUMNS = (
     "cause",
     "severity",
     "template_id",
+    "words",
+    "low_content",
 )
 
 #: Verdicts whose page repeats another one's content: only these name an original.
 REPEATS = DUPLICATE_VERDICTS
 
 
-def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
+def page_rows(
+    data: StoreData, groups: list[Group], words: Words | None = None
+) -> list[dict[str, Any]]:
     """One row per page, in URL order.
 
     ``kind`` says how a page repeats its group's original (exact, content, thin, structural);
@@ -50,7 +55,8 @@ def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
     ``severity`` how serious that group is. ``template`` names the page's template by its
     URL pattern (``template_id`` is its id), ``canonical`` says what the page's canonical link
     names (self, other, missing, mismatched: another page than its group agrees on), and
-    ``canonical_url`` is that link.
+    ``canonical_url`` is that link. ``words`` counts the page's visible words and
+    ``low_content`` says ``yes`` when they are few for its template (:mod:`.lowcontent`).
     """
     where: dict[int, tuple[Group, Member | None]] = {}
     for g in groups:
@@ -58,11 +64,15 @@ def page_rows(data: StoreData, groups: list[Group]) -> list[dict[str, Any]]:
         for m in g.members:
             where[m.page_id] = (g, m)
     names = template_names(data)
+    words = low_content(data) if words is None else words
     severities = {g.original_id: severity(g) for g in groups}
     rows = []
     for p in sorted(data.pages, key=lambda p: (p.url, p.id)):
         group, member = where.get(p.id, (None, None))
-        rows.append(_row(p, group, member, names, severities))
+        row = _row(p, group, member, names, severities)
+        row["words"] = words.counts.get(p.id)
+        row["low_content"] = "yes" if p.id in words.low else ""
+        rows.append(row)
     return rows
 
 
