@@ -19,11 +19,13 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import lxml.etree
 import pytest
 
 from tests.crawling import article, listing, write_site
 from visdup.dedup.analysis import OUT_OF_MEMORY
 from visdup.demo.server import serve
+from visdup.page.parse import elements_over
 
 #: The bound the whole process tree stays under while it crawls the huge page.
 TREE_BOUND = 1_500_000_000
@@ -133,6 +135,19 @@ def stored(db: Path) -> dict[str, str | None]:
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT url, problem FROM visdup_pages").fetchall()
     return {url.rsplit("/", 1)[1]: problem for url, problem in rows}
+
+
+def test_the_element_count_before_parsing_is_the_parsed_trees():
+    """Comments, a doctype, end tags and a processing instruction are not counted; a body
+    under twice the cap is not scanned."""
+    rows = "".join(f"<tr><td>{i}</td><td><a href='/{i}'>x</a></td></tr>" for i in range(2000))
+    page = "<!DOCTYPE html><html><head><title>t</title><?pi x?></head><body><!-- c -->"
+    page += f"<table>{rows}</table></body></html>"
+    parsed = sum(1 for _ in lxml.etree.fromstring(page, lxml.etree.HTMLParser()).iter("*"))
+    assert parsed == 5 + 4 * 2000  # html head title body table, and a row's tr td td a
+    assert elements_over(page, 100) == elements_over(page.encode(), 100) == parsed
+    assert elements_over(page, len(page) // 2) is None
+    assert elements_over(page, 0) is None
 
 
 def stat(log: str, name: str) -> int | None:
