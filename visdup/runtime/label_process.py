@@ -329,6 +329,17 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
     )
 
 
+def _state(pid: int) -> tuple[str, int | None]:
+    """A process's state letter (``T``: stopped) and CPU ticks used, from /proc (``?`` and
+    None where there is none: not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return "?", None
+
+
 class LabelService:
     """The crawl's side of the label process: calls from any thread, answered as futures.
 
@@ -425,9 +436,11 @@ class LabelService:
                     future.set_exception(exc)
 
     def _heard(self) -> None:
-        """Returns once the label process has said something (or its pipe closed); while calls
-        wait on it without a word for :attr:`SILENCE` seconds, the crawl's log says so, once."""
+        """Returns once the label process has said something (or its pipe closed). While calls
+        wait on it without a word for :attr:`SILENCE` seconds and it uses no CPU (stopped, or
+        stuck: a long final pass at work is left alone), the crawl's log says so, once."""
         silent_since: float | None = None
+        cpu: int | None = None
         warned = False
         while not self._conn.poll(min(self.SILENCE, 5.0)):
             with self._lock:
@@ -436,20 +449,19 @@ class LabelService:
             if not waiting:
                 silent_since = None
             elif silent_since is None:
-                silent_since = now
+                silent_since, cpu = now, _state(self.process.pid)[1]
             elif not warned and now - silent_since >= self.SILENCE:
+                state, used = _state(self.process.pid)
+                if state not in {"T", "t"} and used is not None and used != cpu:
+                    silent_since, cpu = now, used  # at work: silence counts from here
+                    continue
                 warned = True
-                self._silent(waiting, now - silent_since)
+                self._silent(waiting, now - silent_since, state)
         if warned:
             logger.warning("visdup: the label process answers again")
 
-    def _silent(self, waiting: int, seconds: float) -> None:
+    def _silent(self, waiting: int, seconds: float, state: str) -> None:
         pid = self.process.pid
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-                state = stat.read().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            state = "?"  # not Linux, or gone
         if state in {"T", "t"}:
             what = (
                 f"it is stopped (SIGSTOP, a debugger); `kill -CONT {pid}` resumes it, "
@@ -457,7 +469,7 @@ class LabelService:
             )
         else:
             what = (
-                f"it is busy or stuck; if its CPU time stands still, `kill -9 {pid}` makes the "
+                f"it uses no CPU (waiting on the store's locks?); `kill -9 {pid}` makes the "
                 "crawl start a new one (the pages in flight are sent to it again)"
             )
         logger.warning(
