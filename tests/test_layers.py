@@ -37,6 +37,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "progress",
             "context",
             "handoff",
+            "store_outage",
             "project_settings",
         }
     ),

@@ -41,9 +41,11 @@ from visdup.items import Record
 from visdup.runtime.analysis import Analysis
 from visdup.runtime.early import discard_early, start_early, take_label, take_pool
 from visdup.runtime.labeller import Labeller, LabellerHooks
+from visdup.storage.outage import is_outage
 from visdup.storage.store import Store
 from visdup.storage.urls import crawl_key
 from visdup.storage.urls import mask_password as _safe_url
+from visdup.store_outage import StoreOutage
 from visdup.templates.assign import Assignment
 
 if TYPE_CHECKING:
@@ -148,6 +150,10 @@ class CrawlContext:
         self.snapshot: Snapshot | None = None
         #: What each page item's spider middlewares wait for from the pipelines.
         self.handoff = HandOff()
+        #: The wait for a store that went away (the pipelines' pages wait in it).
+        self.outage = StoreOutage(
+            crawler, self.config.store_outage_timeout, self.database_url, self.inc
+        )
         # The store now: a crawl that cannot store anything must not fetch anything.
         self.store: Store | None = self._open_store()
         self.store.index_layout = self.config.index_layout
@@ -251,11 +257,15 @@ class CrawlContext:
         self.open()
         return self.labeller.label(self._job(item, analysis), analysis, place)
 
-    async def labelled(self, item: Page, analysis: PageAnalysis, place: bool = False) -> Outcome:
-        """:meth:`label`, awaited on the event loop (:meth:`Labeller.labelled`)."""
+    async def labelled(
+        self, item: Page, analysis: PageAnalysis, place: bool = False, retry: bool = False
+    ) -> Outcome:
+        """:meth:`label`, awaited on the event loop (:meth:`Labeller.labelled`); ``retry``: an
+        earlier try may have stored the page."""
         if not self.opened:
             await run_in_thread(self.open)
-        return await self.labeller.labelled(self._job(item, analysis), analysis, place)
+        job = self._job(item, analysis)
+        return await self.labeller.labelled(job, analysis, place, retry)
 
     def _job(self, item: Page, analysis: PageAnalysis) -> PageJob:
         # a worker process packed the body already when it could (PageAnalysis.packed_body)
@@ -347,7 +357,12 @@ class CrawlContext:
             self.stats.set_value(key, value)
         stats.update(totals)
         if self.run_id is not None:
-            self.store.finish_run(self.run_id, reason, stats)
+            try:
+                self.store.finish_run(self.run_id, reason, stats)
+            except Exception as exc:
+                if not is_outage(exc):
+                    raise
+                # the run stays unfinished: the next run of the crawl takes it up
         self.store.close()
 
     def item_gone(self, item: Any, **kwargs: Any) -> None:

@@ -19,7 +19,7 @@ Items other than :class:`visdup.items.Page` pass through untouched.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, NoReturn, Self
 
 from scrapy.exceptions import DropItem, NotConfigured
 from scrapy.utils.asyncio import run_in_thread
@@ -29,6 +29,7 @@ from visdup.dedup.analysis import PageAnalysis
 from visdup.dedup.jobs import Outcome
 from visdup.dedup.labelling import LabelFailed
 from visdup.items import Page, Record
+from visdup.storage.outage import is_outage
 from visdup.templates.assign import Assignment
 from visdup.verdicts import DUPLICATE_VERDICTS, NOVEL
 
@@ -149,18 +150,38 @@ class LabelPipeline(_PagePipeline):
         ctx = self.ctx
         # placed in its template cluster in the same call (the stored row names its cluster)
         place = item.cluster is None and analysis.has_template_input
-        try:
-            outcome = await ctx.labelled(item, analysis, place)
-        except Exception as exc:
-            if isinstance(exc, LabelFailed):  # placed, then not stored
-                self.placed(item, exc.assignment)
-            ctx.inc("visdup/errors")
-            logger.exception("visdup: cannot store %s", item.url)
-            ctx.handoff.give_verdict(item, None)
-            raise DropItem(f"visdup could not store {item.url}: {exc}", log_level="ERROR") from exc
+        tries = 0
+        while True:
+            try:
+                outcome = await ctx.labelled(item, analysis, place, retry=tries > 0)
+                ctx.outage.answered()
+                break
+            except Exception as exc:
+                if isinstance(exc, LabelFailed):  # placed, then not stored
+                    self.placed(item, exc.assignment)
+                    place = False
+                if is_outage(exc) and not ctx.outage.gave_up:
+                    tries += 1
+                    if await ctx.outage.wait(exc, tries):
+                        continue  # the same transaction, once more
+                self._not_stored(item, exc)
         if outcome.assignment is not None:
             self.placed(item, outcome.assignment)
         return self._finish(item, outcome)
+
+    def _not_stored(self, item: Page, exc: Exception) -> NoReturn:
+        """Drop a page the store refused: a bad page with its error, a page of a store that
+        stayed away with none (the crawl said so once)."""
+        ctx = self.ctx
+        ctx.handoff.give_verdict(item, None)
+        if is_outage(exc):
+            ctx.inc("visdup/store_outage/not_stored")
+            raise DropItem(
+                f"the store is away: {item.url} is left for the next run", log_level="DEBUG"
+            ) from exc
+        ctx.inc("visdup/errors")
+        logger.exception("visdup: cannot store %s", item.url)
+        raise DropItem(f"visdup could not store {item.url}: {exc}", log_level="ERROR") from exc
 
     def _finish(self, item: Page, outcome: Outcome) -> Page:
         ctx = self.ctx

@@ -390,6 +390,16 @@ class Options:
         "pages re-analysed offline. Turn it off to keep the store small when nothing will be "
         "re-read.",
     )
+    store_outage_timeout: float = declare(
+        300.0,
+        "storage",
+        "Seconds a crawl waits for a store that went away (a database that stopped answering, "
+        "a full disk) before it stops: meanwhile it takes no new page and tries each waiting "
+        "page's transaction again, so no page is lost to a short outage. When it stops, the "
+        "pages it could not store are left for the next run of the same crawl (0: stop at "
+        "once).",
+        low=0.0,
+    )
     index_layout: str = declare(
         "bands",
         "storage",

@@ -27,6 +27,7 @@ from visdup.dedup.label import Labeller, build_labeller
 from visdup.dedup.settle import settle_labels
 from visdup.drift.crawl import close_crawl_snapshot, record_page
 from visdup.errors import VisdupError
+from visdup.storage.outage import is_outage
 from visdup.storage.store import Store
 from visdup.templates.assign import Assignment, CrawlClusters
 from visdup.templates.signature import TemplateInput
@@ -127,7 +128,9 @@ class Labelling:
             return None
         try:
             assignment = self.assign(job.url, analysis.template_input)
-        except Exception:
+        except Exception as exc:
+            if is_outage(exc):
+                raise  # the store is away: the page waits for it, placing and all
             logger.exception("visdup: cannot cluster %s", job.url)
             self.count("visdup/errors", 1)
             return None

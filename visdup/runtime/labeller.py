@@ -32,6 +32,7 @@ from visdup.runtime.label_process import (
     ServiceSetup,
     answer,
 )
+from visdup.storage.outage import is_outage
 from visdup.storage.urls import mask_password
 
 if TYPE_CHECKING:
@@ -195,13 +196,18 @@ class Labeller:
         result: Assignment = self._call(Assign(url, page))
         return result
 
-    def label(self, job: PageJob, analysis: PageAnalysis, place: bool = False) -> Outcome:
+    def label(
+        self, job: PageJob, analysis: PageAnalysis, place: bool = False, retry: bool = False
+    ) -> Outcome:
         """Label the page and store it (blocking: call it in a worker thread); ``place``:
-        first place it in its template cluster, in the same call (``Outcome.assignment``)."""
-        result: Outcome = self._call(Label(job, analysis, place))
+        first place it in its template cluster, in the same call (``Outcome.assignment``);
+        ``retry``: an earlier try may have stored it."""
+        result: Outcome = self._call(Label(job, analysis, place, retry))
         return result
 
-    async def labelled(self, job: PageJob, analysis: PageAnalysis, place: bool = False) -> Outcome:
+    async def labelled(
+        self, job: PageJob, analysis: PageAnalysis, place: bool = False, retry: bool = False
+    ) -> Outcome:
         """:meth:`label`, awaited on the event loop: with a label process up, no thread of
         the crawl's process waits for the answer (a thread per page costs the crawl's pace).
         Pages that come while the label process starts wait for it here, on the event loop,
@@ -216,9 +222,9 @@ class Labeller:
                 self._awaiting -= 1
         service = self.service
         if service is None:
-            return await run_in_thread(self.label, job, analysis, place)
+            return await run_in_thread(self.label, job, analysis, place, retry)
         try:
-            return await awaited(service.submit(Label(job, analysis, place)))
+            return await awaited(service.submit(Label(job, analysis, place, retry)))
         except ServiceGone as exc:
             return await run_in_thread(self._label_again, service, exc, job, analysis, place)
 
@@ -313,8 +319,14 @@ class Labeller:
             return totals
         try:
             totals = self._call(Close(reason))
-        except Exception:
-            logger.exception("visdup: cannot finish the templates and the snapshot")
+        except Exception as exc:
+            if not is_outage(exc):
+                logger.exception("visdup: cannot finish the templates and the snapshot")
+            else:  # said once already: the store went away and stayed away
+                logger.warning(
+                    "visdup: the store is away: the run's final labels, templates and snapshot "
+                    "are made by the next run"
+                )
         if self.service is not None:
             self.service.stop()
         return totals
