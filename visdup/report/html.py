@@ -1,12 +1,14 @@
 """The site-audit report as one self-contained HTML page.
 
 No request leaves the file: styles are inline, pictures are inline SVG drawn by
-:mod:`visdup.report.svg`, and the only script (sorting and filtering the pages table) is
-allowed by its hash in the Content-Security-Policy, which forbids everything else. Every value
-that came from a crawled page goes through :mod:`visdup.report.markup`.
+:mod:`visdup.report.svg`, and the only script (drawing, sorting, filtering and exporting the
+pages table from the pages' inert JSON block) is allowed by its hash in the
+Content-Security-Policy, which forbids everything else. Every value that came from a crawled
+page goes through :mod:`visdup.report.markup`; the JSON block holds no ``<`` at all.
 
 Each section has a module of its own beside this one (``html_overview``, ``html_verdicts``,
-``html_templates``, ``html_groups``, ``html_pages``; values are written by ``html_format``):
+``html_templates``, ``html_groups``, ``html_pages``, with ``html_problems`` and
+``html_textdiff`` beside them; values are written by ``html_format``):
 this module puts them together in one page, with its head, its style and its script.
 """
 
