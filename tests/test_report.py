@@ -24,7 +24,8 @@ def _audit_columns(rows: list[dict]) -> None:
         assert (row["canonical"] == "missing") == (link == "")
         if row["canonical"] == "self":
             assert link == row["url"]
-        assert (row["indexability"] == "canonicalised") == (link not in ("", row["url"]))
+        if row["indexability"] != "noindex":  # the demo's print copies say noindex
+            assert (row["indexability"] == "canonicalised") == (link not in ("", row["url"]))
         assert (row["cause"] != "") == (row["duplicate_of"] != "")
         assert (row["severity"] != "") == (row["near_duplicates"] > 0)
         if "?utm_" in row["url"] and row["duplicate_of"]:
@@ -35,6 +36,8 @@ def _audit_columns(rows: list[dict]) -> None:
             assert row["cause"] == "print copy"
     causes = {r["cause"] for r in rows}
     assert {"tracking parameters", "session id", "print copy"} <= causes
+    noindex = {r["url"].split("/", 3)[3] for r in rows if r["indexability"] == "noindex"}
+    assert noindex and all(u.endswith("/print.html") for u in noindex)
     assert {r["severity"] for r in rows} >= {"error", "info"}
     # the tag page with no posts, and only it, has few words for its template
     assert all(r["words"] for r in rows)
@@ -423,9 +426,14 @@ def _one_word_site(root):
     return write_site(
         root,
         {
-            "index.html": article("Rides", ["Our favourite rides."], ["harbour.html", "copy.html"]),
+            "index.html": article(
+                "Rides", ["Our favourite rides."], ["harbour.html", "copy.html", "private.html"]
+            ),
             "harbour.html": article("The harbour loop", SENTENCES, []),
             "copy.html": article("The harbour loop", edited, []),
+            "private.html": article("Staff only", ["Not for search engines."], []).replace(
+                "<head>", '<head><meta name="robots" content="noindex, follow">'
+            ),
         },
     )
 
@@ -439,9 +447,16 @@ async def test_a_group_shows_the_word_that_changed(tmp_path, capsys, store_body)
     db = f"sqlite:///{tmp_path / 'x.sqlite3'}"
     with serve(site) as server:
         await crawl(db, server.url_for("/index.html"), {"VISDUP_STORE_BODY": store_body})
-    out = tmp_path / "report.html"
-    assert main(["report", "--db", db, "--html", str(out), "--json"]) == 0
+    out, table = tmp_path / "report.html", tmp_path / "pages.jsonl"
+    assert main(["report", "--db", db, "--html", str(out), "--json", "--pages", str(table)]) == 0
     report = json.loads(capsys.readouterr().out)
+    rows = {
+        r["url"].rsplit("/", 1)[1]: r
+        for r in map(json.loads, table.read_text(encoding="utf-8").splitlines())
+    }
+    # its robots meta tag keeps a page out of the index: read from its body, when stored
+    assert rows["private.html"]["indexability"] == ("noindex" if store_body else "indexable")
+    assert rows["harbour.html"]["indexability"] == "indexable"
     assert len(report["groups"]) == 1 and report["groups"][0]["members"][0]["kind"] == "content"
     text = out.read_text(encoding="utf-8")
     if store_body:

@@ -22,7 +22,7 @@ from visdup.verdicts import EXACT
 #: names none, or names another page than the one its duplicate group agrees on.
 SELF, OTHER, MISSING, MISMATCHED = "self", "other", "missing", "mismatched"
 #: Whether a search engine would index the page as it is.
-INDEXABLE, CANONICALISED, NOT_200 = "indexable", "canonicalised", "non-200"
+INDEXABLE, NOINDEX, CANONICALISED, NOT_200 = "indexable", "noindex", "canonicalised", "non-200"
 #: A group's severity: an exact copy that no canonical resolves is an error, another
 #: unresolved copy a warning, a group whose copies all name its canonical page information.
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -37,9 +37,12 @@ def canonical_state(page: PageRow, group_target: str | None) -> str:
     return SELF if page.canonical == page.url else OTHER
 
 
-def indexability(page: PageRow) -> str:
+def indexability(page: PageRow, noindex: bool = False) -> str:
+    """Non-200, then noindex (its robots meta tag), then canonicalised, else indexable."""
     if page.status is not None and page.status != 200:
         return NOT_200
+    if noindex:
+        return NOINDEX
     if page.canonical and page.canonical != page.url:
         return CANONICALISED
     return INDEXABLE

@@ -105,7 +105,9 @@ def budget_html(b: Budget) -> Safe:
         else f"VISDUP_DUPLICATE_POLICY = nofollow would still fetch each duplicate (its verdict "
         f"needs its bytes) but not follow its links: at most {b.through_duplicates} fetches "
         "saved, an estimate that counts the pages whose referrer was a duplicate (a page a "
-        "duplicate linked to may be linked from an original too, and would be fetched anyway)."
+        "duplicate linked to may be linked from an original too, and would be fetched anyway; "
+        "a referrer is the first page the crawl followed to it, so the figure varies between "
+        "crawls of one site)."
     )
     return tag(
         "p",

@@ -6,14 +6,16 @@ with them; measured against its own template's pages, a page is low-content when
 words are under :data:`SHARE` of the median of its template's other pages (copies left out,
 templates of at least :data:`MIN_PAGES` pages). The words are those a reader sees
 (:mod:`visdup.content`), counted from the stored bodies of the first :data:`MAX_PAGES` pages
-in URL order, which bounds the time a report takes.
+in URL order, which bounds the time a report takes. The same read notes the pages whose
+``<meta name="robots">`` says ``noindex``: the pages table's indexability says so.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from visdup.content.main import extract
 from visdup.report.data import StoreData
@@ -33,6 +35,14 @@ MEASURE = (
 )
 
 
+#: A robots meta tag that keeps the page out of the index (either attribute order).
+_NOINDEX = re.compile(
+    rb"<meta\b[^>]*\bname\s*=\s*[\"']?(?:robots|googlebot)\b[^>]*\bcontent\s*=\s*[\"'][^\"']*noindex"
+    rb"|<meta\b[^>]*\bcontent\s*=\s*[\"'][^\"']*noindex[^>]*\bname\s*=\s*[\"']?(?:robots|googlebot)\b",
+    re.I,
+)
+
+
 @dataclass
 class Words:
     #: Visible words by page id (pages with a stored body among the first MAX_PAGES).
@@ -43,6 +53,8 @@ class Words:
     measured: bool
     #: Whether pages past MAX_PAGES were left uncounted.
     capped: bool
+    #: Pages whose robots meta tag says noindex (among those read).
+    noindex: set[int] = field(default_factory=set)
 
 
 def low_content(data: StoreData) -> Words:
@@ -51,10 +63,13 @@ def low_content(data: StoreData) -> Words:
     pages = sorted(data.pages, key=lambda p: (p.url, p.id))
     ids = [p.id for p in pages[:MAX_PAGES]]
     counts: dict[int, int] = {}
+    noindex: set[int] = set()
     for start in range(0, len(ids), 200):
         for page_id, body in data.bodies(ids[start : start + 200]).items():
             if body:
                 counts[page_id] = len(extract(body).page_text.split())
+                if _NOINDEX.search(body[:65536]):
+                    noindex.add(page_id)
     by_template: dict[int, list[int]] = defaultdict(list)
     for p in pages:
         if p.id in counts and p.cluster_id is not None and p.verdict not in DUPLICATE_VERDICTS:
@@ -69,4 +84,4 @@ def low_content(data: StoreData) -> Words:
         and p.cluster_id in medians
         and counts[p.id] < SHARE * medians[p.cluster_id]
     }
-    return Words(counts, low, measured=bool(counts), capped=len(pages) > MAX_PAGES)
+    return Words(counts, low, bool(counts), len(pages) > MAX_PAGES, noindex)

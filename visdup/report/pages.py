@@ -72,6 +72,8 @@ def page_rows(
         row = _row(p, group, member, names, severities)
         row["words"] = words.counts.get(p.id)
         row["low_content"] = "yes" if p.id in words.low else ""
+        if p.id in words.noindex:
+            row["indexability"] = indexability(p, noindex=True)
         rows.append(row)
     return rows
 
