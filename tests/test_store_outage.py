@@ -3,21 +3,29 @@ away stops the crawl cleanly, and the next run stores what it could not.
 
 The store is PostgreSQL reached through a TCP proxy on 127.0.0.1 that the test cuts (every
 connection closed, new ones closed as they come) and restores: the machine's server is never
-touched. The crawls run with their worker processes and label process, as users run them.
+touched; or a SQLite file on a small tmpfs that fills, then grows. The crawls run with their
+worker processes and label process, as users run them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import socket
+import sqlite3
+import string
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
+import pytest
 from scrapy import signals
 from scrapy.utils.defer import deferred_f_from_coro_f
 from sqlalchemy import create_engine, text
 
+from tests.conftest import REPO
 from tests.crawling import article, crawl, write_site
 from visdup.demo.server import serve
 
@@ -169,3 +177,68 @@ async def test_a_store_that_stays_away_stops_the_crawl_and_the_next_run_stores_t
         assert len(urls) == len(set(urls)) == PAGES + 1
     finally:
         proxy.close()
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 384 KiB file system (tmpfs), made larger by ``grow()``: a disk that fills mid-crawl."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=384k", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs (needs root): {made.stderr.strip()}")
+
+    def grow() -> None:
+        subprocess.run(["mount", "-o", "remount,size=32m", str(mount)], check=True)
+
+    try:
+        yield mount, grow
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _big_site(root: Path) -> Path:
+    """61 pages whose bodies do not compress much: the store outgrows the small disk."""
+    rnd = random.Random(3)
+    names = [f"p{n:02d}.html" for n in range(60)]
+    pages = {"index.html": article("Home", ["The start page."], names)}
+    for n, name in enumerate(names):
+        words = " ".join(
+            "".join(rnd.choice(string.ascii_lowercase) for _ in range(rnd.randint(3, 9)))
+            for _ in range(2500)
+        )
+        pages[name] = article(f"Page {n}", [words, f"Second paragraph of page {n}."], [])
+    return write_site(root, pages)
+
+
+def _visdup_crawl(url: str, db: str, *settings: str) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, "-m", "visdup", "crawl", url, "--db", db, "-s", "LOG_LEVEL=WARNING"]
+    for setting in settings:
+        args += ["-s", setting]
+    return subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=REPO)
+
+
+def test_a_full_disk_stops_the_crawl_in_a_few_lines_and_a_resume_stores_every_page(
+    tmp_path, small_disk
+):
+    mount, grow = small_disk
+    db = f"sqlite:///{mount / 'visdup.sqlite3'}"
+    with serve(_big_site(tmp_path / "site")) as server:
+        url = server.url + "/index.html"
+        full = _visdup_crawl(url, db, "VISDUP_STORE_OUTAGE_TIMEOUT=2")
+        lines = full.stderr.strip().splitlines()
+        assert full.returncode == 1, full.stderr
+        assert len(lines) <= 5, full.stderr
+        assert "Traceback" not in full.stderr
+        assert any("stayed away" in line for line in lines)
+        grow()  # room made
+        again = _visdup_crawl(url, db)
+        assert again.returncode == 0, again.stderr
+    with sqlite3.connect(mount / "visdup.sqlite3") as conn:
+        urls = [row[0] for row in conn.execute("SELECT url FROM visdup_pages")]
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert len(urls) == len(set(urls)) == 61
