@@ -216,7 +216,18 @@ class Labeller:
                 shared = self.channels[name].sql if name in self.channels else None
                 if shared is not None and pending.fp is not None:
                     shared.add(page_id, pending.fp, conn=conn)
-        # committed: now visible to this process's later pages
+        self._committed(page_id, record, prepared, replaced, thin_key)
+        return page_id
+
+    def _committed(
+        self,
+        page_id: int,
+        record: PageRecord,
+        prepared: dict[str, Pending],
+        replaced: tuple[int, str, str] | None,
+        thin_key: int,
+    ) -> None:
+        """The committed page, made visible to this process's later pages."""
         for name, pending in prepared.items():
             if name in self.channels and pending.fp is not None:
                 self.channels[name].added(page_id, pending.fp, pending.obj)
@@ -232,7 +243,6 @@ class Labeller:
         self._sizes[page_id] = len(self._members.get(group, ())) + 1
         while len(self._sizes) > RECENT_SIZES:
             self._sizes.pop(next(iter(self._sizes)))
-        return page_id
 
     def _store_comparisons(self, conn: Handle, page_id: int, prepared: dict[str, Pending]) -> None:
         """The page's measured candidates, the best ``comparisons`` per channel, with its row."""
