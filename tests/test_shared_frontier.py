@@ -459,3 +459,40 @@ def test_three_processes_and_a_kill(shared, pg_url, tmp_path):
     assert codes == [0, 0, 0], tails
     assert_every_page_once(pg_url, base, total)
     assert shared.left(name) == (0, 0)
+
+
+def test_two_processes_lose_no_page_to_a_store_outage(shared, pg_url, tmp_path):
+    """Two ``visdup crawl`` processes on one Redis frontier; the store (PostgreSQL behind a
+    TCP proxy the test cuts) goes away for 10 s once a quarter of the site is stored: no
+    request is acknowledged before its page is stored, so every page is stored once and
+    both processes finish (exit 0)."""
+    from tests.test_store_outage import Proxy
+
+    total = 300
+    name = shared.claim()
+    proxy = Proxy()
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        with site(total) as base:
+            logs = [tmp_path / f"worker{i}.log" for i in range(2)]
+            workers = [_worker(base, proxy.url(pg_url), shared, name, log) for log in logs]
+            deadline = time.monotonic() + 600
+            while count_stored(pg_url) < total // 4:
+                assert time.monotonic() < deadline, "the crawl stalled"
+                assert all(w.poll() is None for w in workers), "a worker ended early"
+                time.sleep(0.2)
+            proxy.cut()
+            time.sleep(10)
+            proxy.restore()
+            codes = [w.wait(max(1.0, deadline - time.monotonic())) for w in workers]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+        proxy.close()
+    said = "".join(log.read_text(errors="replace") for log in logs)
+    assert codes == [0, 0], said[-4000:]
+    assert "went away" in said and "the store is back" in said
+    assert_every_page_once(pg_url, base, total)
+    assert shared.left(name) == (0, 0)

@@ -267,6 +267,15 @@ class FrontierScheduler:
         except Exception as exc:
             self._warn("tick", "visdup: frontier: %s", exc)
 
+    def _store_away(self) -> bool:
+        """Whether the crawl's store is away, or was given up on: then a request that left the
+        engine may have produced a page that was not stored (the crawl stops and ``close``
+        releases it to the queue)."""
+        from visdup.context import CrawlContext
+
+        ctx = CrawlContext.existing(self.crawler)
+        return ctx is not None and (ctx.outage.away or ctx.outage.gave_up)
+
     def _renew_leases(self) -> None:
         """Renew this process's leases every third of the lease, from a thread of its own.
 
@@ -291,8 +300,8 @@ class FrontierScheduler:
         it yielded (through the pipelines, into the store) and every request it yielded (into
         the queue) are done: the one moment a crash can no longer lose anything of it.
         """
-        if not self._inflight:
-            return
+        if not self._inflight or self._store_away():
+            return  # a request whose page waits for the store, or was given up, stays leased
         slot = _engine_slot(self.crawler)
         if slot is None or slot.closing is not None:
             return  # closing: close() settles what is left
