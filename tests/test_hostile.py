@@ -145,6 +145,42 @@ def test_scrapy_crawl_without_url_is_one_clear_error(tmp_path):
     assert "(bad_input)" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("setting", "said"),
+    [
+        ("VISDUP_SIMILARITY_TRESHOLD=0.9", "did you mean VISDUP_SIMILARITY_THRESHOLD?"),
+        ("VISDUP_HAMMING_K=99", "VISDUP_HAMMING_K"),
+    ],
+)
+def test_scrapy_crawl_with_a_bad_visdup_setting_is_one_clear_error(tmp_path, setting, said):
+    """Under Scrapy's own crawl command too: one ERROR line, no traceback, exit 1."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "scrapy",
+            "crawl",
+            "site",
+            "-a",
+            "url=http://127.0.0.1:9/",
+            "-s",
+            f"VISDUP_DATABASE_URL=sqlite:///{tmp_path}/x.db",
+            "-s",
+            setting,
+            "-s",
+            "LOG_LEVEL=INFO",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr and "never retrieved" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "] ERROR:" in line]
+    assert len(errors) == 1 and said in errors[0], result.stderr
+
+
 FAILING_PIPELINE = """
 class Failing:
     def process_item(self, item):

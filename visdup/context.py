@@ -372,6 +372,23 @@ class CrawlContext:
 
 
 def _refused(exc: VisdupError) -> VisdupError:
-    """One clear ERROR line for a crawl that cannot start; the error goes on to Scrapy."""
+    """One clear ERROR line for a crawl that cannot start; the error goes on to Scrapy (which
+    fails the crawl: ``scrapy crawl`` exits 1)."""
     logger.error("visdup: the crawl cannot start: %s", exc)
+    _SAID.add(id(exc))
+    asyncio_logger = logging.getLogger("asyncio")
+    if _said_already not in asyncio_logger.filters:
+        asyncio_logger.addFilter(_said_already)
     return exc
+
+
+#: Errors already said in their one line (by id; an error is said once).
+_SAID: set[int] = set()
+
+
+def _said_already(record: logging.LogRecord) -> bool:
+    """Keep asyncio's report of a task's error that was never retrieved out of the log when
+    that error is one visdup said already: Scrapy's crawl command leaves the failed crawl's
+    task unretrieved, and the report repeats the one line as a 50-line traceback."""
+    error = record.exc_info[1] if record.exc_info else None
+    return error is None or id(error) not in _SAID
