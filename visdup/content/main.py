@@ -48,6 +48,9 @@ INDEX_MAX_PROSE = 200
 #: 404 page's menus and "popular" box are no index.
 INDEX_MIN_LINKS = 300
 
+#: A page without prose keeps its paragraphs that are at most this share links.
+SHORT_PAGE_LINK_SHARE = 0.5
+
 
 @dataclass
 class MainContent:
@@ -106,9 +109,14 @@ def main_content(
         if w.linked[index] >= max(INDEX_MIN_LINKS, LISTING_RATIO * article):
             best, mass = index, w.linked
     listing = mass is not None
+    if not listing and w.net[best] <= 0:
+        best = 0  # no prose anywhere: the page is what little text it shows
     node = walked.element(best)
     if chosen is not None:
         chosen(node)
+    if best == 0 and not listing and w.net[0] <= 0:
+        kept = _tidy(_short_page(w), title) if page_text else []
+        return MainContent(title, node, "\n\n".join(t for _, _, t in kept), kept, page_text)
     if not listing and in_footer(walked, best):
         # The most prose sits in the page's footer (a documentation index whose links are
         # too few for an index: its copyright lines win): the page has no article. Its
@@ -204,6 +212,25 @@ def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
     return len(doomed)
 
 
+def _short_page(w: Weights) -> list[tuple[str, int, str]]:
+    """The content of a page without prose: its paragraphs outside furniture that are not
+    mostly links.
+
+    A test page of two headings, a note of three lines: nothing weighs as an article, yet the
+    page says something. A 404 page's menus, search button and footer say nothing.
+    """
+    path, _ = w.ancestry()
+    m_of = w.factors
+    kept = [
+        b
+        for b in w.walk.blocks
+        if path[b.owner] >= 1
+        and m_of[b.owner] >= 1
+        and b.link_chars <= SHORT_PAGE_LINK_SHARE * b.chars
+    ]
+    return join_blocks(kept)
+
+
 def _tidy(blocks: list[tuple[str, int, str]], title: str | None) -> list[tuple[str, int, str]]:
     """Drop the title heading (kept apart) and headings left with nothing under them."""
     if title:
@@ -212,6 +239,8 @@ def _tidy(blocks: list[tuple[str, int, str]], title: str | None) -> list[tuple[s
             if kind == "heading" and text.casefold() == folded:
                 blocks = blocks[:i] + blocks[i + 1 :]
                 break
+    if all(kind == "heading" for kind, _, _ in blocks):
+        return blocks  # a page of headings alone says what they say
     while blocks and blocks[-1][0] == "heading":
         blocks = blocks[:-1]
     return blocks
