@@ -501,7 +501,9 @@ def test_demo_site_is_reachable_and_complete(demo_crawl: dict[str, int]) -> None
     assert pages == files
     assert 40 <= len(pages) <= 60
     ok = {page_path(t) for t, status in demo_crawl.items() if status == 200}
-    assert ok == pages
+    assert ok == pages | set(expected["not_html"])
+    moved = {page_path(t) for t, status in demo_crawl.items() if 300 <= status < 400}
+    assert moved == set(expected["redirects"])
     missing = {page_path(t) for t, status in demo_crawl.items() if status == 404}
     assert missing == set(expected["missing"])
     for base, variants in expected["url_variants"].items():
@@ -541,3 +543,21 @@ def test_demo_robots_disallows_a_linked_page(demo: ServerHandle) -> None:
     assert private.startswith("/private/")
     about = links(demo.url_for("/about.html"), fetch(demo, "/about.html")[2])
     assert demo.url_for(private) in about
+
+
+def test_demo_plants_a_redirect_a_feed_and_a_noindex_page(demo: ServerHandle) -> None:
+    expected = load_expected(SITE_ROOT)
+    about = links(demo.url_for("/about.html"), fetch(demo, "/about.html")[2])
+    for path, (code, target) in expected["redirects"].items():
+        status, headers, _ = fetch(demo, path)
+        assert (status, headers["Location"]) == (code, target)
+        assert fetch(demo, target)[0] == 200
+        assert demo.url_for(path) in about
+    (feed,) = expected["not_html"]
+    status, headers, _ = fetch(demo, feed)
+    assert status == 200 and headers["Content-Type"].startswith("application/xml")
+    assert demo.url_for(feed) in about
+    (noindex,) = expected["noindex"]
+    page = lxml.html.fromstring(fetch(demo, noindex)[2])
+    assert page.xpath("//meta[@name='robots']/@content") == ["noindex, follow"]
+    assert fetch(demo, "/_redirects")[0] == 404  # the server's own table is not served

@@ -38,6 +38,8 @@ LAYERS: tuple[frozenset[str], ...] = (
             "context",
             "handoff",
             "store_outage",
+            "responses",
+            "response_log",
             "project_settings",
         }
     ),

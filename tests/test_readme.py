@@ -182,6 +182,13 @@ def test_the_readme_project_crawls_a_site_into_a_store_with_verdicts(tmp_path):
     assert verdicts[server.url_for("/articles/winter-riding-tips.html")] == "original"
     assert verdicts[server.url_for("/articles/winter-riding-tips/print.html")] == "moved"
     assert not any("/private/" in url for url in verdicts)  # robots.txt, as the project obeys
+    with sqlite3.connect(db) as conn:  # what gave no page, with the page linking to it
+        answers = {
+            u: (k, r) for u, k, r in conn.execute("SELECT url, kind, referer FROM visdup_responses")
+        }
+    about = server.url_for("/about.html")
+    assert answers[server.url_for("/private/staff-rota.html")] == ("robots", about)
+    assert answers[server.url_for("/about/route-map-2019.html")] == ("client_error", about)
     report = re.search(r"^\s+(visdup report .*)$", README.read_text(), re.MULTILINE)
     assert report, "README.md shows no visdup report command"
     argv = shlex.split(report.group(1))

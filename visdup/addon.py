@@ -32,8 +32,13 @@ SPIDER_MIDDLEWARES = {
     "visdup.middlewares.NoFollowDuplicatesMiddleware": 950,
     "visdup.middlewares.RecordsMiddleware": 960,
 }
-#: Before robots.txt (100): a stored page costs no request at all.
-DOWNLOADER_MIDDLEWARES = {"visdup.frontier.SkipStoredMiddleware": 50}
+#: Before robots.txt (100): a stored page costs no request at all. Redirects are seen before
+#: RedirectMiddleware (600) follows them, other answers after RetryMiddleware's (550) last try.
+DOWNLOADER_MIDDLEWARES = {
+    "visdup.frontier.SkipStoredMiddleware": 50,
+    "visdup.responses.ResponsesMiddleware": 540,
+    "visdup.responses.RedirectsMiddleware": 650,
+}
 #: The crawl's wiring (first: the components find it), crawl progress and the verdict settings
 #: recorded in the run's stats for the report.
 EXTENSIONS = {"visdup.context.CrawlContext": 0, "visdup.progress.Progress": 500}

@@ -38,6 +38,7 @@ from visdup.drift.crawl import open_crawl_snapshot
 from visdup.errors import StoreError, VisdupError
 from visdup.handoff import HandOff
 from visdup.items import Record
+from visdup.response_log import ResponseLog
 from visdup.runtime.analysis import Analysis
 from visdup.runtime.early import discard_early, start_early, take_label, take_pool
 from visdup.runtime.labeller import Labeller, LabellerHooks
@@ -157,6 +158,8 @@ class CrawlContext:
         # The store now: a crawl that cannot store anything must not fetch anything.
         self.store: Store | None = self._open_store()
         self.store.index_layout = self.config.index_layout
+        #: Redirects, errors and other answers that are no page (visdup.responses).
+        self.responses = ResponseLog(self.store, self.inc)
         #: The labelling, here or in the label process (started as the spider opens).
         self.labeller = Labeller(
             self.store,
@@ -234,7 +237,7 @@ class CrawlContext:
         spider = self.crawler.spider.name if self.crawler.spider else "crawl"
         starts = getattr(self.crawler.spider, "start_urls", None) or ()
         crawl = crawl_key(starts, spider)
-        self.run_id = self.store.begin_run(spider, crawl=crawl)
+        self.run_id = self.responses.run_id = self.store.begin_run(spider, crawl=crawl)
         self.snapshot = open_crawl_snapshot(
             self.store,
             self.config,
@@ -349,6 +352,7 @@ class CrawlContext:
         # templates still queued are built and stored (before the worker processes they may
         # be built in stop); the snapshot's aggregates, comparison and alarms
         totals = self.labeller.close(reason)
+        self.responses.flush()
         # the label process's last counts came with its close
         stats.update({k: v for k, v in self.stats.get_stats().items() if k.startswith("visdup/")})
         self.analysis.stop()

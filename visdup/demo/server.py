@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote
 
+from visdup.demo.redirects import REDIRECTS_FILE, read_redirects
 from visdup.errors import InputError
 
 logger = logging.getLogger(__name__)
 
-BINARY_SIZE = 64 * 1024
-"""Bytes of seeded random data served by `/hostile/binary`."""
-BINARY_SEED = 20091
+BINARY_SIZE, BINARY_SEED = 64 * 1024, 20091
+"""Bytes of seeded random data served by `/hostile/binary`, and their seed."""
 BIG_SIZE = 10_000_000
 """Exact length of `/hostile/big`: 10 MB, just under a 10 MiB download limit."""
 DEEP_LEVELS = 100_000
@@ -395,6 +395,9 @@ class _Server(ThreadingHTTPServer):
     ) -> None:
         self.address_family = family
         self.root = root
+        moved = read_redirects(root).items()
+        self.redirects = {p: _Response(s, b"", None, (("Location", t),)) for p, (s, t) in moved}
+        self.redirects["/" + REDIRECTS_FILE] = _not_found()
         self.hostile = hostile
         self.charset = charset
         self.slow_seconds = slow_seconds
@@ -463,6 +466,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.hostile and (path == "/hostile" or path.startswith("/hostile/")):
             found = _hostile_response(path[len("/hostile/") :], self.server.slow_seconds)
             return found or _not_found()
+        if path in self.server.redirects:  # a moved page, or the table itself (not served)
+            return self.server.redirects[path]
         return self._static(path)
 
     def _inside(self, path: Path) -> bool:

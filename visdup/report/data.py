@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from visdup.report.drift import drift_section
+from visdup.report.responses import Responses, load_responses
 from visdup.storage.body import unpack_body
 from visdup.storage.store import Store
 from visdup.storage.urls import mask_password
@@ -113,6 +114,8 @@ class StoreData:
     settings: dict[str, Any] = field(default_factory=dict)
     #: The last snapshot against the one before (visdup.report.drift), None without snapshots.
     drift: dict[str, Any] | None = None
+    #: URLs that gave no HTML page (redirects, 4xx, 5xx, other content, robots.txt).
+    responses: Responses = field(default_factory=Responses)
     #: Reads stored page bodies by id, while the store is open (None: not from a store).
     bodies: Callable[[list[int]], dict[int, bytes | None]] | None = field(
         default=None, repr=False, compare=False
@@ -142,6 +145,7 @@ def load(store: Store, database_url: str = "") -> StoreData:
         runs=runs,
         settings=recorded_settings(runs),
         drift=drift_section(store),
+        responses=load_responses(store, {p.url for p in pages}),
         bodies=lambda ids: {i: unpack_body(b) for i, b in store.values("body", ids).items()},
     )
 

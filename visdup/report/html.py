@@ -29,6 +29,7 @@ from visdup.report.html_format import shortener
 from visdup.report.html_groups import MAX_DIFFS, groups_html
 from visdup.report.html_overview import overview_html
 from visdup.report.html_pages import pages_html
+from visdup.report.html_responses import responses_html
 from visdup.report.html_templates import templates_html
 from visdup.report.html_textdiff import text_differences
 from visdup.report.html_verdicts import verdicts_html
@@ -107,6 +108,7 @@ def render_html(
                 groups,
                 text_differences(shown, data.bodies),
             ),
+            responses_html(data.responses, short),
             drift_html(report.get("drift")),
             pages_html(data, groups, max_rows, pages_file, origin, words),
         ),
@@ -145,6 +147,7 @@ def _toc() -> Safe:
                 ("verdicts", "Verdicts"),
                 ("templates", "Templates"),
                 ("groups", "Duplicate groups"),
+                ("responses", "Responses"),
                 ("drift", "Drift"),
                 ("pages-table", "Pages"),
             )

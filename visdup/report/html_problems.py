@@ -68,6 +68,8 @@ def worst_problems(
         items.append((WARNING, len(urls), f"low-content pages, {MEASURE}: {shown}", "#pages-table"))
     for kind, n in sorted((problems or {}).items(), key=lambda kv: -kv[1]):
         items.append((WARNING, n, f"pages stored with a problem: {kind}", "#pages-table"))
+    items.extend(_response_problems(data))
+    items.sort(key=lambda item: item[0] != ERROR)  # errors first, each kind in its order
     if not items:
         return tag("p", {"class": "muted", "id": "problems"}, "nothing to fix was found")
     return tag(
@@ -87,6 +89,23 @@ def worst_problems(
             for level, n, words, href in items
         ],
     )
+
+
+def _response_problems(data: StoreData) -> list[tuple[str, int, str, str]]:
+    """Links to URLs that answer no page: broken ones are errors, redirects a warning."""
+    counts = data.responses.counts()
+    found = []
+    for kind, level, answer in (
+        ("client_error", ERROR, "{} 4xx: broken links"),
+        ("server_error", ERROR, "{} 5xx after retries"),
+        ("failed", ERROR, "{} nothing (refused, timed out, unresolved)"),
+        ("redirect", WARNING, "{} with a redirect: link to its target instead"),
+    ):
+        n = counts.get(kind, 0)
+        if n:
+            subject = "URL the site links to answers" if n == 1 else "URLs the site links to answer"
+            found.append((level, n, answer.format(subject), "#responses"))
+    return found
 
 
 def _causes(pairs: list[tuple[Group, Member]]) -> str:

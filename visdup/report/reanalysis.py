@@ -13,7 +13,7 @@ verdicts change only when the caller saves the result.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from visdup.config import defaults, read
@@ -114,16 +114,7 @@ def settled(store: Store, data: StoreData) -> StoreData:
     labeller = build_labeller(store, settings.__getitem__, lambda _key, _n: None)
     labels = derive(store, labeller)
     pages = [p.with_labels(**labels[p.id]) if p.id in labels else p for p in data.pages]
-    return StoreData(
-        database_url=data.database_url,
-        pages=pages,
-        clusters=data.clusters,
-        runs=data.runs,
-        source=data.source,
-        settings=data.settings,
-        drift=data.drift,
-        bodies=data.bodies,
-    )
+    return replace(data, pages=pages)
 
 
 def replay_refused(
@@ -170,15 +161,11 @@ def replay(
 def _result(
     data: StoreData, pages: list[PageRow], t: Thresholds, content_on: bool, described: str
 ) -> StoreData:
-    return StoreData(
-        database_url=data.database_url,
+    return replace(
+        data,
         pages=pages,
-        clusters=data.clusters,
-        runs=data.runs,
         source=described,
         settings={**data.settings, **t.settings(), "VISDUP_CONTENT_ENABLED": content_on},
-        drift=data.drift,
-        bodies=data.bodies,
     )
 
 

@@ -11,6 +11,7 @@ from visdup.escape import one_line
 from visdup.page.urlpatterns import url_patterns
 from visdup.report.data import PageRow, StoreData, load
 from visdup.report.drift import text_lines as drift_lines
+from visdup.report.responses import summary_line
 from visdup.storage.store import Store
 from visdup.verdicts import CONTENT, DUPLICATE_VERDICTS, EXACT, KINDS, STRUCTURAL
 
@@ -85,6 +86,7 @@ def build(data: StoreData, *, sample: int = 5) -> dict[str, Any]:
         report["templates"] = templates
     if data.drift:
         report["drift"] = data.drift
+    report["responses"] = data.responses.as_json()
     return report
 
 
@@ -197,6 +199,8 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("verdicts: " + ", ".join(f"{k} {v}" for k, v in report["verdicts"].items()))
     if report.get("problems"):
         lines.append("problems: " + ", ".join(f"{k} {v}" for k, v in report["problems"].items()))
+    if report.get("responses"):
+        lines.append(f"responses: {summary_line(report['responses'])}")
     sims = report.get("similarities")
     if sims:
         s, c = sims["structure"], sims["content"]

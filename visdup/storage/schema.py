@@ -212,6 +212,24 @@ snapshot_templates = Table(
 
 SNAPSHOT_TABLES = (snapshots, snapshot_runs, snapshot_pages, snapshot_templates)
 
+#: URLs the crawl met that gave no HTML page: redirects, 4xx and 5xx answers, other content,
+#: requests robots.txt forbade or that failed. One small row per URL (the latest answer), with
+#: the page whose link led there. Added after schema version 3 without a new version: a store
+#: made before it gets the table on first use, and readers say the store has none.
+responses = Table(
+    "visdup_responses",
+    metadata,
+    Column("url", Text, primary_key=True),  # canonical form, as pages.url
+    Column("kind", String(20), nullable=False),  # visdup.storage.responses.KINDS
+    Column("status", Integer),  # None where no answer came (robots, network)
+    Column("target", Text),  # a redirect's Location, resolved
+    Column("content_type", String(200)),
+    Column("referer", Text),  # the page that linked to it, as fetched
+    Column("reason", Text),
+    Column("run_id", Integer, ForeignKey("visdup_runs.id")),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
 Index("visdup_pages_run", pages.c.run_id)
 Index("visdup_pages_cluster", pages.c.cluster_id)
 

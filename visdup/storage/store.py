@@ -32,6 +32,7 @@ from sqlalchemy.sql.dml import Insert
 from visdup.errors import StoreError, VisdupError
 from visdup.storage import clusters as _clusters
 from visdup.storage import comparisons, schema
+from visdup.storage import responses as _responses
 from visdup.storage.body import pack_body, unpack_body
 from visdup.storage.clusters import GROW_CLUSTER
 from visdup.storage.engine import database_path, describe, make_engine
@@ -387,6 +388,23 @@ class Store(StatementRunner):
         with self.engine.begin() as conn:
             for page_id, vals in values.items():
                 conn.execute(update(pages).where(pages.c.id == page_id).values(**vals))
+
+    # ------------------------------------------------------------------ responses
+    def responses_ready(self) -> bool:
+        """Create the responses table where a store of schema version 3 predates it."""
+        return _responses.ready(self)
+
+    def has_responses(self) -> bool:
+        """Whether the store has the responses table (stores made before it do not)."""
+        return _responses.present(self)
+
+    def put_responses(self, rows: Iterable[dict[str, Any]]) -> int:
+        """URLs that gave no HTML page, one row each (:mod:`visdup.storage.responses`)."""
+        return _responses.put(self, rows, self.is_postgres)
+
+    def response_rows(self) -> list[Any]:
+        """Every stored response, by URL (:func:`visdup.storage.responses.rows`)."""
+        return _responses.rows(self)
 
     # ------------------------------------------------------------------ comparisons
     def comparisons_ready(self) -> bool:
