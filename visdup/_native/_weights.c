@@ -305,14 +305,15 @@ static PyObject *
 py_prune(PyObject *self, PyObject *args)
 {
     Py_ssize_t index;
-    PyObject *parents_obj, *keys, *headings, *prune_tags;
+    PyObject *parents_obj, *keys, *headings, *prune_tags, *data_tags;
     PyObject *mass_obj, *factors_obj, *net_obj, *good_obj, *links_obj, *chars_obj;
     int listing;
-    double noise, link_floor, density;
-    if (!PyArg_ParseTuple(args, "nOO!O!O!OOOOOOpddd", &index, &parents_obj, &PyList_Type, &keys,
-                          &PyFrozenSet_Type, &headings, &PyFrozenSet_Type, &prune_tags,
+    double noise, link_floor, density, data_density;
+    if (!PyArg_ParseTuple(args, "nOO!O!O!OOOOOOpdddO!d", &index, &parents_obj, &PyList_Type,
+                          &keys, &PyFrozenSet_Type, &headings, &PyFrozenSet_Type, &prune_tags,
                           &mass_obj, &factors_obj, &net_obj, &good_obj, &links_obj, &chars_obj,
-                          &listing, &noise, &link_floor, &density))
+                          &listing, &noise, &link_floor, &density, &PyFrozenSet_Type,
+                          &data_tags, &data_density))
         return NULL;
     Py_ssize_t n = PyObject_Length(parents_obj);
     if (n < 0) return NULL;
@@ -356,7 +357,9 @@ py_prune(PyObject *self, PyObject *args)
             if (!doom) doom = mass[child] < noise && factors[child] < 1;
             if (!doom && !listing && net[child] < 0 && good[child] < link_floor) {
                 double share = (double)links[child] / (double)(chars[child] > 1 ? chars[child] : 1);
-                doom = share > density;
+                int data = tag_in(keys, child, data_tags);
+                if (data < 0) goto done;
+                doom = share > (data ? data_density : density);
             }
             if (doom)
                 doomed[nd++] = child;
@@ -393,7 +396,8 @@ static PyMethodDef methods[] = {
      "choose(values, factors, path, depth, bonus, cap) -> the element of highest weight"},
     {"prune", py_prune, METH_VARARGS,
      "prune(index, parents, keys, headings, prune_tags, mass, factors, net, good, links, "
-     "chars, listing, noise, link_floor, density) -> elements to drop, last first"},
+     "chars, listing, noise, link_floor, density, data_tags, data_density) -> elements to "
+     "drop, last first"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_weights",
