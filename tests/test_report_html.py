@@ -423,3 +423,33 @@ def test_the_overview_leads_with_the_worst_problems_and_the_crawl_budget(browse)
         assert page.get_by_text("VISDUP_SIMILARITY_THRESHOLD").is_visible()
 
     browse(check)
+
+
+def test_the_responses_section_lists_what_gave_no_page_with_the_page_linking_there(browse):
+    def check(page, data, seen):
+        page.locator("nav.toc a", has_text="Responses").click()
+        section = page.locator("[data-section=responses]")
+        assert section.is_visible()
+        heads = section.locator("th[data-col]").evaluate_all("hs => hs.map(h => h.dataset.col)")
+        assert heads == ["url", "kind", "answer", "linked_from"]
+        rows = section.locator("tbody tr")
+        kinds = rows.evaluate_all("rs => rs.map(r => r.dataset.kind)")
+        assert kinds == [u["kind"] for u in data["responses"]["urls"]]
+        assert kinds == ["client_error", "redirect", "not_html", "robots"]  # most serious first
+        broken = section.locator("tr[data-kind=client_error]")
+        assert "/about/route-map-2019.html" in broken.inner_text()
+        assert broken.get_attribute("data-status") == "404"
+        assert "/about.html" in broken.locator("td").nth(3).inner_text()
+        moved = section.locator("tr[data-kind=redirect]").inner_text()
+        assert "301" in moved and "/articles/choosing-a-commuter-bike.html" in moved
+        assert "robots.txt" in section.locator("tr[data-kind=robots]").inner_text()
+        # the overview counts the broken link among the errors, and links here
+        problem = page.locator("#problems li", has_text="4xx")
+        assert problem.get_attribute("data-severity") == "error"
+        problem.locator("a").click()
+        assert page.evaluate("location.hash") == "#responses"
+        # the table fits a laptop's window
+        width = section.locator("table").evaluate("t => t.getBoundingClientRect().right")
+        assert width <= 1400
+
+    browse(check)
