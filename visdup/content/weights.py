@@ -51,6 +51,17 @@ NOISE_WORDS = frozenset(
     }
 )  # fmt: skip
 
+#: A class word this long may be a compound of a furniture word and another...
+COMPOUND_MIN_CHARS = 9
+#: ...one of these furniture words, which say furniture whatever they are glued to (not
+#: ``header``, ``author`` or ``caption``: Sphinx's ``headerlink`` is a heading's anchor,
+#: DocBook's ``authorgroup`` a bibliography's entry).
+_COMPOUND_WORDS = (
+    "related", "comment", "footer", "sidebar", "social", "sharing", "newsletter", "subscribe",
+    "sponsor", "advert", "breadcrumb", "recommend", "popular", "trending", "outbrain",
+    "taboola", "disqus", "pagination", "navbar", "navigation", "masthead", "toolbar", "signup",
+)  # fmt: skip
+
 #: class/id words that mark the article itself (weight factor above 1).
 CONTENT_WORDS = frozenset(
     {
@@ -115,6 +126,14 @@ def _words(key: Key) -> set[str]:
     return words
 
 
+def _noise_compound(word: str) -> bool:
+    """A class word glued from a furniture word and another (``relatedposts``,
+    ``commentlist``, ``sitefooter``): the furniture word at either end counts."""
+    if len(word) < COMPOUND_MIN_CHARS:
+        return False
+    return word.startswith(_COMPOUND_WORDS) or word.endswith(_COMPOUND_WORDS)
+
+
 def factor(key: Key) -> float:
     """The m of seed 001: what the page's author called this node, from its attribute key.
 
@@ -131,7 +150,7 @@ def factor(key: Key) -> float:
     value = 1.0
     if tag in NOISE_TAGS:
         value *= NOISE_TAG_FACTOR
-    if not words.isdisjoint(NOISE_WORDS):
+    if not words.isdisjoint(NOISE_WORDS) or any(map(_noise_compound, words)):
         value *= NOISE_WORD_FACTOR
     if not words.isdisjoint(CONTENT_WORDS) or tag in CONTENT_TAGS:
         value *= CONTENT_FACTOR
