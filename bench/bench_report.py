@@ -29,6 +29,7 @@ from pathlib import Path
 from visdup.report import MAX_ROWS
 from visdup.report.data import ClusterRow, PageRow, Similarities, StoreData
 from visdup.report.html import render_html
+from visdup.report.responses import ResponseRow, Responses
 from visdup.structure.term import Term
 
 
@@ -110,7 +111,7 @@ def article(sentences: list[list[str]]) -> bytes:
     ).encode()
 
 
-def build(pages: int, groups: int, templates: int, seed: int = 7):
+def build(pages: int, groups: int, templates: int, answers: int = 0, seed: int = 7):
     rng = random.Random(seed)
     # compressed terms of real pages: median 124 nodes on the Python manual, 81 on warpcore
     # (p90 170, largest 1,173); drawn here with median 150 and a long tail to 1,500
@@ -190,7 +191,23 @@ def build(pages: int, groups: int, templates: int, seed: int = 7):
     settings = {"VISDUP_SIMILARITY_THRESHOLD": 0.95, "VISDUP_TEMPLATE_THRESHOLD": 0.8}
     data = StoreData("sqlite:///bench.sqlite3", rows, clusters, [], "crawl", settings)
     data.bodies = lambda ids: {i: bodies.get(i) for i in ids}
+    data.responses = responses(rng, rows, answers)
     return data, terms, sims
+
+
+def responses(rng: random.Random, pages: list[PageRow], count: int) -> Responses:
+    """``count`` URLs that gave no page, each linked from a page: a shop's broken "print"
+    links, moved pages, robots.txt's private area."""
+    kinds = [("client_error", 404), ("redirect", 301), ("robots", None), ("server_error", 503)]
+    found = []
+    for i in range(count):
+        kind, status = kinds[i % len(kinds)]
+        url = f"https://shop.example/products/item-{i}/print.html"
+        target = f"https://shop.example/products/item-{i}.html" if kind == "redirect" else None
+        found.append(ResponseRow(url, kind, status, target, None, rng.choice(pages).url))
+    order = {k: n for n, (k, _) in enumerate(kinds)}
+    found.sort(key=lambda r: (order[r.kind], r.url))
+    return Responses(found)
 
 
 def open_in_chromium(path: Path) -> float | None:
@@ -268,6 +285,7 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=8000)
     ap.add_argument("--groups", type=int, default=1000)
     ap.add_argument("--templates", type=int, default=200)
+    ap.add_argument("--responses", type=int, default=120, help="URLs that gave no page")
     ap.add_argument("--rows", type=int, default=MAX_ROWS, help="HTML table rows (report --rows)")
     ap.add_argument("--comparisons", type=Path, metavar="DIR", help="label DIR, measure the table")
     ap.add_argument("--max", type=int, default=16, help="VISDUP_COMPARISONS_MAX for --comparisons")
@@ -275,8 +293,11 @@ def main() -> None:
     if args.comparisons:
         comparisons_cost(args.comparisons, args.max)
         return
-    data, terms, sims = build(args.pages, args.groups, args.templates)
-    print(f"{len(data.pages)} pages, {args.groups} groups, {args.templates} templates")
+    data, terms, sims = build(args.pages, args.groups, args.templates, args.responses)
+    print(
+        f"{len(data.pages)} pages, {args.groups} groups, {args.templates} templates, "
+        f"{args.responses} responses that are no page"
+    )
     times, cpu = [], []
     for _ in range(3):
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -291,7 +312,7 @@ def main() -> None:
         cpu.append(time.process_time() - start_cpu)
     size = len(text.encode("utf-8"))
     print(f"HTML size: {size / 1e6:.2f} MB ({size / 1024:.0f} KiB; the budget is 2 MB)")
-    for section in ("templates", "groups", "pages-table"):
+    for section in ("templates", "groups", "responses", "pages-table"):
         start = text.index(f'<section id="{section}"')
         end = text.index("</section>", start)
         print(f"  {section}: {(end - start) / 1e6:.2f} MB")
