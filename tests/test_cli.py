@@ -247,7 +247,7 @@ def test_an_older_store_is_read_once_visdup_migrate_upgraded_it(tmp_path, capsys
     assert main(["migrate", "--db", db]) == 0
     assert f"schema version 2 upgraded to {SCHEMA_VERSION}" in capsys.readouterr().out
     assert main(["report", "--db", db]) == 0
-    assert capsys.readouterr().out.startswith("1 pages, 0 duplicate groups")
+    assert capsys.readouterr().out.startswith("1 page, 0 duplicate groups")
     assert main(["migrate", "--db", db]) == 0
     assert "already current" in capsys.readouterr().out
     missing = tmp_path / "none.sqlite3"

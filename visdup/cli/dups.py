@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
         return files.status
     out = sys.stdout
-    out.write(f"{report['pages']} pages, {len(groups)} duplicate groups\n")
+    pages = report["pages"]
+    out.write(f"{pages} page{'' if pages == 1 else 's'}, {len(groups)} duplicate groups\n")
     if report.get("verdicts"):
         out.write(
             "verdicts: " + ", ".join(f"{k} {v}" for k, v in report["verdicts"].items()) + "\n"

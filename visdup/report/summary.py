@@ -190,7 +190,11 @@ def render_json(report: dict[str, Any]) -> str:
 
 def render_text(report: dict[str, Any]) -> str:
     """The report for a terminal: page text (URLs, patterns, fields) cannot drive it."""
-    lines = [f"{report['pages']} pages, {len(report['groups'])} duplicate groups"]
+    pages, groups = report["pages"], len(report["groups"])
+    lines = [
+        f"{pages} page{'' if pages == 1 else 's'}, "
+        f"{groups} duplicate group{'' if groups == 1 else 's'}"
+    ]
     if report.get("groups"):
         lines.append(
             f"{report['undeclared']} copies name no page of their group as canonical (marked *)"
@@ -224,7 +228,8 @@ def render_text(report: dict[str, Any]) -> str:
         lines.append("")
         lines.append(f"{len(report['templates'])} templates")
         for t in report["templates"]:
-            lines.append(f"  #{t['id']:<4} {t['size']:>5} pages  {one_line(t['representative'])}")
+            unit = "page " if t["size"] == 1 else "pages"
+            lines.append(f"  #{t['id']:<4} {t['size']:>5} {unit}  {one_line(t['representative'])}")
             for pattern in t["url_patterns"][:3]:
                 lines.append(f"        {one_line(pattern)}")
             if t.get("fields"):
