@@ -71,6 +71,9 @@ class Answer:
     stored_order: list[str] = field(default_factory=list)
     #: relative URL -> visdup_pages.body_hash, for pages stored without a problem
     body_hashes: dict[str, str] = field(default_factory=dict)
+    #: relative URL -> (kind, status, relative target) of the URLs that gave no page (the
+    #: page linking there is left out: it is the one the crawl followed, which order decides)
+    responses: dict[str, tuple[str, int | None, str]] = field(default_factory=dict)
 
 
 def relative(text: str, base: str) -> str:
@@ -110,6 +113,10 @@ def read_answer(label: str, db: str, work: Path, base: str) -> Answer:
         templates=templates,
         stored_order=[relative(url, base) for url, _h, _p in stored],
         body_hashes={relative(url, base): h for url, h, problem in stored if h and not problem},
+        responses={
+            relative(r["url"], base): (r["kind"], r["status"], relative(r["target"] or "", base))
+            for r in report.get("responses", {}).get("urls", [])
+        },
     )
 
 

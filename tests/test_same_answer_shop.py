@@ -132,6 +132,13 @@ def test_a_shop_crawled_at_three_concurrencies_gives_one_pages_table(shop) -> No
     assert not diff, "the same shop got different labels:\n" + diff
 
 
+def test_the_shops_broken_links_are_the_same_at_every_concurrency(shop) -> None:
+    broken = {u for u, (kind, status, _) in shop[0].responses.items() if status == 404}
+    assert broken == {f"/product/p{i}/old-print.html" for i in range(PRODUCTS)}
+    for other in shop[1:]:
+        assert other.responses == shop[0].responses, other.label
+
+
 def test_the_shops_copies_are_linked_with_their_own_similarities(shop) -> None:
     rows = shop[0].rows
     tracked = rows["/product/p3.html?utm_medium=grid&utm_source=home"]
