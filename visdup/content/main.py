@@ -57,6 +57,10 @@ INDEX_MAX_PROSE = 200
 #: 404 page's menus and "popular" box are no index.
 INDEX_MIN_LINKS = 300
 
+#: The content widens to an ancestor holding this many times its prose (see _widen): chosen
+#: on the Python manual (3 against 2: 2 takes a page's whole navigation along with one short
+#: paragraph); no page of AEB or the readability set changes.
+WIDEN_RATIO = 3.0
 #: A page without prose keeps its paragraphs that are at most this share links.
 SHORT_PAGE_LINK_SHARE = 0.5
 
@@ -102,7 +106,7 @@ def main_content(
     if not walked.blocks:
         return MainContent(title, body, "", [], page_text)
     w = weigh(walked)
-    best = choose(w)
+    best = _widen(w, choose(w))
     mass: Sequence[float] | None = None  # what the content is made of, when not prose
     # the best article's prose, less what its name says it is not (a footer is no article)
     article = max(w.good[best], 0.0) * min(1.0, w.factor(best))
@@ -221,6 +225,22 @@ def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
     for child in doomed:
         remove_element(walked.element(child))
     return len(doomed)
+
+
+def _widen(w: Weights, best: int) -> int:
+    """The chosen element, or the ancestor whose prose it is only a small part of.
+
+    A manual's chapter of many short paragraphs around a table of contents (whose links cost)
+    weighs less than its longest paragraph alone; a table's rows each hold a sentence. An
+    ancestor with WIDEN_RATIO times the prose is the content, unless its name says furniture;
+    comments, discounted by their names, count a quarter of theirs.
+    """
+    parents, good, m_of = w.walk.parents, w.good, w.factors
+    while True:
+        parent = parents[best]
+        if parent < 0 or m_of[parent] < 1 or good[parent] < WIDEN_RATIO * good[best]:
+            return best
+        best = parent
 
 
 def _short_page(w: Weights) -> list[tuple[str, int, str]]:
