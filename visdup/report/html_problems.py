@@ -65,7 +65,8 @@ def worst_problems(
     if words is not None and words.low:
         urls = sorted(by_id[i].url for i in words.low if i in by_id)
         shown = ", ".join(urls[:5]) + (f" and {len(urls) - 5} more" if len(urls) > 5 else "")
-        items.append((WARNING, len(urls), f"low-content pages, {MEASURE}: {shown}", "#pages-table"))
+        what = "low-content page" if len(urls) == 1 else "low-content pages"
+        items.append((WARNING, len(urls), f"{what}, {MEASURE}: {shown}", "#pages-table"))
     for kind, n in sorted((problems or {}).items(), key=lambda kv: -kv[1]):
         items.append((WARNING, n, f"pages stored with a problem: {kind}", "#pages-table"))
     items.extend(_response_problems(data))

@@ -4,7 +4,8 @@ A tag page with no posts, a product with no description: the template is there, 
 is not. An absolute word count flags every short page type (listings, contact pages) along
 with them; measured against its own template's pages, a page is low-content when its visible
 words are under :data:`SHARE` of the median of its template's other pages (copies left out,
-templates of at least :data:`MIN_PAGES` pages). The words are those a reader sees
+templates of at least :data:`MIN_PAGES` pages); a copy is not flagged again, its original is.
+The words are those a reader sees
 (:mod:`visdup.content`), counted from the stored bodies of the first :data:`MAX_PAGES` pages
 in URL order, which bounds the time a report takes. The same read notes the pages whose
 ``<meta name="robots">`` says ``noindex``: the pages table's indexability says so.
@@ -81,6 +82,7 @@ def low_content(data: StoreData) -> Words:
         p.id: medians[p.cluster_id]
         for p in pages
         if p.id in counts
+        and p.verdict not in DUPLICATE_VERDICTS  # a copy is its group's problem, said there
         and p.cluster_id in medians
         and counts[p.id] < SHARE * medians[p.cluster_id]
     }

@@ -3,8 +3,9 @@ errors, redirects, other content and URLs robots.txt forbade, each with the page
 
 A URL stored since as a page (a 503 that answered on the next crawl) is no longer listed: the
 store says what the site answers now. A redirect stays listed: the page it led to is stored
-under the URL linked to, which still answers with a redirect. A store made before visdup kept these rows has none, and
-the report says so instead of showing an empty list as if the site had no broken link.
+under the URL linked to, which still answers with a redirect. A store made before visdup kept
+these rows has none, and the report says so instead of showing an empty list as if the site
+had no broken link.
 """
 
 from __future__ import annotations
@@ -93,7 +94,6 @@ class Responses:
         if not self.recorded:
             return {"recorded": False, "note": NOT_RECORDED}
         return {"counts": self.counts(), "urls": [r.as_json() for r in self.rows]}
-
 
 
 def load_responses(store: Store, page_urls: set[str]) -> Responses:
