@@ -45,11 +45,15 @@ def page_title(root: Any) -> str | None:
 
     An <h1> the <title> contains, else og:title, <title>, the first <h1>. When the <title>
     contains several <h1>s, a site banner is among them: it is a link home, or it is only
-    the title's first or last part where another is more.
+    the title's first or last part where another is more. When the one <h1> it contains is
+    a link home and one end of a title of several parts (a Sphinx manual's source-code pages:
+    "django.db.models — Django 3.2.25 documentation" under an <h1> "Django 3.2.25
+    documentation"), the title's other parts are the page's.
     """
     og: list[str] = []
     first_title: Any = None
     h1s: list[tuple[str, bool]] = []
+    home: set[str] = set()
     for el in root.iter("meta", "title", "h1"):  # one walk of the tree for the three
         tag = el.tag
         if tag == "h1":
@@ -57,6 +61,10 @@ def page_title(root: Any) -> str | None:
             if heading:
                 linked = sum(len(_text_of(a).strip()) for a in el.iter("a"))
                 h1s.append((heading, linked > len(heading) / 2))
+                if linked > len(heading) / 2 and any(
+                    _links_home(a.get("href")) for a in el.iter("a")
+                ):
+                    home.add(heading)
         elif tag == "title":
             if first_title is None:
                 first_title = el
@@ -71,7 +79,15 @@ def page_title(root: Any) -> str | None:
         ranked = sorted(inside, key=lambda c: (c[1], c[0].lower() in parts[-1:]))
         return ranked[0][0]
     if inside:
-        return inside[0][0]
+        heading = inside[0][0]
+        parts = split_title(text)
+        if heading in home and len(parts) > 1:
+            ends = [p.lower() for p in (parts[0], parts[-1])]
+            if heading.lower() == ends[1]:
+                return _own_part(text, parts[:-1])
+            if heading.lower() == ends[0]:
+                return _own_part(text, parts[1:])
+        return heading
     if og and og[0].strip():
         return _SPACE.sub(" ", og[0]).strip()
     if text:
@@ -180,6 +196,18 @@ def retitle(store: Store, titles: SiteTitles, count: Callable[[str, int], None])
     if retitled:
         store.update_pages({page_id: {"title": t} for page_id, t in retitled.items()})
         count("visdup/titles_retitled", len(retitled))
+
+
+_INDEX_PAGES = [["index.html"], ["index.htm"], ["index.php"]]
+
+
+def _links_home(href: str | None) -> bool:
+    """Whether a link leads to a site's (or a manual's) front page: ``/``, ``../index.html``."""
+    href = (href or "").strip()
+    if not href or href.startswith(("#", "?")):
+        return False  # the page itself (a permalink mark)
+    segments = [s for s in urlsplit(href).path.split("/") if s not in ("", ".", "..")]
+    return not segments or [s.lower() for s in segments] in _INDEX_PAGES
 
 
 def _site(url: str) -> str:
