@@ -262,11 +262,42 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
                 path = url.lstrip("/")
                 kinds[path + "index.html" if not path or path.endswith("/") else path] = kind
         return {path: (site / path).read_bytes() for path in kinds}, kinds
+    typed = _typed_pages(which)
+    if typed is not None:
+        return typed
     from bench._data import debian_docs, html_files
 
     # Any directory of pages (a site built or mirrored on this machine): no labels.
     base = Path(which) if Path(which).is_dir() else debian_docs(which)
     return {str(p.relative_to(base)): p.read_bytes() for p in html_files(base)}, None
+
+
+#: Generated sites with known page types (``bench/typed_sites.py``): ``shop``, ``forum``,
+#: ``tblog``, ``news`` (page types) and ``eras`` (a news site's articles labelled by redesign),
+#: seeds 0-4 unless named (``shop@5-9``). Keys are ``seed::path``: each site is clustered alone.
+TYPED = {"shop": "shop", "forum": "forum", "tblog": "blog", "news": "news", "eras": "eras"}
+
+
+def _typed_pages(which: str) -> tuple[dict[str, bytes], dict[str, str]] | None:
+    from bench.typed_sites import make_site, news_eras
+
+    name, _, seeds = which.partition("@")
+    if name not in TYPED:
+        return None
+    first, _, last = (seeds or "0-4").partition("-")
+    pages: dict[str, bytes] = {}
+    labels: dict[str, str] = {}
+    for seed in range(int(first), int(last or first) + 1):
+        site = news_eras(seed) if name == "eras" else make_site(TYPED[name], seed)
+        for path, html in site.pages.items():
+            pages[f"{seed}::{path}"] = html.encode()
+            labels[f"{seed}::{path}"] = f"{seed}:{site.kinds[path]}"
+    return pages, labels
+
+
+def site_of(key: str) -> str:
+    """The site a page key belongs to: the part before ``::`` (one site when none)."""
+    return key.split("::", 1)[0] if "::" in key else ""
 
 
 #: Signature variants measured: (labels, depth below <body>, stub depth, region): region
@@ -302,7 +333,31 @@ VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
 DEFAULT_VARIANT = VARIANTS[0]
 
 
-def layouts(sets: list[str], thresholds: list[float]) -> None:
+def per_site(items: dict[str, Layout], threshold: float | str) -> tuple[dict[str, Any], int]:
+    """Each site's pages clustered alone (:func:`site_of`): key → (site, cluster id), and the
+    atoms in all. ``threshold`` "auto": each site's own (:func:`site_threshold`)."""
+    sites: dict[str, dict[str, Layout]] = {}
+    for key, layout in items.items():
+        sites.setdefault(site_of(key), {})[key] = layout
+    pred: dict[str, Any] = {}
+    atoms = 0
+    for site, mine in sites.items():
+        thr = site_threshold(list(mine.values())) if threshold == "auto" else float(threshold)
+        clusterer = LayoutClusterer(threshold=thr)
+        for layout in mine.values():
+            clusterer.add(layout)
+        atoms += len(clusterer.atoms)
+        pred.update({k: (site, clusterer.cluster_of(s.key)) for k, s in mine.items()})
+    return pred, atoms
+
+
+def site_threshold(layouts: list[Layout]) -> float:
+    from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD
+
+    return DEFAULT_LAYOUT_THRESHOLD
+
+
+def layouts(sets: list[str], thresholds: list[Any], variants: str = "all") -> None:
     from visdup.content import main_content, page_title, remove_invisible
     from visdup.page.parse import parse_html
 
@@ -317,7 +372,8 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
         except (SystemExit, FileNotFoundError):
             print(f"{which}: skipped (data absent)")
             continue
-        sigs: dict[tuple[Any, ...], dict[str, Layout]] = {v: {} for v in VARIANTS}
+        chosen = VARIANTS if variants == "all" else [VARIANTS[int(i)] for i in variants.split(",")]
+        sigs: dict[tuple[Any, ...], dict[str, Layout]] = {v: {} for v in chosen}
         spent = 0.0
         widening = 0.0
         for key, body in pages.items():
@@ -328,13 +384,15 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
             remove_invisible(doc.root)
             root = doc.root
 
-            def measure(node: Any, key: str = key, root: Any = root, sigs: Any = sigs) -> None:
+            def measure(
+                node: Any, key: str = key, root: Any = root, sigs: Any = sigs, chosen: Any = chosen
+            ) -> None:
                 nonlocal spent, widening
                 t0 = time.perf_counter()
                 region = layout_main(root, node)
                 widening += time.perf_counter() - t0
                 marks = body_marks(root, "http://site/" + key.lstrip("/"))
-                for v in VARIANTS:
+                for v in chosen:
                     labelling, depth, stub, where = v
                     mode, _, inside = labelling.partition("/")
                     t0 = time.perf_counter()
@@ -366,10 +424,7 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                 measure(got.node)
         for v, items in sigs.items():
             for thr in thresholds:
-                clusterer = LayoutClusterer(threshold=thr)
-                for layout in items.values():
-                    clusterer.add(layout)
-                pred = {k: clusterer.cluster_of(s.key) for k, s in items.items()}
+                pred, atoms = per_site(items, thr)
                 sizes = sorted(Counter(pred.values()).values(), reverse=True)
                 keys = sorted(pred)
                 aric = "     -"
@@ -377,12 +432,12 @@ def layouts(sets: list[str], thresholds: list[float]) -> None:
                     score = adjusted_rand_index([labels[k] for k in keys], [pred[k] for k in keys])
                     aric = f"{score:6.3f}"
                 print(
-                    f"{which:9} {v!s:16} {thr:4.2f} {len(clusterer.atoms):5d} {len(sizes):5d}"
+                    f"{which:9} {v!s:16} {thr!s:>4} {atoms:5d} {len(sizes):5d}"
                     f" {sizes[0] / len(pred):6.3f} {sum(sizes[:4]) / len(pred):6.3f} {aric}"
                 )
         print(
             f"{which}: content region (layout_main) {widening / len(pages) * 1e3:.2f} ms"
-            f" + signature {spent / len(VARIANTS) / len(pages) * 1e3:.2f} ms per page"
+            f" + signature {spent / len(chosen) / len(pages) * 1e3:.2f} ms per page"
         )
         # Order independence and the cost of placing a page, default variant.
         items = list(sigs[DEFAULT_VARIANT].items())
@@ -491,6 +546,12 @@ def main() -> None:
     parser.add_argument("--layouts", action="store_true")
     parser.add_argument("--sets", default="warpcore,python,postgres,aeb,swde,fixture,blog,blog17")
     parser.add_argument("--cost", action="store_true")
+    parser.add_argument(
+        "--variants", default="all", help="--layouts: signature variants by index (0: default)"
+    )
+    parser.add_argument(
+        "--layout-thresholds", default="0.75,0.8", help="--layouts: thresholds ('auto': per site)"
+    )
     parser.add_argument("--limit", type=int, default=200)
     args = parser.parse_args()
     if args.cost:
@@ -500,7 +561,10 @@ def main() -> None:
         )
         return
     if args.layouts:
-        layouts(args.sets.split(","), [0.75, 0.8])
+        thresholds_: list[Any] = [
+            t if t == "auto" else float(t) for t in args.layout_thresholds.split(",")
+        ]
+        layouts(args.sets.split(","), thresholds_, args.variants)
         return
     thresholds = [float(x) for x in args.thresholds.split(",")]
     if not (DATA / "labels.csv").exists():

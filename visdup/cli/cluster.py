@@ -9,6 +9,7 @@ from visdup.cli.output import add_engine_arguments, open_engine, read_source
 from visdup.cli.similarity import add_threshold_argument, cluster_similarity
 from visdup.escape import terminal
 from visdup.page.files import PageFiles, add_source_arguments
+from visdup.report.recut import stored_items
 from visdup.templates.extract import page_inputs
 from visdup.templates.layout import layout_key
 from visdup.templates.layouts import layout_clusters
@@ -40,22 +41,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if store is not None:  # the batch result replaces the crawl's online clusters
         ids = {url: page_id for page_id, url in store.rows("id", "url")}
-        store.save_clusters(
-            [
-                {
-                    "id": c.id,
-                    "size": c.size,
-                    "representative": c.representative,
-                    "members": [ids[m] for m in c.members if m in ids],
-                    # its signatures: a later crawl warms its clusters from these
-                    "layouts": {
-                        inputs[m].layout.key: inputs[m].layout for m in c.members if m in inputs
-                    }.values(),
-                }
-                for c in clusters
-            ],
-            current_key=layout_key,
-        )
+        store.save_clusters(stored_items(clusters, inputs, ids), current_key=layout_key)
         store.close()
     if args.json:
         print(json.dumps({"clusters": [c.to_dict() for c in clusters]}, indent=2))

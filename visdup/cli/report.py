@@ -2,7 +2,8 @@
 
 ``--html FILE`` writes the site-audit page, ``--pages FILE`` the per-page table, and
 ``--threshold`` / ``--content-threshold`` recompute verdicts from the store without fetching
-anything (``--save`` stores them in place of the crawl's).
+anything, ``--cluster-threshold`` cuts the template clusters again from the stored pages'
+layout signatures (``--save`` stores either in place of the crawl's).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from visdup.config import VISDUP_DATABASE_URL
 from visdup.report import MAX_ROWS
@@ -50,7 +52,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="re-analyse at this structural near-duplicate threshold (no fetching)",
     )
     parser.add_argument(
-        "--template-threshold", type=_fraction, metavar="θ", help="re-analyse: template threshold"
+        "--template-threshold",
+        type=_fraction,
+        metavar="θ",
+        help=(
+            "re-analyse duplicates: the duplicate channel's template floor, the similarity at"
+            " which two pages of one template count as near-duplicates (clusters unchanged)"
+        ),
+    )
+    parser.add_argument(
+        "--cluster-threshold",
+        type=_fraction,
+        metavar="θ",
+        help=(
+            "re-cut template clusters: layout-signature similarity at which two pages share a"
+            " template (as VISDUP_CLUSTER_THRESHOLD; higher: more, tighter templates), read"
+            " from the stored pages without fetching"
+        ),
     )
     parser.add_argument(
         "--content-threshold", type=_fraction, metavar="θ", help="re-analyse: content threshold"
@@ -58,8 +76,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--save",
         action="store_true",
-        help="store the re-analysed verdicts in place of the crawl's (default: report only)",
+        help=(
+            "store the re-analysed verdicts, or the re-cut clusters, in place of the crawl's"
+            " (default: report only)"
+        ),
     )
+
+
+def _recut(args: argparse.Namespace, store: Any, data: Any) -> Any:
+    """``data`` with its templates re-cut at ``--cluster-threshold`` (saved with ``--save``)."""
+    from visdup.report.recut import recut
+
+    data, read = recut(store, data, args.cluster_threshold, save=args.save)
+    kept = "saved to the store" if args.save else "stored clusters unchanged"
+    print(
+        f"templates re-cut at {args.cluster_threshold:.2f} from {read} stored pages ({kept})",
+        file=sys.stderr,
+    )
+    return data
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,12 +111,16 @@ def run(args: argparse.Namespace) -> int:
     reanalyse = any(
         v is not None for v in (args.threshold, args.template_threshold, args.content_threshold)
     )
-    if args.save and not reanalyse:
+    recut = args.cluster_threshold is not None
+    if args.save and not (reanalyse or recut):
         raise InputError(
-            "--save stores re-analysed verdicts: give --threshold or --content-threshold"
+            "--save stores re-analysed verdicts or re-cut clusters: give --threshold,"
+            " --content-threshold or --cluster-threshold"
         )
     store = Store.from_url(args.db, create=False, migrate=False)
     data = store_data.load(store, args.db)
+    if recut:
+        data = _recut(args, store, data)
     comparisons, missing = store_data.load_comparisons(store)
     similarities = None
     if reanalyse:
