@@ -9,9 +9,12 @@ layout signatures on every development set.
 Reads ../shared/data (warpcore, AEB) and the Debian manuals (skips what is absent). ``ARI``:
 against warpcore's labels with Scaladoc class/trait/object as one, AEB's sites (host names),
 the test site's three templates, the generated WordPress blogs' posts, day archives and home
-pages (``bench/blogs.py``: Twenty Twenty-One, and Twenty Seventeen as ``blog17``). Sets:
-warpcore, python, postgres, aeb, swde, fixture, blog, blog17 (all by default). Prints figures
-only.
+pages (``bench/blogs.py``: Twenty Twenty-One, and Twenty Seventeen as ``blog17``), and the
+generated sites' page types (``bench/typed_sites.py``: shop, forum, tblog, news, and eras, a
+news site's articles by redesign; seeds 0-4, or ``shop@5-9``; each site clustered alone).
+Sets: warpcore, python, postgres, aeb, swde, fixture, blog, blog17 (by default), demo, the
+typed ones. ``--variants 0`` measures the crawl's signature only, ``--layout-thresholds``
+the cuts. Prints figures only.
 """
 
 from __future__ import annotations
@@ -333,17 +336,16 @@ VARIANTS: list[tuple[str, int, int | str | None, str | None]] = [
 DEFAULT_VARIANT = VARIANTS[0]
 
 
-def per_site(items: dict[str, Layout], threshold: float | str) -> tuple[dict[str, Any], int]:
+def per_site(items: dict[str, Layout], threshold: float) -> tuple[dict[str, Any], int]:
     """Each site's pages clustered alone (:func:`site_of`): key → (site, cluster id), and the
-    atoms in all. ``threshold`` "auto": each site's own (:func:`site_threshold`)."""
+    atoms in all."""
     sites: dict[str, dict[str, Layout]] = {}
     for key, layout in items.items():
         sites.setdefault(site_of(key), {})[key] = layout
     pred: dict[str, Any] = {}
     atoms = 0
     for site, mine in sites.items():
-        thr = site_threshold(list(mine.values())) if threshold == "auto" else float(threshold)
-        clusterer = LayoutClusterer(threshold=thr)
+        clusterer = LayoutClusterer(threshold=threshold)
         for layout in mine.values():
             clusterer.add(layout)
         atoms += len(clusterer.atoms)
@@ -351,13 +353,7 @@ def per_site(items: dict[str, Layout], threshold: float | str) -> tuple[dict[str
     return pred, atoms
 
 
-def site_threshold(layouts: list[Layout]) -> float:
-    from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD
-
-    return DEFAULT_LAYOUT_THRESHOLD
-
-
-def layouts(sets: list[str], thresholds: list[Any], variants: str = "all") -> None:
+def layouts(sets: list[str], thresholds: list[float], variants: str = "all") -> None:
     from visdup.content import main_content, page_title, remove_invisible
     from visdup.page.parse import parse_html
 
@@ -550,7 +546,7 @@ def main() -> None:
         "--variants", default="all", help="--layouts: signature variants by index (0: default)"
     )
     parser.add_argument(
-        "--layout-thresholds", default="0.75,0.8", help="--layouts: thresholds ('auto': per site)"
+        "--layout-thresholds", default="0.75,0.8", help="--layouts: thresholds to cut at"
     )
     parser.add_argument("--limit", type=int, default=200)
     args = parser.parse_args()
@@ -561,10 +557,8 @@ def main() -> None:
         )
         return
     if args.layouts:
-        thresholds_: list[Any] = [
-            t if t == "auto" else float(t) for t in args.layout_thresholds.split(",")
-        ]
-        layouts(args.sets.split(","), thresholds_, args.variants)
+        cuts = [float(t) for t in args.layout_thresholds.split(",")]
+        layouts(args.sets.split(","), cuts, args.variants)
         return
     thresholds = [float(x) for x in args.thresholds.split(",")]
     if not (DATA / "labels.csv").exists():
