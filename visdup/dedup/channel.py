@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from visdup.index import MemoryIndex
+from visdup.index.small import SmallTerms
 from visdup.index.sql import band_index
 from visdup.storage.store import Handle, Store
 from visdup.structure.fingerprint import hamming
@@ -160,6 +161,7 @@ class Channel(Generic[T]):
         budget: Callable[[], Any] | None = None,
         refine: Callable[[Any, Any, float], float] | None = None,
         shape: Callable[[T], int] | None = None,
+        small: Callable[[T], Any] | None = None,
         exact_bound: bool = False,
         k: int,
         max_lookup: int | None = None,
@@ -196,6 +198,11 @@ class Channel(Generic[T]):
         # cached, since candidates, catch-up and insertion each ask for the page's own
         self.shape = lru_cache(maxsize=1024)(shape) if shape is not None else None
         self.shapes = MemoryIndex(k=k, method="scan") if shape is not None else None
+        # ``small``: the identity of an object small enough for the exhaustive search (None:
+        # not small); its candidates are every stored small object whose bound reaches
+        # ``good_enough``, wherever its SimHash lies
+        self.small = small if summarise is not None else None
+        self.smalls = SmallTerms(good_enough) if self.small is not None else None
         self._summaries: OrderedDict[int, Any] = OrderedDict()
         self._summary_lock = threading.Lock()
         self._last_summary: tuple[Any, Any] | None = None
@@ -210,7 +217,7 @@ class Channel(Generic[T]):
             self.memory.add(page_id, fp)
             self.order.append(page_id)
             n += 1
-        if self.shared is not None or self.shapes is not None:
+        if self.shared is not None or self.shapes is not None or self.smalls is not None:
             for start in range(0, len(self.order), 1000):
                 chunk = self.order[start : start + 1000]
                 for page_id, obj in self.cache.get_many(chunk).items():
@@ -222,6 +229,10 @@ class Channel(Generic[T]):
             self.shared.add(page_id, self.keys(obj))
         if self.shapes is not None and self.shape is not None:
             self.shapes.add(page_id, self.shape(obj))
+        if self.smalls is not None and self.small is not None:
+            identity = self.small(obj)
+            if identity is not None:
+                self.smalls.add(page_id, self._own_summary(obj), identity)
 
     def budget(self) -> Any:
         """A fresh work budget for one page (None: unbounded)."""
@@ -234,6 +245,12 @@ class Channel(Generic[T]):
         known = set(found)
         if self.shapes is not None and self.shape is not None and obj is not None:
             for key, _fp, _d in self.shapes.near(self.shape(obj), self.radius, LOOKUP_PAGES):
+                if key not in known:
+                    known.add(key)
+                    found.append(key)
+        small = self.small
+        if self.smalls is not None and small is not None and obj is not None and small(obj):
+            for key, _bound in self.smalls.query(self._own_summary(obj), LOOKUP_PAGES):
                 if key not in known:
                     known.add(key)
                     found.append(key)
@@ -380,6 +397,7 @@ class Channel(Generic[T]):
         known = set(seen)
         mine = frozenset(self.keys(obj)) if self.keys is not None else frozenset()
         shape = self.shape(obj) if self.shape is not None and self.shapes is not None else None
+        smalls = self.smalls if self.small is not None and self.small(obj) is not None else None
         late = [
             key
             for key in self.order[watermark:]
@@ -396,6 +414,7 @@ class Channel(Generic[T]):
                     and (kshape := self.shapes.fingerprint(key)) is not None
                     and hamming(kshape, shape) <= self.radius
                 )
+                or (smalls is not None and key in smalls)
             )
         ]
         if conn is not None and self.sql is not None:  # pages other processes stored

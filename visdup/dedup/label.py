@@ -21,6 +21,7 @@ before it (:func:`visdup.verdicts.original_rank`) takes its place in the same tr
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable
@@ -477,6 +478,7 @@ def structure_channel(
 ) -> Channel[Any]:
     """Visual terms: SimHash and shape candidates, histogram and sequence bounds, then the
     tree edit distance within each pair's and each page's work budget."""
+    from visdup.index.small import SMALL_TERM_NODES
     from visdup.structure.distance import (
         OverBudget,
         Profile,
@@ -510,6 +512,9 @@ def structure_channel(
         count("visdup/ted_bounds", 1)
         return a.sequence_similarity(b, at_least)
 
+    def small_term(t: Term) -> bytes | None:
+        return term_key(t) if t.nodes < SMALL_TERM_NODES else None
+
     def load_terms(ids: list[int]) -> dict[int, Term]:
         return {i: Term.parse(t) for i, t in store.values("term", ids).items() if t}
 
@@ -528,11 +533,17 @@ def structure_channel(
         budget=lambda: WorkBudget(max_cells, page_cells),
         refine=refine_terms,
         shape=shape_simhash,
+        small=small_term,
         k=opts.hamming_k,
         max_lookup=opts.index_max_candidates or None,
         candidates=opts.candidates,
         count=count,
     )
+
+
+def term_key(term: Any) -> bytes:
+    """A term's identity in 16 bytes: pages of one term are one candidate."""
+    return hashlib.blake2b(str(term).encode(), digest_size=16).digest()
 
 
 def content_channel(store: Store, opts: Options, count: Callable[[str, int], None]) -> Channel[Any]:

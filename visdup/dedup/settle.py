@@ -8,8 +8,9 @@ page's labels again from the set of stored pages alone:
 1. **Edges**: byte-identical bodies; the same main content (layered text prints) among the
    pages the content channel takes; the same visible text and near-identical structure among
    thin pages; near-identical structure when the structure channel decides alone. Candidates
-   are every page within the channels' SimHash radius (and, for content, every page sharing
-   a long sentence that at most :data:`MAX_POSTINGS` pages share), uncapped; each pair is
+   are every page within the channels' SimHash radius (for content, every page sharing a long
+   sentence that at most :data:`MAX_POSTINGS` pages share; for a small layout, every small
+   layout whose histogram bound reaches the near-duplicate threshold), uncapped; each pair is
    measured once, with a work budget of its own, so no measure depends on what came before.
 2. **Groups** are the connected components of those edges. A group's **original** is the page
    its pages name canonical, else the cleanest URL (no tracking parameters or session ids),
@@ -36,7 +37,10 @@ from typing import Any
 
 import numpy as np
 
+from visdup.dedup.groups import Find as _Find
+from visdup.dedup.groups import near as _near
 from visdup.dedup.prints import content_score
+from visdup.index.small import SmallTerms
 from visdup.storage.locks import SETTLE_LOCK
 from visdup.storage.schema import unsigned
 from visdup.verdicts import (
@@ -96,33 +100,6 @@ class Settled:
     changed: int = 0
     measured: int = 0
     verdicts: dict[str, int] = field(default_factory=dict)
-
-
-class _Find:
-    """Union-find over page positions; a component's root is its smallest position."""
-
-    def __init__(self, n: int):
-        self.parent = list(range(n))
-
-    def find(self, i: int) -> int:
-        parent = self.parent
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            if rb < ra:
-                ra, rb = rb, ra
-            self.parent[rb] = ra
-
-
-def _near(fps: np.ndarray, fp: int, radius: int) -> np.ndarray:
-    """Positions whose fingerprint lies within ``radius`` bits of ``fp``."""
-    distances = np.bitwise_count(np.bitwise_xor(fps, np.uint64(fp)))
-    return np.flatnonzero(distances <= radius)
 
 
 class _Settler:
@@ -346,13 +323,28 @@ class _Settler:
                     find.union(a, b)
 
     def _structural_edges(self, find: _Find) -> None:
+        """Each page and each of its candidates, once per pair, the bounds before the measure
+        (a bound below the threshold rules a pair out exactly)."""
         channel = self.structure
         assert channel is not None
+        theta = channel.good_enough
         for i in range(len(self.pages)):
             if self.pages[i].term_key is None:
                 continue
-            later = [j for j in self.structure_candidates(i) if j > i]
-            self._structural_pairs(find, [i, *later], channel.good_enough)
+            for j in self.structure_candidates(i):
+                if j > i and find.find(i) != find.find(j) and self._reaches(i, j, theta):
+                    find.union(i, j)
+
+    def _reaches(self, i: int, j: int, theta: float) -> bool:
+        channel, known = self.structure, self._layout.get((i, j))
+        if known is None and self.pages[i].term_key != self.pages[j].term_key:
+            a, b = self._profiles.get(i), self._profiles.get(j)
+            if a is None or b is None or channel is None or a.best_similarity(b) < theta:
+                return False
+            if channel.refine is not None and channel.refine(a, b, theta) < theta:
+                return False
+        found = self.layout(i, j)
+        return found is not None and found >= theta
 
     # ---------------------------------------------------------------- template peers
     def structure_candidates(self, i: int) -> list[int]:
@@ -367,7 +359,12 @@ class _Settler:
         if shape is not None and len(self._shapes):
             near.update(_near(self._shapes, shape, channel.radius).tolist())
         positions = self._positions
-        return sorted(positions[s] for s in near if positions[s] != i)
+        found = {positions[s] for s in near}
+        profile = self._profiles.get(i)
+        if i in self._smalls and profile is not None:  # small terms: wherever their SimHash lies
+            found.update(j for j, _bound in self._smalls.query(profile))
+        found.discard(i)
+        return sorted(found)
 
     def _index_structure(self) -> None:
         channel = self.structure
@@ -377,6 +374,7 @@ class _Settler:
         self._fps = np.array([self.pages[i].simhash or 0 for i in positions], dtype=np.uint64)
         self._shapes_of: dict[int, int] = {}
         self._profiles: dict[int, Any] = {}
+        self._smalls = SmallTerms(channel.good_enough)
         shapes = [0] * len(positions)
         for start in range(0, len(positions), CHUNK):
             chunk = positions[start : start + CHUNK]
@@ -389,6 +387,9 @@ class _Settler:
                     self._profiles[i] = channel.summarise(term)
                 if channel.shape is not None:
                     shapes[slot] = self._shapes_of[i] = channel.shape(term)
+                small = channel.small(term) if channel.small is not None else None
+                if small is not None and i in self._profiles:
+                    self._smalls.add(i, self._profiles[i], small)
         self._shapes = np.array(shapes, dtype=np.uint64)
 
     def peers(self, candidates: Iterable[int]) -> set[int]:
