@@ -1,0 +1,63 @@
+"""Main content beyond news articles: short pages, data in lists and tables, compound
+furniture names, a chapter whose table of contents costs it."""
+
+from __future__ import annotations
+
+from visdup.content import extract
+
+ARTICLE = " ".join(
+    f"This is sentence number {i} of the article, which says a thing." for i in range(12)
+)
+
+
+def test_a_page_without_prose_keeps_what_it_shows_but_not_its_furniture() -> None:
+    found = extract(
+        "<html><head><title>T</title></head><body><article><h2>Test Case 1</h2><img src='a.png'>"
+        "<h2>Test Case 2</h2></article></body></html>"
+    )
+    assert found.text == "Test Case 1\n\nTest Case 2"
+    found = extract(
+        "<html><body><nav><a href='/a'>Home</a> <a href='/b'>News</a></nav>"
+        "<p>Opening hours</p><footer><p>Copyright 2024</p></footer></body></html>"
+    )
+    assert found.text == "Opening hours"
+
+
+def test_a_table_and_a_list_with_some_links_stay_in_the_content() -> None:
+    rows = "".join(
+        f"<tr><td><a href='/f{i}'>Film</a> number {i}</td><td>{1990 + i}</td></tr>"
+        for i in range(6)
+    )
+    items = "".join(
+        f"<li><a href='/u{i}'>someone</a> fixed bug {i} in the parser</li>" for i in range(5)
+    )
+    related = "".join(f"<li><a href='/r{i}'>Another story, number {i}</a></li>" for i in range(5))
+    found = extract(
+        f"<html><body><div class='post'><p>{ARTICLE}</p><table>{rows}</table><ul>{items}</ul>"
+        f"<p>{ARTICLE}</p><p>{ARTICLE}</p><ul>{related}</ul></div></body></html>"
+    )
+    assert "Film number 5" in found.text and "fixed bug 4" in found.text
+    assert "Another story" not in found.text  # a list of links alone is furniture
+
+
+def test_a_furniture_word_glued_to_another_in_a_class_name() -> None:
+    teasers = " ".join(f"Another article summarised here in sentence {i}." for i in range(5))
+    found = extract(
+        f"<html><body><div class='entry'><p>{ARTICLE}</p><div class='jp-relatedposts'>"
+        f"<p>{teasers}</p></div></div></body></html>"
+    )
+    assert "sentence number 11" in found.text and "summarised" not in found.text
+
+
+def test_a_chapter_is_not_its_longest_paragraph() -> None:
+    toc = "".join(
+        f"<li><a href='/s{i}'>Section {i} of the chapter on things</a></li>" for i in range(100)
+    )
+    paragraphs = "".join(
+        f"<p>Paragraph {i} of the chapter says what it is about.</p>" for i in range(40)
+    )
+    found = extract(
+        f"<html><body><div role='main'><section><h1>Chapter</h1><ul>{toc}</ul>"
+        f"<p>{ARTICLE}</p>{paragraphs}</section></div></body></html>"
+    )
+    assert "Paragraph 39 of the chapter" in found.text and "sentence number 11" in found.text
