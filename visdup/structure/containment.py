@@ -6,7 +6,7 @@ without, a list of related links or none), the runs do not pack, and two capture
 page taken hours apart can have terms of 132 and 1,087 nodes: their tree edit similarity falls
 to 0.3 although every block of the smaller one is in the larger.
 
-Two views see past that, both symmetric in the two pages:
+Three views see past that, all symmetric in the two pages:
 
 - :func:`skeleton`: the top ``depth`` levels of the term, marks dropped, compressed again.
   Cut there, the stories are childless blocks of one class, so they pack into one node
@@ -14,13 +14,19 @@ Two views see past that, both symmetric in the two pages:
 - :func:`containment`: how much of the smaller term the edit script maps into the larger one,
   ``1 - (delta - |W1 - W2|) / (2 min(W1, W2))``: 1 when the smaller is the larger with nodes
   removed, 0 when nothing of it maps.
+- :func:`repertoire`: every node's children reduced to their distinct kinds, in the order each
+  first appears, every mark 1: a story area becomes one story of each kind, however many
+  there are and in whatever order they come, while the frame keeps its order.
+  :func:`repertoire_similarity` is the similarity of two repertoires; it is the view that
+  tells captures of one page from other sites' pages best (bench/bench_captures.py).
 """
 
 from __future__ import annotations
 
 from visdup.structure.compression import compress
-from visdup.structure.distance import DEFAULT_MAX_NODES, tree_distance
+from visdup.structure.distance import DEFAULT_MAX_NODES, similarity, tree_distance
 from visdup.structure.marked import Term
+from visdup.structure.nested import Node, from_nodes
 
 #: Levels a skeleton keeps: the page's frame, not its stories (bench/bench_captures.py).
 SKELETON_DEPTH = 4
@@ -62,3 +68,33 @@ def containment(a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODES) -> floa
         return 1.0 if wa == wb else 0.0
     delta = tree_distance(a, b, max_nodes=max_nodes)
     return max(0.0, 1.0 - (delta - abs(wa - wb)) / (2 * small))
+
+
+def repertoire(term: Term) -> Term:
+    """``term`` with each node's children reduced to their distinct kinds (first one of each,
+    in order), bottom up, every mark 1; kinds compare labels only, never marks."""
+    n = len(term.labels)
+    if n == 0:
+        return term
+    kinds: dict[tuple[str, tuple[int, ...]], int] = {}
+    kind = [0] * n
+    nodes: list[Node | None] = [None] * n
+    for i in range(n - 1, -1, -1):
+        seen: dict[int, Node] = {}
+        j, end = i + 1, i + term.sizes[i]
+        while j < end:
+            node = nodes[j]
+            assert node is not None
+            seen.setdefault(kind[j], node)
+            nodes[j] = None
+            j += term.sizes[j]
+        kind[i] = kinds.setdefault((term.labels[i], tuple(seen)), len(kinds))
+        nodes[i] = Node(term.labels[i], 1, list(seen.values()))
+    root = nodes[0]
+    assert root is not None
+    return from_nodes(root)
+
+
+def repertoire_similarity(a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODES) -> float:
+    """The tree edit similarity of the two terms' repertoires (symmetric, 0 to 1)."""
+    return similarity(repertoire(a), repertoire(b), max_nodes=max_nodes)
