@@ -3,7 +3,9 @@
 Page-compare's question on sets made here: every pair of pages scored, a pair positive when
 both are captures of one page, negative when they are pages of two sites (two pages of one
 site are neither: they share a frame by design); printed per measure, the best-threshold F1,
-its precision and recall, the same at the threshold that was best on the tuning set, and the
+its precision and recall, the same at the threshold that was best on the tuning set, how many
+pairs of one site's two pages score at or above the best threshold (the pairs a crawl's
+verdicts judge: a measure that links them cannot link duplicates within a site), and the
 milliseconds a pair costs. Sets:
 
 - ``tune`` and ``check``: generated sites (bench/_variants.py; seeds 0 to N-1 tune, N to 2N-1
@@ -19,7 +21,8 @@ Pages whose term has fewer than ``--min-nodes`` nodes are left out of every set:
 no frame to tell one site from another.
 
 Measures: ``ted`` (the structure channel's similarity), ``skeleton`` (the similarity of the
-top levels), ``containment`` and ``repertoire`` (:mod:`visdup.structure.containment`).
+top levels), ``containment`` and ``repertoire`` (:mod:`visdup.structure.containment`). None
+of them enters verdicts (the module says why).
 
     .venv/bin/python bench/bench_captures.py [--sets tune,check,readability,aeb] [--sites 20]
 """
@@ -139,21 +142,21 @@ MEASURES: dict[str, Callable[[Term, Term], float]] = {
 Scored = dict[str, list[tuple[float, bool]]]
 
 
-def score(pages: list[tuple[str, str, Term]]) -> tuple[Scored, dict[str, float]]:
+def score(pages: list[tuple[str, str, Term]]) -> tuple[Scored, Scored, dict[str, float]]:
     """Each measure's (score, positive) over every pair of pages of two sites or of one page,
-    and its seconds in all."""
+    its scores of pairs of one site's two pages, and its seconds in all."""
     scores: Scored = {m: [] for m in MEASURES}
+    same_site: Scored = {m: [] for m in MEASURES}
     seconds = dict.fromkeys(MEASURES, 0.0)
     for i, (site_a, page_a, a) in enumerate(pages):
         for site_b, page_b, b in pages[i + 1 :]:
-            if site_a == site_b and page_a != page_b:
-                continue
+            into = same_site if site_a == site_b and page_a != page_b else scores
             for m, measure in MEASURES.items():
                 t0 = time.perf_counter()
                 value = measure(a, b)
                 seconds[m] += time.perf_counter() - t0
-                scores[m].append((value, site_a == site_b))
-    return scores, seconds
+                into[m].append((value, site_a == site_b))
+    return scores, same_site, seconds
 
 
 def main() -> None:
@@ -175,7 +178,7 @@ def main() -> None:
             print(f"{name}: absent, skipped")
             continue
         pages = terms(raw, args.min_nodes)
-        scores, seconds = score(pages)
+        scores, same_site, seconds = score(pages)
         n_pos = sum(p for _s, p in scores["ted"])
         print(f"\n{name}: {len(pages)} pages, {len(scores['ted'])} pairs, {n_pos} positive")
         for m, scored in scores.items():
@@ -186,8 +189,9 @@ def main() -> None:
             if m in tuned and name != "tune":
                 tf1, tp, tr = at_threshold(scored, tuned[m])
                 line += f"  at tune's {tuned[m]:.3f}: F1 {tf1:.3f} P {tp:.3f} R {tr:.3f}"
-            ms = 1000 * seconds[m] / max(1, len(scored))
-            print(f"{line}  {ms:.2f} ms/pair")
+            ms = 1000 * seconds[m] / max(1, len(scored) + len(same_site[m]))
+            linked = sum(value >= at for value, _p in same_site[m])
+            print(f"{line}  one site's pages: {linked}/{len(same_site[m])}  {ms:.2f} ms/pair")
 
 
 if __name__ == "__main__":
