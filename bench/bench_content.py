@@ -1,10 +1,11 @@
 """Main-content extraction against trafilatura and readability-lxml, in the same run.
 
-    .venv/bin/python bench/bench_content.py [--set all|aeb|readability|python|postgres]
+    .venv/bin/python bench/bench_content.py [--set all|aeb|readability|python|postgres|forum]
         [--limit N] [--only NAME] [--worst N] [--genres]
 
 Sets: ``aeb``, the article-extraction benchmark (181 news and blog articles, hand-made gold
-bodies); ``readability``, 130 pages of many genres and languages from Mozilla Readability's
+bodies); ``forum``, generated threads and blog comments (``bench/forum_pages.py``: the known
+post bodies); ``readability``, 130 pages of many genres and languages from Mozilla Readability's
 test suite, scored against Readability.js's own output (``expected.html``: a strong reference,
 not hand-made gold); ``python`` and ``postgres``, the Python 3.11 and PostgreSQL 15 manuals
 from the Debian packages (``bench/_data.py`` says where), whose truth is the text of the
@@ -147,6 +148,13 @@ def load_readability(limit: int | None = None) -> list[Page]:
     return pages
 
 
+def load_forum(limit: int | None = None) -> list[Page]:
+    """Generated discussion pages (``bench/forum_pages.py``): threads and a blog with comments."""
+    from bench.forum_pages import pages
+
+    return [(name, html, truth) for name, html, truth in pages()][:limit]
+
+
 def evaluate(
     extractor: Callable[[bytes | str], str], pages: list[Page]
 ) -> tuple[float, float, float, float, list[tuple[str, float, float]]]:
@@ -269,10 +277,13 @@ SETS: dict[str, Callable[[int | None], list[Page]]] = {
     "readability": load_readability,
     "python": lambda limit: load_manual("python", limit),
     "postgres": lambda limit: load_manual("postgres", limit),
+    "forum": lambda limit: load_forum(limit),
 }
 
 
 def present(name: str) -> bool:
+    if name == "forum":
+        return True
     if name == "aeb":
         return DATA.exists()
     if name == "readability":

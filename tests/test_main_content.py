@@ -61,3 +61,41 @@ def test_a_chapter_is_not_its_longest_paragraph() -> None:
         f"<p>{ARTICLE}</p>{paragraphs}</section></div></body></html>"
     )
     assert "Paragraph 39 of the chapter" in found.text and "sentence number 11" in found.text
+
+
+def _comments(tag: str, bodies: list[str]) -> str:
+    return "".join(
+        f"<{tag} class='comment'><div class='comment-author'>someone {i}</div>"
+        f"<div class='comment-meta'>March {i}, 2023</div><div class='comment-content'>"
+        f"<p>{body}</p></div><div class='reply'><a href='?r={i}'>Reply</a></div></{tag}>"
+        for i, body in enumerate(bodies)
+    )
+
+
+POSTS = [
+    f"Post {i} of the thread says what its author thinks about the printer, at length. " * n
+    for i, n in enumerate((6, 2, 1, 3, 1, 2))
+]
+
+
+def test_a_thread_of_comment_named_posts_keeps_every_post() -> None:
+    for tag in ("li", "article"):
+        page = (
+            f"<html><body><div id='content'><h1>Printer stops</h1><ol class='commentlist'>"
+            f"{_comments(tag, POSTS)}</ol></div><div class='sidebar'><p>Who is online</p></div>"
+            f"</body></html>"
+        )
+        found = extract(page)
+        for i in range(len(POSTS)):
+            assert f"Post {i} of the thread" in found.text, (tag, i)
+        assert "someone" not in found.text and "March" not in found.text
+
+
+def test_a_blog_article_stays_the_content_of_a_page_with_comments() -> None:
+    page = (
+        f"<html><body><main><article class='post'><h1>A title</h1><div class='entry-content'>"
+        f"<p>{ARTICLE}</p></div></article><div id='comments' class='comments-area'>"
+        f"<ol class='comment-list'>{_comments('li', POSTS)}</ol></div></main></body></html>"
+    )
+    found = extract(page)
+    assert "sentence number 11" in found.text and "Post 0 of the thread" not in found.text

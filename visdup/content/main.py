@@ -18,7 +18,14 @@ from visdup._native import kernel
 from visdup.content.blocks import HEADINGS, Block, join_blocks, walk, walk_paragraphs
 from visdup.content.titles import page_title
 from visdup.content.visibility import remove_element, remove_invisible
-from visdup.content.weights import Weights, choose, in_footer, weigh
+from visdup.content.weights import (
+    Weights,
+    choose,
+    in_footer,
+    post_words,
+    thread_factor,
+    weigh,
+)
 from visdup.page.dom import subtree_sizes
 from visdup.page.parse import parse_html
 
@@ -61,6 +68,8 @@ INDEX_MIN_LINKS = 300
 #: on the Python manual (3 against 2: 2 takes a page's whole navigation along with one short
 #: paragraph); no page of AEB or the readability set changes.
 WIDEN_RATIO = 3.0
+#: A thread shows at least this many posts side by side (see _thread).
+THREAD_MIN_POSTS = 3
 #: A page without prose keeps its paragraphs that are at most this share links.
 SHORT_PAGE_LINK_SHARE = 0.5
 
@@ -107,6 +116,9 @@ def main_content(
         return MainContent(title, body, "", [], page_text)
     w = weigh(walked)
     best = _widen(w, choose(w))
+    thread = _thread(w, best)
+    if thread is not None:
+        w, best = _thread_weights(w, thread), thread
     mass: Sequence[float] | None = None  # what the content is made of, when not prose
     # the best article's prose, less what its name says it is not (a footer is no article)
     article = max(w.good[best], 0.0) * min(1.0, w.factor(best))
@@ -241,6 +253,59 @@ def _widen(w: Weights, best: int) -> int:
         if parent < 0 or m_of[parent] < 1 or good[parent] < WIDEN_RATIO * good[best]:
             return best
         best = parent
+
+
+def _thread(w: Weights, best: int) -> int | None:
+    """The element holding the thread the chosen content is one post of, if it is one.
+
+    A forum's posts, a guestbook's entries, a comment thread without an article: the best
+    prose sits in (or is) one of THREAD_MIN_POSTS or more siblings of one tag named alike
+    (``div.post``, ``li.comment``); then the thread is the content, every post of it. A
+    blog's article is no such sibling: its comments stay out. Nested replies: the
+    outermost list of posts that is long enough.
+    """
+    parents, keys = w.walk.parents, w.walk.keys
+    found = None
+    i = best
+    while i > 0:
+        words = post_words(keys[i])
+        parent = parents[i]
+        if words and parent >= 0:
+            tag = keys[i][0]
+            if _posts(w, parent, tag, words) >= THREAD_MIN_POSTS:
+                found = parent
+        i = parent
+    return found
+
+
+def _posts(w: Weights, parent: int, tag: str, words: frozenset[str]) -> int:
+    """How many posts like one named ``words`` the element holds, replies nested in replies
+    counted (its subtree ends at the first element whose parent comes before it)."""
+    parents, keys, chars = w.walk.parents, w.walk.keys, w.chars
+    count = 0
+    for k in range(parent + 1, len(parents)):
+        if parents[k] < parent:
+            break
+        key = keys[k]
+        if key[0] == tag and chars[k] > 0 and not words.isdisjoint(post_words(key)):
+            count += 1
+    return count
+
+
+def _thread_weights(w: Weights, thread: int) -> Weights:
+    """The weights again, with the thread's elements weighed as a thread's (comments count)."""
+    parents, keys = w.walk.parents, w.walk.keys
+    inside = bytearray(len(parents))
+    inside[thread] = 1
+    m_of = list(w.factors)
+    for k in range(thread + 1, len(parents)):
+        if inside[parents[k]]:
+            inside[k] = 1
+            m_of[k] = thread_factor(keys[k])
+        elif parents[k] < thread:
+            break
+    m_of[thread] = thread_factor(keys[thread])
+    return weigh(w.walk, m_of)
 
 
 def _short_page(w: Weights) -> list[tuple[str, int, str]]:

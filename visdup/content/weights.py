@@ -146,7 +146,14 @@ def factor(key: Key) -> float:
     value = _FACTORS.get(key)
     if value is not None:
         return value
-    words = _words(key)
+    value = _factor_of(tag, _words(key), key[4])
+    if len(_FACTORS) >= _FACTORS_MAX:
+        _FACTORS.clear()
+    _FACTORS[key] = value
+    return value
+
+
+def _factor_of(tag: str, words: set[str], itemprop: str | None) -> float:
     value = 1.0
     if tag in NOISE_TAGS:
         value *= NOISE_TAG_FACTOR
@@ -154,12 +161,50 @@ def factor(key: Key) -> float:
         value *= NOISE_WORD_FACTOR
     if not words.isdisjoint(CONTENT_WORDS) or tag in CONTENT_TAGS:
         value *= CONTENT_FACTOR
-    if key[4] == "articleBody":
+    if itemprop == "articleBody":
         value *= ARTICLE_BODY_FACTOR
-    if len(_FACTORS) >= _FACTORS_MAX:
-        _FACTORS.clear()
-    _FACTORS[key] = value
     return value
+
+
+#: Class names of one post of a discussion (``div.post``, ``li.comment``, Discourse's
+#: ``crawler-post``, vBulletin's ``postcontainer``, a Q&A site's ``answer``): siblings
+#: named alike make a thread. Whole class names, not words of one (``post-content`` is an
+#: article's body).
+POST_WORDS = frozenset({"post", "comment", "reply", "message", "answer"})
+_POST_PREFIXES = ("post", "comment", "reply", "message")
+
+
+def post_words(key: Key) -> frozenset[str]:
+    """The class names of a node that say it is one post of a discussion."""
+    classes = key[1]
+    if not classes:
+        return frozenset()
+    found = set()
+    for name in classes.lower().split():
+        last = name.rsplit("-", 1)[-1]
+        if last in POST_WORDS:
+            found.add(last)
+        elif len(name) >= COMPOUND_MIN_CHARS and name.isalpha():
+            found.update(p for p in _POST_PREFIXES if name.startswith(p))
+    return frozenset(found)
+
+
+#: Words that discount a discussion's posts on an article's page; inside a thread they are
+#: the content.
+THREAD_WORDS = frozenset({"comment", "comments", "commentlist"})
+
+
+def thread_factor(key: Key) -> float:
+    """:func:`factor` of a node inside a thread, where a comment is no furniture."""
+    tag = key[0]
+    if tag in ("html", "body"):
+        return 1.0
+    words = {
+        w for w in _words(key) if w not in THREAD_WORDS and not (
+            len(w) >= COMPOUND_MIN_CHARS and (w.startswith("comment") or w.endswith("comment"))
+        )
+    }  # fmt: skip
+    return _factor_of(tag, words, key[4])
 
 
 #: Names of the one piece of furniture that never holds a page's article: its footer. Not a
@@ -271,15 +316,16 @@ class Weights:
         return self._ancestry
 
 
-def weigh(walk: Walk) -> Weights:
+def weigh(walk: Walk, m_of: list[float] | None = None) -> Weights:
     """S(Q) and the prose of every element, summed bottom-up over the walk's paragraphs.
 
     A subtree whose factor says furniture (comments, related links) passes up only that
     share of its prose, so that a parent holding article and comments scores below the
-    article alone.
+    article alone. ``m_of``: the factors to use instead of each element's own.
     """
-    cached = _FACTORS.get  # most keys were met on earlier pages: no call for those
-    m_of = [cached(key) or factor(key) for key in walk.keys]
+    if m_of is None:
+        cached = _FACTORS.get  # most keys were met on earlier pages: no call for those
+        m_of = [cached(key) or factor(key) for key in walk.keys]
     if _kernel is not None:
         blocks = walk.blocks
         sums = _kernel.weigh(
