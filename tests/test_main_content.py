@@ -99,3 +99,16 @@ def test_a_blog_article_stays_the_content_of_a_page_with_comments() -> None:
     )
     found = extract(page)
     assert "sentence number 11" in found.text and "Post 0 of the thread" not in found.text
+
+
+def test_link_only_cells_of_a_kept_table_stay() -> None:
+    rows = "".join(
+        f"<tr><td><a href='/f{i}'>Film title {i}</a></td><td>{1990 + i}</td>"
+        f"<td>Directed by someone, shot in {1989 + i}</td></tr>"
+        for i in range(8)
+    )
+    found = extract(
+        f"<html><body><div class='post'><p>{ARTICLE}</p><table>{rows}</table>"
+        f"<p>{ARTICLE}</p></div></body></html>"
+    )
+    assert "Film title 0" in found.text and "Film title 7" in found.text

@@ -7,8 +7,9 @@
  * - ancestry(parents, factors): each element's smallest ancestor factor and its depth;
  * - choose(values, factors, path, depth, bonus, cap): the element of highest weight H;
  * - prune(index, parents, keys, headings, prune_tags, mass, factors, net, good, links,
- *   chars, listing, noise, link_floor, density): the elements main content drops, last
- *   first.
+ *   chars, listing, noise, link_floor, density, data_tags, data_density, data_roots, blocks):
+ *   the elements main content drops, last first (no cell of a table or list kept whole, nor
+ *   an inline element in one, goes for its links).
  *
  * Built with floating-point contraction off (setup.py): a fused multiply-add rounds once
  * where Python rounds twice.
@@ -305,15 +306,16 @@ static PyObject *
 py_prune(PyObject *self, PyObject *args)
 {
     Py_ssize_t index;
-    PyObject *parents_obj, *keys, *headings, *prune_tags, *data_tags;
+    PyObject *parents_obj, *keys, *headings, *prune_tags, *data_tags, *data_roots, *blocks;
     PyObject *mass_obj, *factors_obj, *net_obj, *good_obj, *links_obj, *chars_obj;
     int listing;
     double noise, link_floor, density, data_density;
-    if (!PyArg_ParseTuple(args, "nOO!O!O!OOOOOOpdddO!d", &index, &parents_obj, &PyList_Type,
+    if (!PyArg_ParseTuple(args, "nOO!O!O!OOOOOOpdddO!dO!O!", &index, &parents_obj, &PyList_Type,
                           &keys, &PyFrozenSet_Type, &headings, &PyFrozenSet_Type, &prune_tags,
                           &mass_obj, &factors_obj, &net_obj, &good_obj, &links_obj, &chars_obj,
                           &listing, &noise, &link_floor, &density, &PyFrozenSet_Type,
-                          &data_tags, &data_density))
+                          &data_tags, &data_density, &PyFrozenSet_Type, &data_roots,
+                          &PyFrozenSet_Type, &blocks))
         return NULL;
     Py_ssize_t n = PyObject_Length(parents_obj);
     if (n < 0) return NULL;
@@ -326,6 +328,7 @@ py_prune(PyObject *self, PyObject *args)
     const char *names[6] = {"mass", "factors", "net", "good", "links", "chars"};
     PyObject *result = NULL;
     Py_ssize_t *parents = NULL, *sizes = NULL, *stack = NULL, *doomed = NULL;
+    char *kept_data = NULL; /* per stack entry: inside a table or list kept whole */
     if (get_arrays(objs, views, "ddddqq", names, 6, n) < 0) return NULL;
     const double *mass = (const double *)views[0].buf, *factors = (const double *)views[1].buf;
     const double *net = (const double *)views[2].buf, *good = (const double *)views[3].buf;
@@ -334,7 +337,8 @@ py_prune(PyObject *self, PyObject *args)
     sizes = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
     stack = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
     doomed = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
-    if (!parents || !sizes || !stack || !doomed) {
+    kept_data = (char *)malloc((size_t)(n + 1));
+    if (!parents || !sizes || !stack || !doomed || !kept_data) {
         PyErr_NoMemory();
         goto done;
     }
@@ -342,9 +346,11 @@ py_prune(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++) sizes[i] = 1;
     for (Py_ssize_t i = n - 1; i > 0; i--) sizes[parents[i]] += sizes[i];
     Py_ssize_t sp = 0, nd = 0;
+    kept_data[sp] = 0;
     stack[sp++] = index;
     while (sp) { /* top-down: a doomed branch is not looked into */
         Py_ssize_t idx = stack[--sp];
+        char inside_data = kept_data[sp];
         Py_ssize_t k = idx + 1, end = idx + sizes[idx];
         while (k < end) {
             Py_ssize_t child = k;
@@ -354,17 +360,27 @@ py_prune(PyObject *self, PyObject *args)
             if (heading) continue;
             int doom = tag_in(keys, child, prune_tags);
             if (doom < 0) goto done;
+            int data = tag_in(keys, child, data_tags);
+            if (data < 0) goto done;
+            int cell = 0; /* a kept table's or list's cell, or inline in one */
+            if (inside_data) {
+                int block = data ? 0 : tag_in(keys, child, blocks);
+                if (block < 0) goto done;
+                cell = data || !block;
+            }
             if (!doom) doom = mass[child] < noise && factors[child] < 1;
-            if (!doom && !listing && net[child] < 0 && good[child] < link_floor) {
+            if (!doom && !listing && !cell && net[child] < 0 && good[child] < link_floor) {
                 double share = (double)links[child] / (double)(chars[child] > 1 ? chars[child] : 1);
-                int data = tag_in(keys, child, data_tags);
-                if (data < 0) goto done;
                 doom = share > (data ? data_density : density);
             }
-            if (doom)
+            if (doom) {
                 doomed[nd++] = child;
-            else
+            } else {
+                int root = cell ? 1 : tag_in(keys, child, data_roots);
+                if (root < 0) goto done;
+                kept_data[sp] = (char)root;
                 stack[sp++] = child;
+            }
         }
     }
     qsort(doomed, (size_t)nd, sizeof(Py_ssize_t), by_descending);
@@ -383,6 +399,7 @@ done:
     free(sizes);
     free(stack);
     free(doomed);
+    free(kept_data);
     return result;
 }
 
@@ -396,7 +413,8 @@ static PyMethodDef methods[] = {
      "choose(values, factors, path, depth, bonus, cap) -> the element of highest weight"},
     {"prune", py_prune, METH_VARARGS,
      "prune(index, parents, keys, headings, prune_tags, mass, factors, net, good, links, "
-     "chars, listing, noise, link_floor, density, data_tags, data_density) -> elements to "
+     "chars, listing, noise, link_floor, density, data_tags, data_density, data_roots, blocks) -> "
+     "elements to "
      "drop, last first"},
     {NULL, NULL, 0, NULL}};
 

@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from visdup._native import kernel
-from visdup.content.blocks import HEADINGS, Block, join_blocks, walk, walk_paragraphs
+from visdup.content.blocks import (
+    BLOCK_TAGS,
+    HEADINGS,
+    Block,
+    join_blocks,
+    walk,
+    walk_paragraphs,
+)
 from visdup.content.titles import page_title
 from visdup.content.visibility import remove_element, remove_invisible
 from visdup.content.weights import (
@@ -50,6 +57,12 @@ DATA_TAGS = frozenset(
     {"table", "thead", "tbody", "tfoot", "tr", "td", "th", "ul", "ol", "li", "dl", "dt", "dd"}
 )
 PRUNE_DATA_LINK_DENSITY = 0.9
+#: A table or list kept whole keeps its cells and items: a row's one linked film title is
+#: the table's data, however much of that cell is link. A cell's inline elements are the
+#: cell's; a block inside an item (a forum post's buttons in an ``<li>``) is judged alone.
+DATA_ROOTS = frozenset({"table", "ul", "ol", "dl"})
+#: ...block elements that are no part of the cell they sit in (a paragraph is).
+CELL_BLOCKS = BLOCK_TAGS - {"p"}
 #: Teasers must outweigh the best article's prose this many times for a page to be a
 #: listing: an article with a "related stories" box keeps its article (AEB: no page of the
 #: 181 turns into a listing at 2; the generated archives all do).
@@ -202,15 +215,15 @@ def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
         doomed = _kernel.prune(
             index, parents, keys, _HEADING_TAGS, PRUNE_TAGS, mass, m_of, net, good, w.links,
             w.chars, listing, noise, link_floor, PRUNE_LINK_DENSITY, DATA_TAGS,
-            PRUNE_DATA_LINK_DENSITY,
+            PRUNE_DATA_LINK_DENSITY, DATA_ROOTS, CELL_BLOCKS,
         )  # fmt: skip
         for child in doomed:  # last first, as below
             remove_element(walked.element(child))
         return len(doomed)
     sizes = subtree_sizes(parents)
-    stack = [index]
+    stack = [(index, False)]
     while stack:
-        idx = stack.pop()
+        idx, kept_data = stack.pop()
         k = idx + 1
         end = idx + sizes[idx]
         while k < end:
@@ -219,11 +232,13 @@ def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
             tag = keys[child][0]
             if tag in HEADINGS:
                 continue
+            cell = kept_data and (tag in DATA_TAGS or tag not in CELL_BLOCKS)
             if (
                 tag in PRUNE_TAGS
                 or (mass[child] < noise and m_of[child] < 1)
                 or (
                     not listing
+                    and not cell
                     and net[child] < 0
                     and good[child] < link_floor
                     and w.link_density(child)
@@ -232,7 +247,7 @@ def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
             ):
                 doomed.append(child)
             else:
-                stack.append(child)
+                stack.append((child, cell or tag in DATA_ROOTS))
     doomed.sort(reverse=True)
     for child in doomed:
         remove_element(walked.element(child))
