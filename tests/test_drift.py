@@ -275,11 +275,18 @@ def test_tolerances_come_from_the_baselines_own_spread():
     # below 0.5 is an error whatever the spread
     (alarm,) = compare({1: _stats([0.4] * 12)}, noisy[-1], noisy)
     assert alarm.severity == "error"
-    # a field emptied; one that was already half empty before is not watched
+    # a field emptied, 12 of 12 then 1 of 12: an error, said with its counts
     (alarm,) = compare({1: _stats([0.99] * 12, coverage=0.1)}, steady[-1], steady)
-    assert alarm.change == "fields" and alarm.fields == [{"name": "price", "change": "emptied"}]
+    assert (alarm.change, alarm.severity) == ("fields", "error")
+    ((name, change, before, after),) = [
+        (f["name"], f["change"], f["before"], f["after"]) for f in alarm.fields
+    ]
+    assert (name, change, before, after) == ("price", "emptied", "12/12", "1/12")
+    assert "price emptied (filled 12/12 → 1/12, p < 0.001)" in alarm.line()
+    # one that was half empty in an earlier snapshot (6 of 12): 1 of 12 is weak evidence
     uneven = [{1: _stats([0.99] * 12, coverage=c)} for c in (0.5, 1.0, 1.0)]
-    assert compare({1: _stats([0.99] * 12, coverage=0.1)}, uneven[-1], uneven) == []
+    (note,) = compare({1: _stats([0.99] * 12, coverage=0.1)}, uneven[-1], uneven)
+    assert (note.change, note.severity) == ("fields", "note")
 
 
 def _held(patterns: dict[str, int]) -> dict:

@@ -81,7 +81,12 @@ def test_a_layout_change_alarms_once_with_where_and_since(tmp_path, books, capsy
         alarms[name] = _dups(db, name, folder, capsys)["alarms"]
     assert alarms["a1"] == alarms["a2"] == alarms["b2"] == []
     (alarm,) = alarms["b1"]
-    assert alarm["change"] == "changed" and alarm["severity"] == "warning"
+    # the price fields filled in 30 of 30 sample pages, then in none: strong evidence, an error
+    assert alarm["change"] == "changed" and alarm["severity"] == "error"
+    prices = {f["name"]: f for f in alarm["fields"] if f["name"].endswith("_price")}
+    assert prices["retail_price"]["before"] == "30/30"
+    assert prices["retail_price"]["after"] == "0/30"
+    assert prices["retail_price"]["level"] == "error"
     assert alarm["since"] == "b1"
     assert "div.product-actions" in alarm["where"]["path"]
     assert "Retail Price" in alarm["where"]["before"]
@@ -94,7 +99,9 @@ def test_a_layout_change_alarms_once_with_where_and_since(tmp_path, books, capsy
     (later,) = json.loads(capsys.readouterr().out)["alarms"]
     assert later["since"] == "b1" and later["change"] == "changed"
     assert main(["drift", "--db", db, "--current", "b1", "--fail-on", "warning"]) == 1
-    assert main(["drift", "--db", db, "--current", "b1", "--fail-on", "error"]) == 0
+    assert main(["drift", "--db", db, "--current", "b1", "--fail-on", "error"]) == 1
+    assert main(["drift", "--db", db, "--current", "b2", "--fail-on", "warning"]) == 0
+    assert "retail_price emptied (filled 30/30 → 0/30, p < 0.001)" in capsys.readouterr().out
 
     # the report's drift section: the last snapshot against the one before
     capsys.readouterr()

@@ -1,5 +1,9 @@
 """visdup drift --db URL: what changed between two snapshots of a crawl, template by template.
 
+Each alarm says why in words: a layout's median fit against the baseline's template, a field's
+counts and p-value ("price emptied (filled 30/30 → 2/30, p < 0.001)"). Notes (what moved with
+too little evidence to alarm, templates only regrouped) follow the alarms and never fail a run.
+
 Exit status: 0, or 1 with ``--fail-on LEVEL`` when an alarm at that level (or above) exists, for
 cron and CI; 2 bad input (no such store or snapshot).
 """
@@ -25,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--current", metavar="NAME", help="the snapshot checked (default: the last one measured)"
     )
-    parser.add_argument("--json", action="store_true", help='{"alarms": [...]} on one line')
+    parser.add_argument(
+        "--json", action="store_true", help='{"alarms": [...], "notes": [...]} on one line'
+    )
     parser.add_argument(
         "--fail-on",
         choices=("warning", "error"),
@@ -54,13 +60,14 @@ def run(args: argparse.Namespace) -> int:
             out.write(f"snapshot {one_line(result.current.name)}: no earlier snapshot\n")
         else:
             counts = result.counts()
+            notes = f", {counts['note']} notes" if counts["note"] else ""
             out.write(
                 f"snapshot {one_line(result.current.name)} against "
                 f"{one_line(result.baseline.name)}: {result.templates} templates, "
                 f"{len(result.alarms)} alarms ({counts['error']} errors, "
-                f"{counts['warning']} warnings)\n"
+                f"{counts['warning']} warnings){notes}\n"
             )
-        for alarm in result.alarms:
+        for alarm in [*result.alarms, *result.notes]:
             out.write(f"  {one_line(alarm.line())}\n")
             where = alarm.where or {}
             for key in ("before", "after"):

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from visdup.drift.compare import SEVERITIES, Alarm, Same, compare
+from visdup.drift.compare import NOTE, SEVERITIES, Alarm, Same, compare, split
 from visdup.drift.snapshot import (
     FINISHED,
     SnapshotInfo,
@@ -34,6 +34,8 @@ class Drift:
     baseline: SnapshotInfo | None
     alarms: list[Alarm] = field(default_factory=list)
     templates: int = 0
+    #: What moved without evidence enough to alarm, and templates only regrouped.
+    notes: list[Alarm] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,10 +43,14 @@ class Drift:
             "baseline": self.baseline.name if self.baseline else None,
             "templates": self.templates,
             "alarms": [a.to_dict() for a in self.alarms],
+            "notes": [a.to_dict() for a in self.notes],
         }
 
     def counts(self) -> dict[str, int]:
-        return {s: sum(1 for a in self.alarms if a.severity == s) for s in SEVERITIES}
+        """Alarms per severity, and ``note``: the notes."""
+        out = {s: sum(1 for a in self.alarms if a.severity == s) for s in SEVERITIES}
+        out[NOTE] = len(self.notes)
+        return out
 
 
 def _measured(infos: list[SnapshotInfo]) -> list[SnapshotInfo]:
@@ -93,32 +99,39 @@ def drift(store: Store, *, baseline: str | None = None, current: str | None = No
     before = [s for s in same if s.id < base.id][-HISTORY:]
     history = [h for h in (load_stats(store, s.id) for s in before) if _comparable(h, version)]
     history.append(base_stats)
-    alarms = compare(cur_stats, base_stats, history, unchanged(store, base.id, cur.id))
+    found = compare(cur_stats, base_stats, history, unchanged(store, base.id, cur.id))
     between = [s for s in same if base.id < s.id < cur.id] if base.id < cur.id else []
     shown: list[tuple[str, dict[int, Alarm]]] = []
     for s in between:
         stats = load_stats(store, s.id)
         if not _comparable(stats, version):
             continue
-        found = compare(stats, base_stats, history, unchanged(store, base.id, s.id))
-        shown.append((s.name, {a.template: a for a in found}))
-    for alarm in alarms:
-        first = next(
-            ((name, seen[alarm.template]) for name, seen in shown if alarm.template in seen), None
-        )
-        if first is None:
-            alarm.since = cur.name
-            continue
-        alarm.since, then = first
-        if alarm.change == "fields" and then.change in {"changed", "replaced"}:
-            # the layout changed then; the template has since been rebuilt on the new pages
-            alarm.change, alarm.where = then.change, then.where
-            alarm.replaced_by, alarm.detail = then.replaced_by, then.detail
-        if alarm.where is None and then.where is not None:
-            alarm.where = then.where  # seen where it began
-        if then.severity == "error":
-            alarm.severity = "error"
-    return Drift(cur, base, alarms, templates=len(cur_stats))
+        seen = compare(stats, base_stats, history, unchanged(store, base.id, s.id))
+        shown.append((s.name, {a.template: a for a in split(seen)[0]}))
+    for alarm in found:
+        _since(alarm, cur.name, shown)
+    alarms, notes = split(found)
+    return Drift(cur, base, alarms, templates=len(cur_stats), notes=notes)
+
+
+def _since(alarm: Alarm, current: str, shown: list[tuple[str, dict[int, Alarm]]]) -> None:
+    """The first snapshot after the baseline that shows the template's alarm (a note is only
+    the current snapshot's), what it was there, and its severity at its worst."""
+    first = next(
+        ((name, seen[alarm.template]) for name, seen in shown if alarm.template in seen), None
+    )
+    if first is None or alarm.severity == NOTE:
+        alarm.since = current
+        return
+    alarm.since, then = first
+    if alarm.change == "fields" and then.change in {"changed", "replaced"}:
+        # the layout changed then; the template has since been rebuilt on the new pages
+        alarm.change, alarm.where = then.change, then.where
+        alarm.replaced_by, alarm.detail = then.replaced_by, then.detail
+    if alarm.where is None and then.where is not None:
+        alarm.where = then.where  # seen where it began
+    if then.severity == "error":
+        alarm.severity = "error"
 
 
 def signature_version(stats: dict[int, dict[str, Any]]) -> int | None:
@@ -170,18 +183,17 @@ def close_snapshot(snapshot: Snapshot, reason: str | None) -> tuple[dict[str, in
     else:
         result = drift(snapshot.store, current=snapshot.name)
     counts = result.counts()
+    baseline = result.baseline.name if result.baseline else "-"
     for alarm in result.alarms:
-        logger.warning(
-            "visdup: drift in %s against %s: %s",
-            snapshot.name,
-            result.baseline.name if result.baseline else "-",
-            alarm.line(),
-        )
+        logger.warning("visdup: drift in %s against %s: %s", snapshot.name, baseline, alarm.line())
+    for note in result.notes:
+        logger.info("visdup: drift in %s against %s: %s", snapshot.name, baseline, note.line())
     totals = {
         "visdup/drift/pages": snapshot.added,
         "visdup/drift/templates": result.templates,
         "visdup/drift/alarms": len(result.alarms),
         "visdup/drift/warnings": counts["warning"],
         "visdup/drift/errors": counts["error"],
+        "visdup/drift/notes": counts[NOTE],
     }
     return totals, result

@@ -1,60 +1,67 @@
-"""Two snapshots compared template by template: the alarms, each with where and since.
+"""Two snapshots compared template by template: the alarms, each with where, since and why.
 
 Per template (a cluster id, stable across snapshots) against a baseline snapshot:
 
 - **changed**: its fit fell while its URL patterns persist; ``where`` names the required
   subtree its pages no longer have (a term path) with before/after snippets;
-- **replaced**: another template now holds most of its URL-pattern pages ("#3 → #9");
+- **replaced**: its pages went to another template ("#3 → #9"): that one holds most of one of
+  its main URL patterns now, or it is new and the template lost half its pages or more, and
+  the pages fit the old layout badly ("redesign: #9's pages on #3's layout: median fit 0.62,
+  5 of 5 pages below 0.9 (p = 0.004)"). The new pages' fit against the baseline's template is
+  measured when the snapshot ends (:mod:`visdup.drift.snapshot`: ``moved`` for the same URLs,
+  ``against`` for new ones), so a redesign is recognised though its pages form a template of
+  their own and no URL is the same;
 - **variant**: a new template shares one of its patterns beside it (an A/B test);
 - **new** / **gone**: a template of at least :data:`MIN_PAGES` pages (and 2 % of the snapshot)
   appeared or disappeared;
-- **fields**: only fields changed. Per field: **emptied** (coverage fell below half of a field
-  that was at least 80 % filled) and **retyped** (its dominant value type changed).
+- **fields**: only fields changed, **emptied** or **retyped** (:mod:`visdup.drift.fields`,
+  each with its counts and p-value: "price emptied (filled 30/30 → 2/30, p < 0.001)").
+
+Besides the alarms (warnings and errors), **notes**: what moved with too little evidence to
+alarm (a field filled in 5 of 5 sample pages, then in 1 of 5), and **regrouped**: visdup put a
+template's pages in another whose pages fit the old layout (a median fit of at least 0.9): its
+grouping moved, not the site.
 
 A template whose pages all came back unchanged (the same body hash in both snapshots) has no
 alarm: drift needs the pages to change, and without that only visdup's grouping moved.
 
-Severity (measured on nine news sites' redesigns, four eras each): a median fit below 0.9 is a
-warning (26 of 27 era changes flagged, 1 false alarm in 36 controls), below 0.5 or half the
-stable fields emptied is an error (25 flagged, no false alarm). ``replaced`` is an error,
-``new``, ``gone`` and ``variant`` are warnings. With several snapshots before the current one,
-a fit must also fall by more than the baseline's own spread, and a field counts as stable only
-when every earlier snapshot filled it (and typed it the same).
+Severity. The fit thresholds were measured on nine news sites' redesigns (four eras each, five
+pages a side): a median fit below 0.9 flagged 26 of 27 era changes with 1 false alarm in 36
+quiet halves, below 0.5 flagged 25 with none. A median below :data:`ERROR_FIT` is an error
+(given :data:`ERROR_SAMPLE` pages; fewer: a warning); below :data:`WARN_FIT`, a warning when
+as few pages fitting (a share of at least 0.9) is beyond chance against the baseline's own
+(Fisher's exact test below the warning level: 5 of 5 pages not fitting, 4 of 4), else a note.
+Fields raise the severity to theirs (:mod:`visdup.drift.fields`: an error at a corrected p
+below 0.001). ``replaced`` without a measured fit is an error, ``new``, ``gone`` and
+``variant`` are warnings. With several snapshots before the current one, a fit must also fall
+by more than the baseline's own spread, and a field's share below half of every earlier
+snapshot's, beyond chance against each.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from visdup.drift.aggregate import coverage, dominant, fit_median, median
-from visdup.drift.values import TYPES
+from visdup.drift.aggregate import fit_median, median
+from visdup.drift.evidence import fell, level, p_text
+from visdup.drift.fields import MIN_SAMPLE, FieldDrift, family, field_drift, field_text
+
+__all__ = ["NOTE", "SEVERITIES", "Alarm", "Same", "at_level", "compare", "family", "split"]
 
 #: Severity thresholds of the median fit (the design's measurements, module docstring).
 WARN_FIT = 0.9
 ERROR_FIT = 0.5
-#: A field is stable (watched) when at least this share of the sample has it.
-STABLE_COVERAGE = 0.8
-#: Emptied: coverage below this share of the baseline's.
-EMPTIED_RATIO = 0.5
-#: Retyped: the baseline's type held at least this share of the values, and the current holds
-#: less than :data:`RETYPED_KEEP` of them.
-RETYPED_SHARE = 0.6
-RETYPED_KEEP = 0.5
-#: z of a fall in coverage that counts (one-sided, about 1 %).
-FELL_Z = 2.33
-#: Sample pages a template needs for its fit and fields to be compared.
-MIN_SAMPLE = 3
+#: Sample pages a fit needs to be an error (the thresholds were measured on five).
+ERROR_SAMPLE = 5
 #: Pages a template needs for new/gone/replaced alarms.
 MIN_PAGES = 5
 #: Share of the snapshot's pages a template needs for new/gone alarms.
 MIN_SHARE = 0.02
 #: The least fall of the median fit that counts (when no spread is known).
 MIN_FALL = 0.02
-#: Replaced: the template keeps less than this share of its pattern pages...
+#: Replaced: the template keeps less than this share of its pattern pages (or of its pages).
 HELD_BELOW = 0.5
 #: A pattern holding at least this share of a template's pages is one of its main ones.
 MAIN_PATTERN = 0.2
@@ -66,9 +73,9 @@ VARIANT_PAGES = 10
 #: Share of a template's pages unchanged byte for byte at which it has no alarm.
 UNCHANGED = 0.95
 
+#: Alarm levels, lowest first; a ``note`` is shown, never an alarm.
 SEVERITIES = ("warning", "error")
-
-_SUFFIX = re.compile(r"_\d+$")
+NOTE = "note"
 
 
 @dataclass
@@ -77,7 +84,7 @@ class Alarm:
     change: str
     severity: str
     where: dict[str, Any] | None = None
-    fields: list[dict[str, str]] = field(default_factory=list)
+    fields: list[dict[str, Any]] = field(default_factory=list)
     since: str | None = None
     detail: str = ""
     replaced_by: int | None = None
@@ -101,7 +108,7 @@ class Alarm:
         return out
 
     def line(self) -> str:
-        """One line for a log or a terminal."""
+        """One line for a log or a terminal, saying why."""
         head = (
             f"#{self.template} → #{self.replaced_by}" if self.replaced_by else f"#{self.template}"
         )
@@ -109,7 +116,7 @@ class Alarm:
         if self.detail:
             text += f": {self.detail}"
         if self.fields:
-            text += "; fields " + ", ".join(f"{f['name']} {f['change']}" for f in self.fields)
+            text += "; fields " + ", ".join(field_text(f) for f in self.fields)
         if self.where and self.where.get("path"):
             text += f"; at {self.where['path']}"
         if self.since:
@@ -141,127 +148,6 @@ def _share(table: dict[str, dict[int, int]], pattern: str, cid: int) -> float:
 def _fit_spread(cid: int, history: Sequence[Stats]) -> float:
     medians = [m for h in history if cid in h for m in [fit_median(h[cid])] if m is not None]
     return max(medians) - min(medians) if len(medians) > 1 else 0.0
-
-
-def _stable_fields(cid: int, baseline: dict[str, Any], history: Sequence[Stats]) -> list[str]:
-    """Fields every measured snapshot up to the baseline filled (at least 80 %)."""
-    if (baseline.get("n") or 0) < MIN_SAMPLE:
-        return []
-    out = []
-    for name in baseline.get("fields") or {}:
-        if coverage(baseline, name) < STABLE_COVERAGE:
-            continue
-        earlier = [h[cid] for h in history if cid in h and (h[cid].get("n") or 0) >= MIN_SAMPLE]
-        if all(coverage(s, name) >= STABLE_COVERAGE for s in earlier):
-            out.append(name)
-    return out
-
-
-def _fell(before: float, n_before: int, now: float, n_now: int) -> bool:
-    """Whether a coverage fell beyond what two samples of these sizes show by chance (one-sided
-    two-proportion test at about 1 %): small samples of pages with optional fields vary."""
-    pooled = (before * n_before + now * n_now) / (n_before + n_now)
-    spread = (pooled * (1 - pooled) * (1 / n_before + 1 / n_now)) ** 0.5
-    return spread == 0 or (before - now) / spread >= FELL_Z
-
-
-def family(name: str) -> str:
-    """A field's name without the number that keeps names unique (``pre_22`` → ``pre``)."""
-    return _SUFFIX.sub("", name)
-
-
-def _field_changes(
-    cid: int, base: dict[str, Any], cur: dict[str, Any], history: Sequence[Stats]
-) -> tuple[list[dict[str, str]], int]:
-    """(field alarms, stable field count) of a template present in both snapshots.
-
-    Names that share a stem are numbered in page order (``pre``, ``pre_2``...), and a template
-    rebuilt from other pages may number them otherwise: a field that looks emptied is first
-    matched with the stem's fields of the current template (:func:`_unmatched`), and where the
-    stem's count of fields differs, none is called retyped.
-    """
-    if (cur.get("n") or 0) < MIN_SAMPLE:
-        return [], 0
-    stable = _stable_fields(cid, base, history)
-    before_count = Counter(family(n) for n in base.get("fields") or {})
-    after_count = Counter(family(n) for n in cur.get("fields") or {})
-    emptied: dict[str, list[str]] = {}
-    retyped: list[str] = []
-    for name in stable:
-        before = coverage(base, name)
-        floor = min(
-            [before]
-            + [coverage(h[cid], name) for h in history if cid in h and (h[cid].get("n") or 0)]
-        )
-        now = coverage(cur, name)
-        if (
-            now < EMPTIED_RATIO * before
-            and now < EMPTIED_RATIO * floor
-            and _fell(before, base.get("n") or 0, now, cur.get("n") or 0)
-        ):
-            emptied.setdefault(family(name), []).append(name)
-        elif before_count[family(name)] == after_count[family(name)] and _retyped(
-            cid, name, base, cur, history
-        ):
-            retyped.append(name)
-    changes = []
-    for stem, names in emptied.items():
-        lost = _unmatched(stem, [n for n in stable if family(n) == stem], base, cur)
-        changes += [{"name": n, "change": "emptied"} for n in names if n in lost]
-    changes += [{"name": n, "change": "retyped"} for n in retyped]
-    order = {n: k for k, n in enumerate(stable)}
-    changes.sort(key=lambda c: order[c["name"]])
-    return changes, len(stable)
-
-
-def _unmatched(stem: str, stable: list[str], base: dict[str, Any], cur: dict[str, Any]) -> set[str]:
-    """The stem's stable fields that no field of the current template takes over. A field keeps
-    its own name when that is still filled (at least half its coverage) with the same dominant
-    type; the others are matched, in page order, with an unused field of the stem still filled,
-    the same type first, then the fuller."""
-    free = [n for n in cur.get("fields") or {} if family(n) == stem]
-
-    def filled(name: str, other: str) -> bool:
-        return coverage(cur, other) >= EMPTIED_RATIO * coverage(base, name)
-
-    rest = []
-    for name in stable:
-        same_kind = dominant(cur, name)[0] == dominant(base, name)[0]
-        if name in free and filled(name, name) and same_kind:
-            free.remove(name)
-        else:
-            rest.append(name)
-    lost = set()
-    for name in rest:
-        kind = dominant(base, name)[0]
-        ranked = sorted(
-            (n for n in free if filled(name, n)),
-            key=lambda n: (dominant(cur, n)[0] != kind, -coverage(cur, n), n),
-        )
-        if ranked:
-            free.remove(ranked[0])
-        else:
-            lost.add(name)
-    return lost
-
-
-def _retyped(
-    cid: int, name: str, base: dict[str, Any], cur: dict[str, Any], history: Sequence[Stats]
-) -> bool:
-    kind, share, _n = dominant(base, name)
-    new_kind, _s, filled = dominant(cur, name)
-    if kind is None or share < RETYPED_SHARE or new_kind is None or new_kind == kind:
-        return False
-    if filled < MIN_SAMPLE:
-        return False
-    if any(
-        dominant(h[cid], name)[0] not in (None, kind)
-        for h in history
-        if cid in h and (h[cid].get("n") or 0) >= MIN_SAMPLE
-    ):
-        return False  # its type already varied before: not a change
-    counts = cur["fields"][name]
-    return counts[TYPES.index(kind)] / filled < RETYPED_KEEP
 
 
 @dataclass
@@ -305,8 +191,9 @@ def _replacement(
 def compare(
     current: Stats, baseline: Stats, history: Sequence[Stats] = (), same: Same | None = None
 ) -> list[Alarm]:
-    """The alarms of ``current`` against ``baseline``; ``history``: snapshots up to and with the
-    baseline, oldest first, whose spread sets the tolerances (the baseline alone: none).
+    """The alarms and notes of ``current`` against ``baseline``; ``history``: snapshots up to
+    and with the baseline, oldest first, whose spread sets the tolerances (the baseline alone:
+    none).
 
     With ``same``, a template whose pages all came back byte for byte (:data:`UNCHANGED`) has no
     alarm: whatever moved was visdup's grouping, not the site.
@@ -326,19 +213,25 @@ def compare(
         base = baseline[cid]
         pages = int(base.get("pages") or 0)
         cur = current.get(cid)
-        replaced = _replaced(cid, base, current, before, after) if pages >= MIN_PAGES else None
+        now = int(cur.get("pages") or 0) if cur else 0
+        replaced = None
+        if pages >= MIN_PAGES:
+            replaced = _replaced(cid, base, current, before, after)
+            if replaced is None and now < HELD_BELOW * pages:
+                replaced = _redesigned(cid, current, baseline)
         if replaced is not None:
             assert replaced.replaced_by is not None
             taken.add(replaced.replaced_by)
             alarms.append(replaced)
             continue
-        if cur is None or not cur.get("pages"):
+        if not now:
             if pages >= MIN_PAGES and pages >= MIN_SHARE * total_before:
                 alarms.append(
                     Alarm(cid, "gone", "warning", detail=f"{pages} pages before, none now")
                 )
             continue
-        held = _held(cid, base, cur, before, after)
+        assert cur is not None
+        held = _held(cid, base, before, after)
         changed = _changed(cid, base, cur, history, held)
         if changed is not None:
             alarms.append(changed)
@@ -357,16 +250,61 @@ def compare(
 def _held(
     cid: int,
     base: dict[str, Any],
-    cur: dict[str, Any] | None,
     before: dict[str, dict[int, int]],
     after: dict[str, dict[int, int]],
 ) -> float:
     """How much of its URL patterns' pages a template still holds (1.0: as much as before),
-    each pattern weighed by the pages it had."""
-    patterns = base.get("patterns") or {}
+    each pattern weighed by the pages it had. Patterns the current snapshot has no page of do
+    not count (a news site's articles, each its own pattern, are other articles each crawl)."""
+    patterns = {p: w for p, w in (base.get("patterns") or {}).items() if after.get(p)}
     had = sum(w * _share(before, p, cid) for p, w in patterns.items())
     kept = sum(w * _share(after, p, cid) for p, w in patterns.items())
-    return kept / had if had else (1.0 if cur else 0.0)
+    return kept / had if had else 1.0
+
+
+@dataclass
+class FitEvidence:
+    """Pages' fits against a template's layout, and what they say (:func:`_fit_evidence`)."""
+
+    severity: str
+    median: float
+    below: int
+    pages: int
+    p: float
+
+    def words(self) -> str:
+        """``median fit 0.62, 5 of 5 pages below 0.9 (p = 0.004)``"""
+        return f"median fit {self.median:.2f}, {self.reasons()}"
+
+    def reasons(self) -> str:
+        return f"{self.below} of {self.pages} pages below {WARN_FIT} ({p_text(self.p)})"
+
+
+def _fit_evidence(shares: Sequence[float], before: Sequence[float] = ()) -> FitEvidence | None:
+    """What pages' fits against a template's layout say, ``before``: its own pages' fits in
+    the baseline (none known: as many pages, all fitting); None for too few pages.
+
+    A page fits when its share is at least :data:`WARN_FIT`. A median below :data:`ERROR_FIT`
+    is an error (given :data:`ERROR_SAMPLE` pages; fewer: a warning); a median below
+    :data:`WARN_FIT` is a warning when as few pages fitting is beyond chance against the
+    baseline's (:func:`visdup.drift.evidence.fell`, p below the warning level: all five of
+    five pages, four of four), else a note; at or above :data:`WARN_FIT`, a note (the pages
+    fit: only visdup's grouping moved)."""
+    n = len(shares)
+    if n < MIN_SAMPLE:
+        return None
+    fit = median(shares)
+    assert fit is not None
+    below = sum(1 for s in shares if s < WARN_FIT)
+    old = list(before) or [1.0] * n
+    p = fell(sum(1 for s in old if s >= WARN_FIT), len(old), n - below, n)
+    if fit >= WARN_FIT:
+        severity = NOTE
+    elif fit < ERROR_FIT:
+        severity = "error" if n >= ERROR_SAMPLE else "warning"
+    else:
+        severity = "warning" if level(p) in ("warning", "error") else NOTE
+    return FitEvidence(severity, fit, below, n, p)
 
 
 def _replaced(
@@ -377,24 +315,59 @@ def _replaced(
     after: dict[str, dict[int, int]],
 ) -> Alarm | None:
     """The ``replaced`` alarm of a template another one took over (:func:`_replacement`), with
-    how well the pages that moved still fit its layout, and where the first one misses."""
+    how well the pages that moved still fit its layout, and where the first one misses; a
+    ``regrouped`` note when they fit it (only visdup's grouping moved)."""
     found = _replacement(cid, base.get("patterns") or {}, before, after)
     if found is None:
         return None
     winner, pattern, share = found
     detail = f"#{winner} now holds {round(100 * share)} % of {pattern}"
-    moved = (current.get(winner, {}).get("moved") or {}).get(str(cid)) or {}
-    fit = median(moved.get("shares") or [])
-    if fit is not None:
-        detail += f", its pages fit #{cid}'s layout at {fit:.2f}"
+    stats = current.get(winner, {})
+    moved = (stats.get("moved") or {}).get(str(cid)) or (stats.get("against") or {}).get(str(cid))
+    moved = moved or {}
+    evidence = _fit_evidence(moved.get("shares") or [], base.get("shares") or [])
+    # no page measured: the URLs moved, nothing says they kept the layout
+    severity = evidence.severity if evidence is not None else "error"
+    if evidence is not None:
+        detail += f", its pages on #{cid}'s layout: {evidence.words()}"
     misses = moved.get("misses") or []
     return Alarm(
         cid,
-        "replaced",
-        "error",
-        where=dict(misses[0]) if misses else None,
+        "regrouped" if severity == NOTE else "replaced",
+        severity,
+        where=dict(misses[0]) if misses and severity != NOTE else None,
         detail=detail,
         replaced_by=winner,
+    )
+
+
+def _redesigned(cid: int, current: Stats, baseline: Stats) -> Alarm | None:
+    """A template that lost half its pages or more beside a new one whose pages were measured
+    on its layout (``against``): ``replaced`` when they fit it badly (a redesign, though its
+    pages form a template of their own), ``regrouped`` (a note) when they fit it."""
+    best: tuple[tuple[int, int], int, dict[str, Any]] | None = None
+    for other, stats in current.items():
+        if other in baseline:
+            continue
+        got = (stats.get("against") or {}).get(str(cid))
+        if got and len(got.get("shares") or []) >= MIN_SAMPLE:
+            rank = (int(stats.get("pages") or 0), -other)
+            if best is None or rank > best[0]:
+                best = (rank, other, got)
+    if best is None:
+        return None
+    _rank, other, got = best
+    evidence = _fit_evidence(got["shares"], baseline[cid].get("shares") or [])
+    assert evidence is not None
+    misses = got.get("misses") or []
+    what = "the same layout" if evidence.severity == NOTE else "redesign"
+    return Alarm(
+        cid,
+        "regrouped" if evidence.severity == NOTE else "replaced",
+        evidence.severity,
+        where=dict(misses[0]) if misses and evidence.severity != NOTE else None,
+        detail=f"{what}: #{other}'s pages on #{cid}'s layout: {evidence.words()}",
+        replaced_by=other,
     )
 
 
@@ -402,39 +375,51 @@ def _changed(
     cid: int, base: dict[str, Any], cur: dict[str, Any], history: Sequence[Stats], held: float
 ) -> Alarm | None:
     """The ``changed`` alarm of a template whose fit fell while its URL patterns persist
-    (``held``), else its ``fields`` alarm where only fields changed, else None."""
+    (``held``), else its ``fields`` alarm (or note) where only fields changed, else None."""
     fit_before = fit_median(base)
     fit_now = fit_median(cur)
-    fields, stable = _field_changes(cid, base, cur, history)
-    emptied = sum(1 for f in fields if f["change"] == "emptied")
-    half_emptied = stable > 0 and emptied * 2 >= stable and emptied >= 1
+    drift = field_drift(cid, base, cur, history)
+    n = int(cur.get("n") or 0)
     fell = (
         fit_before is not None
         and fit_now is not None
-        and (cur.get("n") or 0) >= MIN_SAMPLE
+        and n >= MIN_SAMPLE
         and fit_now < WARN_FIT
         and fit_before - fit_now > max(MIN_FALL, _fit_spread(cid, history))
     )
     if fell and held >= HELD_BELOW:
         assert fit_now is not None and fit_before is not None
+        evidence = _fit_evidence(cur.get("shares") or [], base.get("shares") or [])
+        detail = f"median fit {fit_before:.2f} → {fit_now:.2f}"
+        # without sample shares the fit is the crawl's own (signatures): a warning
+        severity = evidence.severity if evidence is not None else "warning"
+        if evidence is not None:
+            detail += f": {evidence.reasons()}"
+        if drift.level == "error" or (drift.level == "warning" and severity == NOTE):
+            severity = drift.level
         misses = cur.get("misses") or []
         return Alarm(
             cid,
             "changed",
-            "error" if fit_now < ERROR_FIT or half_emptied else "warning",
+            severity,
             where=dict(misses[0]) if misses else None,
-            fields=fields,
-            detail=f"median fit {fit_before:.2f} → {fit_now:.2f}",
+            fields=drift.changes,
+            detail=detail,
         )
-    if fields:
-        return Alarm(
-            cid,
-            "fields",
-            "error" if half_emptied else "warning",
-            fields=fields,
-            detail=f"{len(fields)} of {stable} stable fields",
-        )
-    return None
+    return _fields_alarm(cid, drift)
+
+
+def _fields_alarm(cid: int, drift: FieldDrift) -> Alarm | None:
+    level = drift.level
+    if level is None:
+        return None
+    return Alarm(
+        cid,
+        "fields",
+        level,
+        fields=drift.changes,
+        detail=f"{len(drift.changes)} of {drift.watched} watched fields",
+    )
 
 
 def _variants(
@@ -473,6 +458,11 @@ def _variants(
 
 
 def at_level(alarms: Sequence[Alarm], level: str) -> list[Alarm]:
-    """The alarms at ``level`` or above (``warning`` includes errors)."""
+    """The alarms at ``level`` or above (``warning`` includes errors; notes are none)."""
     floor = SEVERITIES.index(level)
-    return [a for a in alarms if SEVERITIES.index(a.severity) >= floor]
+    return [a for a in alarms if a.severity in SEVERITIES and SEVERITIES.index(a.severity) >= floor]
+
+
+def split(found: Sequence[Alarm]) -> tuple[list[Alarm], list[Alarm]]:
+    """(alarms, notes) of what :func:`compare` found."""
+    return [a for a in found if a.severity != NOTE], [a for a in found if a.severity == NOTE]

@@ -30,7 +30,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from visdup.drift.aggregate import encode, fit_limit, measure, merge_sample, template_stats
+from visdup.drift.aggregate import (
+    encode,
+    fit_limit,
+    layout_digest,
+    measure,
+    merge_sample,
+    template_stats,
+)
 from visdup.page.urlpatterns import url_shape as url_pattern
 from visdup.storage import snapshots
 from visdup.storage.snapshots import STORED_LABELS as _STORED_LABELS  # noqa: F401 - tests read it
@@ -38,7 +45,7 @@ from visdup.storage.urls import origin
 from visdup.templates.extract import DEFAULT_MIN_FIT
 from visdup.templates.sample import sample_rank
 from visdup.templates.signature import SIGNATURE_VERSION
-from visdup.templates.stm import PackedTree, packed
+from visdup.templates.stm import PackedTree, label_paths, packed, stm_upper_bound
 from visdup.templates.template import Template
 
 if TYPE_CHECKING:
@@ -51,6 +58,22 @@ logger = logging.getLogger(__name__)
 FINISHED = "finished"
 #: Snapshot rows written per transaction while a crawl runs.
 BATCH = 200
+#: A new template's sample pages measured on the layout of a template that lost its pages
+#: (``against``): at least this many, at most :data:`AGAINST_PAGES`, on the :data:`AGAINST`
+#: lost templates likeliest to be its predecessor, for the :data:`AGAINST_TEMPLATES` largest
+#: new templates.
+AGAINST_MIN_SAMPLE = 3
+AGAINST_PAGES = 8
+AGAINST = 2
+AGAINST_TEMPLATES = 20
+#: A template lost its pages when it holds less than this share of those it had.
+LOST_SHARE = 0.5
+
+
+def _pattern_overlap(patterns: dict[str, int], stats: dict[str, Any]) -> int:
+    """Pages of ``patterns`` whose URL pattern the other template's ``stats`` had."""
+    theirs = stats.get("patterns") or {}
+    return sum(n for p, n in patterns.items() if p in theirs)
 
 
 def ensure_tables(store: Store) -> None:
@@ -381,6 +404,70 @@ class Snapshot:
                 moved.setdefault(was, []).append((u, tree.unpack()))
         return moved
 
+    def _on_layout(self, trees: list[tuple[str, FlatTree]], layout: Template) -> dict[str, Any]:
+        """How pages fit another template's layout: ``n``, ``shares``, the first miss."""
+        got = measure(trees, layout, None, min_fit=self.min_fit)
+        return {"n": got["n"], "shares": got["shares"], "misses": got["misses"][:1]}
+
+    def _previous_stats(self) -> dict[int, dict[str, Any]]:
+        """The aggregates of the last finished snapshot of the same sites before this one."""
+        earlier = [
+            s
+            for s in list_snapshots(self.store, self.info.crawl)
+            if s.id < self.id and s.reason == FINISHED
+        ]
+        return load_stats(self.store, earlier[-1].id) if earlier else {}
+
+    def _against(
+        self,
+        out: dict[int, dict[str, Any]],
+        counts: Counter[int],
+        starts: dict[int, str],
+        template: Callable[[str | None], Template | None],
+        live: Callable[[int], int],
+    ) -> None:
+        """A template new in this snapshot, beside one that lost half its pages or more since
+        the previous snapshot: its sample pages measured on the lost one's layout (``against``)
+        tell a redesign (they fit it badly) from visdup grouping the same layout anew (they fit
+        it well), when the pages are not the same URLs (``moved`` covers those)."""
+        new = [
+            cid
+            for cid in out
+            if cid not in starts and len(self._samples.get(cid, [])) >= AGAINST_MIN_SAMPLE
+        ]
+        if not new:
+            return
+        lost: dict[int, dict[str, Any]] = {}
+        for was, stats in self._previous_stats().items():
+            now = live(was)
+            pages = int(stats.get("pages") or 0)
+            if now in starts and now not in new and counts.get(now, 0) < LOST_SHARE * pages:
+                lost[now] = stats
+        if not lost:
+            return
+        paths: dict[int, tuple[dict[int, int], int]] = {}
+        for cid in sorted(new, key=lambda c: (-counts[c], c))[:AGAINST_TEMPLATES]:
+            entries = self._samples[cid][:AGAINST_PAGES]
+            trees = [(u, t.unpack()) for _r, u, _p, t in entries]
+            mine = label_paths(trees[0][1])
+            ranked: list[tuple[int, float, int]] = []
+            for was, stats in lost.items():
+                layout = template(starts[was])
+                if layout is None:
+                    continue
+                if was not in paths:
+                    paths[was] = (label_paths(layout.tree), max(1, layout.tree.nodes))
+                theirs, size = paths[was]
+                shared = _pattern_overlap(out[cid].get("patterns") or {}, stats)
+                ranked.append((-shared, -stm_upper_bound(mine, theirs) / size, was))
+            found = {}
+            for _s, _b, was in sorted(ranked)[:AGAINST]:
+                layout = template(starts[was])
+                assert layout is not None
+                found[str(was)] = self._on_layout(trees, layout)
+            if found:
+                out[cid]["against"] = found
+
     def finish(self, reason: str | None) -> dict[int, dict[str, Any]]:
         """Write the rows left, the per-template aggregates, and the run's close reason."""
         self.flush()
@@ -423,25 +510,34 @@ class Snapshot:
             entries = self._samples.get(cid, [])
             sample = [(u, t.unpack()) for _r, u, _p, t in entries]
             part = measure(sample, start or end, end or start, min_fit=self.min_fit)
+            if start is not None:
+                part["start_layout"] = layout_digest(starts.get(cid))
+            else:  # measured with the end's template: the same as the fields
+                part.pop("fields_start", None)
+                part.pop("masks_start", None)
             if cid in old:
                 part = merge_sample(old[cid], part)
+            if (part.get("fields_start"), part.get("masks_start")) == (
+                part.get("fields"),
+                part.get("masks"),
+            ):
+                part.pop("fields_start", None)
+                part.pop("masks_start", None)
             stats = template_stats(
                 pages=n, fits=fits.get(cid, []), patterns=patterns[cid], sample=part
             )
+            stats["layout"] = layout_digest(now_templates.get(cid))
             moved = self._moved(cid, entries, before, live)
             if moved:
                 stats["moved"] = {}
             for was, trees in sorted(moved.items(), key=lambda kv: -len(kv[1]))[:2]:
                 layout = template(starts.get(was))
                 if layout is not None:
-                    got = measure(trees, layout, None, min_fit=self.min_fit)
-                    stats["moved"][str(was)] = {
-                        "n": got["n"],
-                        "shares": got["shares"],
-                        "misses": got["misses"][:1],
-                    }
+                    stats["moved"][str(was)] = self._on_layout(trees, layout)
             stats["signature"] = SIGNATURE_VERSION  # templates of another version: not compared
-            out[cid] = fit_limit(stats)
+            out[cid] = stats
+        self._against(out, counts, starts, template, live)
+        out = {cid: fit_limit(stats) for cid, stats in out.items()}
         snapshots.close(
             self.store,
             self.id,

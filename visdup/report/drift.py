@@ -34,6 +34,9 @@ def drift_section(store: Store) -> dict[str, Any] | None:
 
 
 def _line(alarm: dict[str, Any]) -> str:
+    """What ``visdup drift`` prints for an alarm or a note: why, with its counts."""
+    from visdup.drift.fields import field_text
+
     head = f"#{alarm['template']}"
     if alarm.get("replaced_by") is not None:
         head += f" → #{alarm['replaced_by']}"
@@ -41,25 +44,31 @@ def _line(alarm: dict[str, Any]) -> str:
     if alarm.get("detail"):
         text += f": {alarm['detail']}"
     if alarm.get("fields"):
-        text += "; fields " + ", ".join(f"{f['name']} {f['change']}" for f in alarm["fields"])
+        text += "; fields " + ", ".join(field_text(f) for f in alarm["fields"])
     if alarm.get("since"):
         text += f" (since {alarm['since']})"
     return text
 
 
+def _headline(section: dict[str, Any]) -> str:
+    notes = len(section.get("notes") or [])
+    return (
+        f"snapshot {section['current']} against {section['baseline']}: "
+        f"{len(section['alarms'])} alarms over {section['templates']} templates"
+        + (f", {notes} notes (too little evidence to alarm, or only regrouped)" if notes else "")
+    )
+
+
 def text_lines(section: dict[str, Any] | None) -> list[str]:
-    """The section for ``visdup report`` (empty without snapshots)."""
+    """The section for ``visdup report`` (empty without snapshots): the alarms, then the
+    notes."""
     if not section:
         return []
     current = one_line(section["current"])
     if not section.get("baseline"):
         return ["", f"drift: snapshot {current}, no earlier snapshot to compare with"]
-    lines = [
-        "",
-        f"drift: snapshot {current} against {one_line(section['baseline'])}: "
-        f"{len(section['alarms'])} alarms over {section['templates']} templates",
-    ]
-    for alarm in section["alarms"]:
+    lines = ["", f"drift: {one_line(_headline(section))}"]
+    for alarm in [*section["alarms"], *(section.get("notes") or [])]:
         lines.append(f"  {one_line(_line(alarm))}")
         where = alarm.get("where") or {}
         if where.get("path"):
@@ -83,7 +92,7 @@ def html_section(section: dict[str, Any] | None) -> Safe:
         body = [tag("p", {"class": "muted"}, f"snapshot {section['current']}: nothing earlier")]
     else:
         rows = []
-        for alarm in section["alarms"]:
+        for alarm in [*section["alarms"], *(section.get("notes") or [])]:
             where = alarm.get("where") or {}
             detail = [tag("div", None, _line(alarm))]
             if where.get("path"):
@@ -91,16 +100,12 @@ def html_section(section: dict[str, Any] | None) -> Safe:
             for key in ("before", "after"):
                 if where.get(key):
                     detail.append(tag("div", {"class": "muted"}, f"{key}: ", where[key]))
+            muted = " muted" if alarm["severity"] == "note" else ""
             rows.append(
-                tag("li", {"class": f"drift-{alarm['severity']}"}, detail),
+                tag("li", {"class": f"drift-{alarm['severity']}{muted}"}, detail),
             )
         body = [
-            tag(
-                "p",
-                None,
-                f"snapshot {section['current']} against {section['baseline']}: "
-                f"{len(section['alarms'])} alarms over {section['templates']} templates",
-            ),
+            tag("p", None, _headline(section)),
             tag("ul", None, rows) if rows else "",
         ]
     return tag("section", {"id": "drift"}, tag("h2", None, "Drift"), body)
