@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from visdup.templates.marks import marks_agree
+from visdup.templates.region import is_shape, shapes_agree
 from visdup.templates.stm import label_paths, stm, stm_upper_bound, stm_upper_bounds
 
 #: Bumped when the signature of a page changes meaning, or which signatures may share a
 #: template: keys differ, so signatures stored by another version are told apart (their labels
 #: alone may look the same) and their pages are reclustered, not left in a partition this
 #: version would not make.
-SIGNATURE_VERSION = 7
+SIGNATURE_VERSION = 8
 #: Starts the outline's token in a stored root label: ``^134``. Marks never hold a digit
 #: (:func:`visdup.templates.marks.body_marks`), so the token cannot be read as one.
 OUTLINE_MARK = "^"
@@ -48,6 +49,9 @@ class Layout:
     #: (:func:`visdup.templates.signature.layout_signature`): ``(1, 3, 4)`` for a title, a
     #: sub-heading, a signature line.
     outline: tuple[int, ...] = ()
+    #: The shape of the content region's container (:mod:`visdup.templates.region`), as its
+    #: stored token; empty: none (no region apart from the page).
+    shape: str = ""
 
     @property
     def nodes(self) -> int:
@@ -66,11 +70,13 @@ class Layout:
 
     @property
     def stored_labels(self) -> list[str]:
-        """The labels as stored: the root's label carries the marks and the outline
-        (:func:`make_layout` reads them back), so a store keeps its two columns."""
+        """The labels as stored: the root's label carries the marks, the outline and the
+        shape (:func:`make_layout` reads them back), so a store keeps its two columns."""
         labels = list(self.labels)
-        if labels and (self.marks or self.outline):
+        if labels and (self.marks or self.outline or self.shape):
             extra = [OUTLINE_MARK + "".join(map(str, self.outline))] if self.outline else []
+            if self.shape:
+                extra.append(self.shape)
             labels[0] = " ".join([labels[0], *sorted(self.marks), *extra])
         return labels
 
@@ -96,9 +102,10 @@ def make_layout(
     sizes: Sequence[int],
     marks: Iterable[str] | None = None,
     outline: Sequence[int] = (),
+    shape: str = "",
 ) -> Layout:
-    """A signature from its labels and sizes; ``marks`` None: the marks and the outline are
-    read from the root's label, as :attr:`Layout.stored_labels` writes them."""
+    """A signature from its labels and sizes; ``marks`` None: the marks, the outline and the
+    shape are read from the root's label, as :attr:`Layout.stored_labels` writes them."""
     labels, sizes = list(labels), tuple(sizes)
     levels = tuple(outline)
     if marks is None:
@@ -110,12 +117,14 @@ def make_layout(
             for name in names:
                 if name.startswith(OUTLINE_MARK) and name[1:].isdigit():
                     levels = tuple(int(c) for c in name[1:])
+                elif is_shape(name):
+                    shape = name
                 elif name:
                     kept.add(name)
             found = frozenset(kept)
     else:
         found = frozenset(marks)
-    layout = Layout(tuple(labels), sizes, 0, marks=found, outline=levels)
+    layout = Layout(tuple(labels), sizes, 0, marks=found, outline=levels, shape=shape)
     layout.key = layout_key(layout.stored_labels, sizes)
     return layout
 
@@ -138,9 +147,14 @@ def outlines_agree(a: Sequence[int], b: Sequence[int]) -> bool:
 
 def may_link(a: Layout, b: Layout) -> bool:
     """Whether two signatures may share a template at all, before any measure: their
-    ``<body>`` marks (:func:`visdup.templates.marks.marks_agree`) and their frame outlines
-    (:func:`outlines_agree`) agree."""
-    return marks_agree(a.marks, b.marks) and outlines_agree(a.outline, b.outline)
+    ``<body>`` marks (:func:`visdup.templates.marks.marks_agree`), their frame outlines
+    (:func:`outlines_agree`) and their content shapes
+    (:func:`visdup.templates.region.shapes_agree`) agree."""
+    return (
+        marks_agree(a.marks, b.marks)
+        and outlines_agree(a.outline, b.outline)
+        and shapes_agree(a.shape, b.shape)
+    )
 
 
 def similarity(a: Layout, b: Layout) -> float:

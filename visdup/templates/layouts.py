@@ -32,6 +32,7 @@ from visdup.templates.signature import (
     Layout,
     marks_agree,
     outlines_agree,
+    shapes_agree,
     similarity,
     similarity_bounds,
 )
@@ -135,8 +136,8 @@ class LayoutClusterer:
         self._next = 0
         #: New atoms each atom linked to: who becomes a hub.
         self._links: dict[int, int] = {}
-        self._classes: dict[tuple[frozenset[str], tuple[int, ...]], int] = {}
-        self._class_list: list[tuple[frozenset[str], tuple[int, ...]]] = []
+        self._classes: dict[tuple[frozenset[str], tuple[int, ...], str], int] = {}
+        self._class_list: list[tuple[frozenset[str], tuple[int, ...], str]] = []
         self._class_of: dict[int, int] = {}
         self._may: dict[tuple[int, int], bool] = {}
         self._index = _GroupIndex()
@@ -155,10 +156,11 @@ class LayoutClusterer:
             group.core = self._commoner(group.core, key)
             return self.cluster_of(key)
         self.stats.atoms += 1
-        link_class = self._classes.get((layout.marks, layout.outline), -1)
+        kind = (layout.marks, layout.outline, layout.shape)
+        link_class = self._classes.get(kind, -1)
         if link_class < 0:
-            link_class = self._classes[(layout.marks, layout.outline)] = len(self._class_list)
-            self._class_list.append((layout.marks, layout.outline))
+            link_class = self._classes[kind] = len(self._class_list)
+            self._class_list.append(kind)
         found = self._index.candidates(layout.paths, layout.nodes, 1.0 - self.threshold)
         groups = self._groups
         handles = sorted(groups if found is None else found, key=lambda g: groups[g].smallest)
@@ -205,8 +207,13 @@ class LayoutClusterer:
     def _may_link(self, a: int, b: int) -> bool:
         got = self._may.get((a, b))
         if got is None:
-            (marks_a, outline_a), (marks_b, outline_b) = self._class_list[a], self._class_list[b]
-            got = marks_agree(marks_a, marks_b) and outlines_agree(outline_a, outline_b)
+            (marks_a, outline_a, shape_a) = self._class_list[a]
+            (marks_b, outline_b, shape_b) = self._class_list[b]
+            got = (
+                marks_agree(marks_a, marks_b)
+                and outlines_agree(outline_a, outline_b)
+                and shapes_agree(shape_a, shape_b)
+            )
             self._may[(a, b)] = self._may[(b, a)] = got
         return got
 

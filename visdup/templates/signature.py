@@ -55,6 +55,7 @@ from visdup.templates.layout import (
     similarity_bounds,
 )
 from visdup.templates.marks import MARKS_SHARE, MARKS_SWAP, MAX_MARKS, body_marks, marks_agree
+from visdup.templates.region import content_container, region_shape, shapes_agree
 from visdup.templates.skeleton import (
     DEFAULT_DEPTH,
     DEFAULT_MAX_NODES,
@@ -101,6 +102,7 @@ __all__ = [
     "page_input",
     "page_layout",
     "page_layout_of",
+    "shapes_agree",
     "similarity",
     "similarity_bound",
     "similarity_bounds",
@@ -397,7 +399,7 @@ def layout_signature(
         )
         if walked is not None:
             labels, sizes, frames = walked
-            return made(labels, sizes, frames, max_nodes)
+            return _shaped(made(labels, sizes, frames, max_nodes), followed or _alone(main), start)
     walk = SkeletonWalk(
         main,
         followed,
@@ -408,7 +410,21 @@ def layout_signature(
         stub_mode=stub_mode,
     )
     labels, sizes, frames = walk.run(start, root_label, depth, budget)
-    return made(labels, sizes, frames, max_nodes)
+    return _shaped(made(labels, sizes, frames, max_nodes), followed or _alone(main), start)
+
+
+def _alone(main: Any) -> list[Any]:
+    """The spine of a region that is one stub: the region alone."""
+    return [main] if main is not None else []
+
+
+def _shaped(layout: Layout, spine: Sequence[Any], body: Any) -> Layout:
+    """``layout`` with the shape of its content region's container
+    (:mod:`visdup.templates.region`)."""
+    shape = region_shape(content_container(spine, body))
+    if not shape:
+        return layout
+    return make_layout(layout.labels, layout.sizes, layout.marks, layout.outline, shape)
 
 
 def _followed_spine(
@@ -437,7 +453,9 @@ def page_layout_of(root: Any, main: Any, url: str | None = None) -> Layout:
 def marked(layout: Layout, root: Any, url: str | None) -> Layout:
     """``layout`` with the marks of the page's ``<body>`` (:func:`body_marks`)."""
     marks = body_marks(root, url)
-    return make_layout(layout.labels, layout.sizes, marks, layout.outline) if marks else layout
+    if not marks:
+        return layout
+    return make_layout(layout.labels, layout.sizes, marks, layout.outline, layout.shape)
 
 
 def stub_depth(region: Any) -> int:

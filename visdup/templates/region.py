@@ -1,0 +1,334 @@
+"""The shape of a page's content: what kind of region its layout puts in the middle.
+
+The layout signature is mostly frame (header, menus, sidebars, footer: some thirty nodes on a
+small site) and its content region is a stub of a few nodes, so a shop's info page (a title,
+paragraphs, a sub-heading) and its category listing (a title, a grid of cards, a pager)
+differ by two nodes of thirty: 0.9 similar, one template at any threshold that keeps a
+manual's pages together. What the region holds is the page type: records in a grid, prose,
+a form. Compared on its own, as a second key with its own gate (:func:`shapes_agree`), it
+keeps page types apart that the whole signature cannot, without a threshold per site.
+
+The shape is read from the region's *container*: the element of the region's text spine
+that holds the region's title (its first heading of the highest rank), so that the spine
+going one step further on one page (into a long introduction, into the grid itself) than on
+another does not move it. Below the container the shape keeps :data:`SHAPE_DEPTH` levels,
+by tag, each kind of child once in the order it first appears (as the signature's stubs do):
+a listing of three cards and one of twelve, a post of two paragraphs and one of forty, have
+one shape.
+
+Stored in the root label of a signature as one token (:data:`SHAPE_MARK`, then the shape's
+nodes in preorder as ``depth`` + ``tag``): every node has a digit, so no mark of ``<body>``
+(:func:`visdup.templates.marks.body_marks`, never a digit) reads as one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from visdup.templates.dom_walk import HEADING_LEVELS, tag_name
+from visdup.templates.stm import stm
+
+#: Levels kept below the container.
+SHAPE_DEPTH = 3
+#: Nodes a shape keeps at most (a preorder prefix).
+SHAPE_NODES = 48
+#: Two shapes this similar (2·STM/(n1+n2)) may share a template.
+SHAPE_SHARE = 0.6
+#: Starts the shape's token in a stored root label.
+SHAPE_MARK = "@"
+#: Elements a shape leaves out: they carry no layout, or stand beside the content
+#: (a sidebar or a menu inside the content column).
+_LEFT_OUT = frozenset(
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "head",
+        "link",
+        "meta",
+        "base",
+        "iframe",
+        "br",
+        "wbr",
+        "svg",
+        "aside",
+        "header",
+        "footer",
+    }
+)
+
+
+def _title(scope: Any) -> Any:
+    """The first heading of the highest rank in ``scope`` outside the page's frame (its
+    header, footer, sidebars, menus); None: none."""
+    for level in range(1, 7):
+        for heading in scope.iter(f"h{level}", f"H{level}"):
+            if not _beside(heading):
+                return heading
+    return None
+
+
+def _beside(el: Any) -> bool:
+    """Whether ``el`` stands in the page's frame: a menu, a sidebar, or a header or footer
+    outside any article (an article's own header holds its title)."""
+    for a in el.iterancestors():
+        tag = tag_name(a)
+        if tag in ("nav", "aside"):
+            return True
+        if tag in ("header", "footer"):
+            return not any(tag_name(b) in ("article", "main") for b in a.iterancestors())
+    return False
+
+
+def content_container(spine: Sequence[Any], body: Any = None) -> Any:
+    """The element of the region's spine (``spine[0]``: the region) holding the region's
+    title (:func:`_title`), the deepest spine element with it inside, through wrappers of
+    one element; the spine's end when the region has no title.
+
+    Without a spine, or with a region in the page's frame (a short page, whose menus hold
+    more text than its content), the title's own parent, raised past wrappers of the title
+    alone: on the pages where the spine finds it, that is where the spine stops. None: no
+    title either (``body``: where to look for one).
+    """
+    region = spine[0] if spine else None
+    if region is not None and (tag_name(region) in _BESIDE or _beside(region)):
+        region = None
+    scope = region if region is not None else body
+    title = _title(scope) if scope is not None else None
+    if region is None:
+        if title is None:
+            return None
+        container = title.getparent()
+        while container is not None and len(_kids(container)) <= 1:
+            container = container.getparent()
+        return None if container is None or tag_name(container) in ("body", "html") else container
+    if title is None:
+        return spine[-1]
+    # By id, holding the elements: an lxml element's proxy, once dropped, may leave its id
+    # to another element's, and what is "above" would depend on what was parsed before.
+    above = {id(el): el for el in (title, *title.iterancestors())}
+    container = region
+    for el in spine[1:]:
+        if id(el) not in above:  # the spine goes on beside the title
+            return _settled(_title_branch(container, title, above), title, above)
+        container = el
+    return _settled(container, title, above)
+
+
+def _settled(container: Any, title: Any, above: dict[int, Any]) -> Any:
+    """``container`` past the title itself and past wrappers of one element."""
+    if tag_name(container) in HEADING_LEVELS:  # the spine went into the title itself
+        container = container.getparent()
+    while True:  # a wrapper of one element: the element (one level less on some pages)
+        kids = _kids(container)
+        if len(kids) != 1 or kids[0] is title or id(kids[0]) not in above:
+            break
+        container = kids[0]
+    return _holder(container)
+
+
+def _holder(container: Any) -> Any:
+    """What holds an ``<article>``: one record, whose page type is told by what holds it
+    (a post's page one, an archive several, a day's archive of one post one as well)."""
+    if tag_name(container) != "article":
+        return container
+    parent = container.getparent()
+    if parent is None or tag_name(parent) in ("body", "html") or _beside(container):
+        return container
+    return parent
+
+
+def _title_branch(container: Any, title: Any, above: dict[int, Any]) -> Any:
+    """The child of ``container`` holding the title, where the spine went into another
+    child: when that child has text of its own (:data:`_OWN_TEXT`, not just the title and
+    its byline) and no other child holds a heading of the title's rank (records of a list
+    all do), it is the content, and the spine went into what stands after it (related
+    products, a list of links) because its text was short on this page."""
+    branch = next((k for k in container if id(k) in above), None)
+    if branch is None or branch is title or tag_name(branch) in ("header", "hgroup"):
+        return container
+    rank = HEADING_LEVELS.get(tag_name(title) or "", 6)
+    tags = [t for h, level in HEADING_LEVELS.items() if level <= rank for t in (h, h.upper())]
+    for kid in container:
+        if (
+            kid is not branch
+            and tag_name(kid) is not None
+            and next(kid.iter(*tags), None) is not None
+        ):
+            return container
+    own = _text_length(branch) - _text_length(title)
+    return branch if own >= _OWN_TEXT else container
+
+
+def _text_length(el: Any) -> int:
+    return sum(len(t.strip()) for t in el.itertext())
+
+
+#: Characters of text beside its title that make a branch content, not a heading block.
+_OWN_TEXT = 200
+
+
+def _prose(el: Any) -> bool:
+    """Whether ``el`` is prose: paragraphs among text blocks only (sub-headings, figures,
+    quotes, lists of text), or paragraphs half of its element children at least. What else
+    stands among them follows the text, not the layout."""
+    kids = _kids(el)
+    paragraphs = sum(1 for k in kids if tag_name(k) == "p")
+    if not paragraphs:
+        return False
+    return 2 * paragraphs >= len(kids) or all(_flows(k) for k in kids)
+
+
+#: Elements that stand in a run of text: a post's sub-headings, figures, quotes, code.
+_FLOW = frozenset(
+    {
+        "p", "h2", "h3", "h4", "h5", "h6", "figure", "blockquote", "pre", "table", "dl", "hr",
+        "img", "picture", "video", "audio", "a", "span", "em", "strong", "b", "i", "code",
+    }
+)  # fmt: skip
+#: Elements inside a line of text.
+_INLINE = frozenset(
+    {"a", "span", "em", "strong", "b", "i", "u", "s", "code", "small", "sup", "sub", "mark",
+     "abbr", "time", "cite", "q", "kbd", "img", "picture", "source"}
+)  # fmt: skip
+
+
+def _flows(el: Any) -> bool:
+    """Whether ``el`` stands in a run of text (:data:`_FLOW`, or a list of lines of text,
+    not of records)."""
+    tag = tag_name(el)
+    if tag in _FLOW:
+        return True
+    if tag not in ("ul", "ol"):
+        return False
+    return all(
+        tag_name(k) is None or all(tag_name(i) in _INLINE for i in k if tag_name(i) is not None)
+        for k in el
+    )
+
+
+def _kids(el: Any) -> list[Any]:
+    return [k for k in el if _label(k) is not None and not _link_list(k)]
+
+
+#: Blocks of text: what is inside them (links, emphasis) follows the text, not the layout.
+_TEXT_BLOCKS = frozenset(
+    {"p", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "figcaption", "dd", "td", "th"}
+)
+#: A container inside one of these is no content region.
+_BESIDE = frozenset({"header", "footer", "aside", "nav"})
+
+
+def _link_list(el: Any) -> bool:
+    """Whether ``el`` is a list of bare links (a breadcrumb trail, a menu, a table of
+    contents): navigation standing in the content, not what the content is made of."""
+    if tag_name(el) not in ("ul", "ol"):
+        return False
+    items = 0
+    for li in el:
+        tag = tag_name(li)
+        if tag is None:
+            continue
+        inner = [k for k in li if tag_name(k) is not None]
+        if tag != "li" or len(inner) != 1 or tag_name(inner[0]) != "a":
+            return False
+        items += 1
+    return items > 0
+
+
+def _label(el: Any) -> str | None:
+    tag = tag_name(el)
+    if tag is None or tag in _LEFT_OUT:
+        return None
+    return "".join(c for c in tag if c.isalnum()) or "x"
+
+
+def region_shape(container: Any) -> str:
+    """The shape token of a content container (empty: none)."""
+    if container is None:
+        return ""
+    label = _label(container)
+    if label is None:
+        return ""
+    nodes: list[str] = []
+    _shape([container], label, 0, nodes)
+    return SHAPE_MARK + ",".join(nodes[:SHAPE_NODES])
+
+
+def _shape(els: list[Any], label: str, depth: int, out: list[str]) -> None:
+    """Append the compressed subtree of ``els`` (siblings of one kind, as one node) to
+    ``out`` (``depth`` + tag per node). Siblings of one kind are merged, children by kind in
+    the order they first appear: a list's records, whichever comes first, give one shape,
+    and a post's thumbnail beside its text is one ``div`` with both."""
+    out.append(f"{depth}{label}")
+    if any(_prose(el) for el in els):  # paragraphs, whatever stands among them: prose
+        out.append(f"{depth + 1}p")
+        return
+    if depth >= SHAPE_DEPTH or label in _TEXT_BLOCKS:
+        return
+    kinds: dict[str, list[Any]] = {}
+    for el in els:
+        for child in el:
+            child_label = _label(child)
+            if child_label is not None and not _link_list(child):
+                kinds.setdefault(child_label, []).append(child)
+    for child_label, group in kinds.items():
+        if len(out) >= SHAPE_NODES:
+            break
+        _shape(group, child_label, depth + 1, out)
+
+
+@lru_cache(maxsize=4096)
+def _tree(shape: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """A shape token as a flat preorder tree (labels, subtree sizes)."""
+    items = shape[len(SHAPE_MARK) :].split(",") if shape else []
+    depths, labels = [], []
+    for item in items:
+        digits = 0
+        while digits < len(item) and item[digits].isdigit():
+            digits += 1
+        depths.append(int(item[:digits] or 0))
+        labels.append(item[digits:])
+    sizes = [1] * len(labels)
+    stack: list[int] = []
+    for i, d in enumerate(depths):
+        while stack and depths[stack[-1]] >= d:
+            stack.pop()
+        for j in stack:
+            sizes[j] += 1
+        stack.append(i)
+    return tuple(labels), tuple(sizes)
+
+
+class _Flat:
+    __slots__ = ("labels", "sizes")
+
+    def __init__(self, labels: tuple[str, ...], sizes: tuple[int, ...]):
+        self.labels = labels
+        self.sizes = sizes
+
+
+@lru_cache(maxsize=65536)
+def shape_similarity(a: str, b: str) -> float:
+    """``2·STM/(n1+n2)`` of two shapes (1.0: equal, or one is unknown)."""
+    if a == b or not a or not b:
+        return 1.0
+    ta, tb = _tree(a), _tree(b)
+    total = len(ta[0]) + len(tb[0])
+    if not total:
+        return 1.0
+    common = stm(_Flat(*ta), _Flat(*tb), max_nodes=max(len(ta[0]), len(tb[0]), 1))
+    return 2.0 * common / total
+
+
+def shapes_agree(a: str, b: str, share: float = SHAPE_SHARE) -> bool:
+    """Whether two pages' content shapes allow them one template."""
+    return shape_similarity(a, b) >= share
+
+
+def is_shape(token: str) -> bool:
+    """Whether a token of a stored root label is a shape (:data:`SHAPE_MARK`, digits)."""
+    return token.startswith(SHAPE_MARK) and any(c.isdigit() for c in token)
