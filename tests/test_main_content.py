@@ -112,3 +112,19 @@ def test_link_only_cells_of_a_kept_table_stay() -> None:
         f"<p>{ARTICLE}</p></div></body></html>"
     )
     assert "Film title 0" in found.text and "Film title 7" in found.text
+
+
+def test_rows_that_each_link_and_say_a_line_are_a_listing_a_menu_is_not() -> None:
+    """A home page's table of articles holds a shorter list's rows whole: both are listings,
+    so neither is called a copy of the other by containment."""
+    from tests.crawling import listing
+    from visdup.content.main import extract
+
+    arts = [f"/a/{w}.html" for w in ("alpha", "beta", "gamma", "delta", "epsilon", "zeta")]
+    long = extract(listing("Home", [(u, u) for u in arts] + [("/x.html", "x")]).encode())
+    short = extract(listing("List", [(u, u) for u in arts[:4]]).encode())
+    assert long.listing and short.listing
+    menu = "".join(f"<li><a href='{u}'>{u}</a></li>" for u in arts)
+    prose = "<p>" + "A sentence of the page's own that says something at length. " * 8 + "</p>"
+    page = f"<html><body><ul class=menu>{menu}</ul><main>{prose}</main></body></html>"
+    assert not extract(page.encode()).listing

@@ -23,7 +23,7 @@ from visdup.content.blocks import (
     walk,
     walk_paragraphs,
 )
-from visdup.content.titles import page_title
+from visdup.content.titles import _text_of, page_title
 from visdup.content.visibility import remove_element, remove_invisible
 from visdup.content.weights import (
     Weights,
@@ -154,7 +154,8 @@ def main_content(
         chosen(node)
     if best == 0 and not listing and w.net[0] <= 0:
         kept = _tidy(_short_page(w), title) if page_text else []
-        return MainContent(title, node, "\n\n".join(t for _, _, t in kept), kept, page_text)
+        text = "\n\n".join(t for _, _, t in kept)
+        return MainContent(title, node, text, kept, page_text, _rows_of_links(node, text))
     if not listing and in_footer(walked, best):
         # The most prose sits in the page's footer (a documentation index whose links are
         # too few for an index: its copyright lines win): the page has no article. Its
@@ -169,7 +170,35 @@ def main_content(
     heading = next((t for kind, _, t in kept if kind == "heading"), None)
     kept = _tidy(kept, title)
     text = "\n\n".join(t for _, _, t in kept)
+    listing = listing or _rows_of_links(node, text)
     return MainContent(title, node, text, kept, page_text, listing, heading)
+
+
+def _rows_of_links(node: Any, text: str) -> bool:
+    """Whether the content is mostly rows that each link to a page and say a line of their own
+    (a table of articles with a summary each, a list of products with their prices): a listing
+    to compare as one, whose rows may lie whole in a longer listing's without copying it. A
+    menu's items, links alone, are no such rows."""
+    if not text:
+        return False
+    covered = 0
+    for data in node.iter("table", "ul", "ol"):
+        rows = data.findall("tr") + data.findall("tbody/tr") if data.tag == "table" else list(data)
+        found = 0
+        share = 0
+        for row in rows:
+            if not isinstance(row.tag, str) or next(row.iter("a"), None) is None:
+                continue
+            own = " ".join(_text_of(row).split())
+            for a in row.iter("a"):
+                own = own.replace(" ".join(_text_of(a).split()), "", 1)
+            own = own.strip()
+            if own and own in text:
+                found += 1
+                share += len(own)
+        if found >= LISTING_MIN_TEASERS:
+            covered += share
+    return covered >= 0.6 * len(text)
 
 
 def first_body(root: Any) -> Any:
