@@ -19,6 +19,8 @@ TEXT = "#text"
 SKIP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "head", "link", "meta", "base", "iframe"}
 )
+#: ...and those that carry no layout either (a layout signature's skeleton leaves them out).
+SKIP = SKIP_TAGS | {"br", "wbr", "svg"}
 #: Heading elements and their levels.
 HEADING_LEVELS = {f"h{level}": level for level in range(1, 7)}
 

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from visdup.templates.dom_walk import HEADING_LEVELS, tag_name
+from visdup.templates.dom_walk import HEADING_LEVELS, SKIP, tag_name
 from visdup.templates.stm import stm
 
 #: Levels kept below the container.
@@ -40,25 +40,7 @@ SHAPE_SHARE = 0.6
 SHAPE_MARK = "@"
 #: Elements a shape leaves out: they carry no layout, or stand beside the content
 #: (a sidebar or a menu inside the content column).
-_LEFT_OUT = frozenset(
-    {
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "head",
-        "link",
-        "meta",
-        "base",
-        "iframe",
-        "br",
-        "wbr",
-        "svg",
-        "aside",
-        "header",
-        "footer",
-    }
-)
+_LEFT_OUT = SKIP | {"aside", "header", "footer"}
 
 
 def _title(scope: Any) -> Any:

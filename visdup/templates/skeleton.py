@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from visdup.templates.dom_walk import HEADING_LEVELS, tag_name
+from visdup.templates.dom_walk import HEADING_LEVELS, SKIP, tag_name
 from visdup.templates.layout import Layout, make_layout
 
 #: Levels below <body> kept in the skeleton.
@@ -33,23 +33,6 @@ DEFAULT_MAX_NODES = 400
 #: Label of the node standing for the main content.
 MAIN = "#main"
 
-#: Elements that never render, or carry no layout.
-SKIP = frozenset(
-    {
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "head",
-        "link",
-        "meta",
-        "base",
-        "iframe",
-        "br",
-        "wbr",
-        "svg",
-    }
-)
 #: The same as a set, as the compiled walk takes it.
 SKIP_SET = set(SKIP)
 
