@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, insert, inspect, or_, select
+from sqlalchemy import Connection, func, insert, or_, select
 
 from visdup.storage import schema
 from visdup.storage.fastpath import runs_on_driver
@@ -24,19 +24,12 @@ _INSERT = runs_on_driver(insert(comparisons))
 
 def ready(store: StatementRunner) -> bool:
     """Create the table where a store of schema version 3 predates it."""
-    with store.reading() as conn:
-        if inspect(conn).has_table(comparisons.name):
-            return True
-    with store.transaction() as conn:
-        schema.lock_schema(conn)
-        comparisons.create(conn, checkfirst=True)  # with its index
-    return True
+    return schema.table_ready(store, comparisons)
 
 
 def present(store: StatementRunner) -> bool:
     """Whether the store has the table (stores made before it do not)."""
-    with store.reading() as conn:
-        return bool(inspect(conn).has_table(comparisons.name))
+    return schema.table_present(store, comparisons)
 
 
 def add(

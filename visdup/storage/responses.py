@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import inspect, select
+from sqlalchemy import select
 
 from visdup.storage import schema
 from visdup.storage.schema import responses
@@ -59,19 +59,12 @@ def _upsert(postgres: bool) -> Insert:
 
 def ready(store: StatementRunner) -> bool:
     """Create the table where a store of schema version 3 predates it."""
-    with store.reading() as conn:
-        if inspect(conn).has_table(responses.name):
-            return True
-    with store.transaction() as conn:
-        schema.lock_schema(conn)
-        responses.create(conn, checkfirst=True)
-    return True
+    return schema.table_ready(store, responses)
 
 
 def present(store: StatementRunner) -> bool:
     """Whether the store has the table (stores made before it do not)."""
-    with store.reading() as conn:
-        return bool(inspect(conn).has_table(responses.name))
+    return schema.table_present(store, responses)
 
 
 def put(store: StatementRunner, rows: Iterable[Mapping[str, Any]], postgres: bool) -> int:

@@ -38,6 +38,8 @@ from visdup.storage.locks import SCHEMA_LOCK
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
+    from visdup.storage.fastpath import StatementRunner
+
 logger = logging.getLogger(__name__)
 
 
@@ -298,6 +300,23 @@ MIGRATIONS: dict[int, list[Step]] = {
         "CREATE INDEX IF NOT EXISTS visdup_pages_cluster ON visdup_pages (cluster_id)",
     ],
 }
+
+
+def table_ready(store: StatementRunner, table: Table) -> bool:
+    """Create ``table`` (with its indexes) where a store made before it lacks it."""
+    with store.reading() as conn:
+        if inspect(conn).has_table(table.name):
+            return True
+    with store.transaction() as conn:
+        lock_schema(conn)
+        table.create(conn, checkfirst=True)
+    return True
+
+
+def table_present(store: StatementRunner, table: Table) -> bool:
+    """Whether the store has ``table`` (stores made before it do not)."""
+    with store.reading() as conn:
+        return bool(inspect(conn).has_table(table.name))
 
 
 def lock_schema(conn: Connection) -> None:
