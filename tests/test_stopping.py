@@ -8,6 +8,7 @@ with SIGSTOP stalled the crawl with nothing in its log.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -139,11 +140,17 @@ class StopLabelProcess:
             assert service is not None, "no label process"
             os.kill(service.process.pid, signal.SIGSTOP)
             # never a hung test: resumed anyway after two minutes (the test then fails)
-            timer = threading.Timer(120, os.kill, (service.process.pid, signal.SIGCONT))
+            timer = threading.Timer(120, _resume, (service.process.pid,))
             timer.daemon = True
             timer.start()
             self.crawler.stats.inc_value("test/stopped")
         return item
+
+
+def _resume(pid: int) -> None:
+    """SIGCONT to a process that may have ended since (the crawl resumed and closed it)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGCONT)
 
 
 @deferred_f_from_coro_f
