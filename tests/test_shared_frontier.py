@@ -433,9 +433,9 @@ def _worker(
 
 @pytest.mark.slow
 def test_three_processes_and_a_kill(shared, pg_url, tmp_path):
-    """Three ``visdup crawl`` processes, 3,000 pages; one is killed with SIGKILL when a third
+    """Three ``visdup crawl`` processes, 1,200 pages; one is killed with SIGKILL when a third
     is stored, and started again: every page stored once with a verdict, every exit 0."""
-    total = 3000
+    total = 1200
     name = shared.claim()
     with site(total) as base:
         logs = [tmp_path / f"worker{i}.log" for i in range(4)]
