@@ -11,7 +11,8 @@ against warpcore's labels with Scaladoc class/trait/object as one, AEB's sites (
 the test site's three templates, the generated WordPress blogs' posts, day archives and home
 pages (``bench/blogs.py``: Twenty Twenty-One, and Twenty Seventeen as ``blog17``), and the
 generated sites' page types (``bench/typed_sites.py``: shop, forum, tblog, news, and eras, a
-news site's articles by redesign; seeds 0-4, or ``shop@5-9``; each site clustered alone).
+news site's articles by redesign; ``bench/news_variety.py``: newsvar, the same with articles of
+one design as varied as real ones; seeds 0-4, or ``shop@5-9``; each site clustered alone).
 Sets: warpcore, python, postgres, aeb, swde, fixture, blog, blog17 (by default), demo, the
 typed ones. ``--variants 0`` measures the crawl's signature only, ``--layout-thresholds``
 the cuts. Prints figures only.
@@ -276,12 +277,22 @@ def layout_pages(which: str) -> tuple[dict[str, bytes], dict[str, str] | None]:
 
 
 #: Generated sites with known page types (``bench/typed_sites.py``): ``shop``, ``forum``,
-#: ``tblog``, ``news`` (page types) and ``eras`` (a news site's articles labelled by redesign),
+#: ``tblog``, ``news`` (page types), ``eras`` (a news site's articles labelled by redesign) and
+#: ``newsvar`` (the same, articles of one design varying in media, embeds, live updates,
+#: paywalls and comments: ``bench/news_variety.py``),
 #: seeds 0-4 unless named (``shop@5-9``). Keys are ``seed::path``: each site is clustered alone.
-TYPED = {"shop": "shop", "forum": "forum", "tblog": "blog", "news": "news", "eras": "eras"}
+TYPED = {
+    "shop": "shop",
+    "forum": "forum",
+    "tblog": "blog",
+    "news": "news",
+    "eras": "eras",
+    "newsvar": "newsvar",
+}
 
 
 def _typed_pages(which: str) -> tuple[dict[str, bytes], dict[str, str]] | None:
+    from bench.news_variety import newsvar_eras
     from bench.typed_sites import make_site, news_eras
 
     name, _, seeds = which.partition("@")
@@ -291,7 +302,10 @@ def _typed_pages(which: str) -> tuple[dict[str, bytes], dict[str, str]] | None:
     pages: dict[str, bytes] = {}
     labels: dict[str, str] = {}
     for seed in range(int(first), int(last or first) + 1):
-        site = news_eras(seed) if name == "eras" else make_site(TYPED[name], seed)
+        if name in ("eras", "newsvar"):
+            site = news_eras(seed) if name == "eras" else newsvar_eras(seed)
+        else:
+            site = make_site(TYPED[name], seed)
         for path, html in site.pages.items():
             pages[f"{seed}::{path}"] = html.encode()
             labels[f"{seed}::{path}"] = f"{seed}:{site.kinds[path]}"

@@ -309,6 +309,21 @@ def test_body_marks_name_the_template_not_the_page() -> None:
     assert body_marks(None) == frozenset()
 
 
+def test_body_marks_leave_out_the_terms_of_a_post() -> None:
+    """A news site's articles carry their categories, tags and author on <body>, none on one
+    article and several on the next: one template, one set of marks."""
+    from visdup.templates.signature import body_marks, marks_agree
+
+    plain = body_marks(_body("single single-post postid-5 single-format-standard"), None)
+    tagged = "author-jane category-tech category-science tag-election tag-courts tag-economy"
+    many = body_marks(_body("single single-post postid-6 single-format-standard " + tagged))
+    assert plain == many == {"single", "single-post", "single-format-standard"}
+    assert marks_agree(plain, many)
+    # the archive of a term keeps the name of its template
+    archive = body_marks(_body("archive tag tag-election"), "https://b.example/news/")
+    assert archive == {"archive", "tag"}
+
+
 def test_marks_agree_on_variants_of_a_template_only() -> None:
     from visdup.templates.signature import marks_agree
 

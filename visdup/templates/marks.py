@@ -28,6 +28,11 @@ MARKS_SWAP = 2
 #: Marks kept from one page at most (the first in sorted order).
 MAX_MARKS = 32
 _DIGIT = re.compile(r"\d")
+#: Names a content system builds on one of the page's terms (WordPress and Ghost write a
+#: post's tags and categories there, ``tag-election``, ``category-politics``): they name the
+#: page's subject, one article having none and the next five; the template is the name
+#: without the term (``tag``, ``category``, ``author`` on an archive), which stays.
+_TERM_PREFIXES = ("tag-", "category-", "term-", "author-")
 _SEGMENT_END = re.compile(r"\.[a-z0-9]{1,5}$")
 
 
@@ -43,7 +48,8 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
     """The template names a page carries on its ``<body>``: its class names, case-folded,
     without those that name the page itself.
 
-    Names with a digit (``postid-73``, ``paged-2``), names outside ASCII (they read
+    Names with a digit (``postid-73``, ``paged-2``), names of one of the page's terms
+    (``tag-election``, :data:`_TERM_PREFIXES`), names outside ASCII (they read
     differently when a page is decoded without its charset), and names built on a segment of
     the page's own URL path (``category-news`` on ``/category/news/``, ``product-blue-shirt``
     on ``/blue-shirt.html``) name the page, not its template, and are left out.
@@ -63,6 +69,8 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
     for name in sorted(names):
         if len(name) > 64 or not name.isascii() or _DIGIT.search(name):
             continue  # ASCII only: a page decoded another way (no charset) has the same marks
+        if name.startswith(_TERM_PREFIXES):
+            continue
         if any(name.endswith("-" + s) or name.startswith(s + "-") for s in segments):
             continue
         kept.append(name)
