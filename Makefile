@@ -71,7 +71,7 @@ test-oldest:
 	$(OLDEST)/bin/python -c "import scrapy, sqlalchemy; print('scrapy', scrapy.__version__, 'sqlalchemy', sqlalchemy.__version__)"
 	$(OLDEST)/bin/python -m pytest -q tests/test_store.py tests/test_storage_fastpath.py \
 		tests/test_index.py tests/test_index_layout.py tests/test_crawl.py tests/test_resume.py \
-		tests/test_settle.py tests/test_label_process.py tests/test_addon.py
+		tests/test_settle.py tests/test_label_process.py tests/test_addon.py tests/test_responses.py
 
 bench: $(STAMP) bytecode
 	$(BIN)/python -m pip install -q -e '.[bench]'
