@@ -128,3 +128,23 @@ def test_rows_that_each_link_and_say_a_line_are_a_listing_a_menu_is_not() -> Non
     prose = "<p>" + "A sentence of the page's own that says something at length. " * 8 + "</p>"
     page = f"<html><body><ul class=menu>{menu}</ul><main>{prose}</main></body></html>"
     assert not extract(page.encode()).listing
+
+
+def test_the_article_body_itemprop_outweighs_a_widget_id_on_the_same_element() -> None:
+    captions = " ".join(f"Caption {i} tells of another picture in the gallery." for i in range(17))
+    found = extract(
+        f"<html><body><div id='share-buttons-2' itemprop='articleBody'><p>{ARTICLE}</p></div>"
+        f"<div class='scroller'><p>{captions}</p></div></body></html>"
+    )
+    assert "sentence number 11" in found.text and "Caption" not in found.text
+
+
+def test_more_is_furniture_beside_read_not_as_a_section_slug() -> None:
+    found = extract(
+        f"<html><body><div class='body'><section id='lists'><p>{ARTICLE}</p></section>"
+        "<section id='more-on-lists'><h2>More on lists</h2><p>The list type has some more"
+        " methods, told in this short section.</p></section><div class='read-more'>"
+        "<a href='/other'>Another story told elsewhere on this site today</a></div>"
+        "</div></body></html>"
+    )
+    assert "some more methods" in found.text and "Another story" not in found.text

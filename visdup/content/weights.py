@@ -45,11 +45,14 @@ NOISE_WORDS = frozenset(
         "social", "related", "recommended", "popular", "trending", "newsletter", "subscribe",
         "signup", "breadcrumb", "breadcrumbs", "widget", "cookie", "cookies", "consent", "gdpr",
         "modal", "popup", "masthead", "toolbar", "pagination", "pager", "tags", "taglist",
-        "outbrain", "taboola", "byline", "author", "meta", "more", "recirc", "teaser",
+        "outbrain", "taboola", "byline", "author", "meta", "recirc", "teaser",
         "caption", "credit", "gallery", "slideshow", "date", "dateline", "timestamp", "header",
-        "skip", "print", "topics",
+        "skip", "print", "topics", "readmore", "loadmore", "showmore", "viewmore",
     }
 )  # fmt: skip
+#: ``more`` marks furniture only beside one of these (``read-more``, ``loadMore``): alone it
+#: is a section's slug (Sphinx's ``more-on-lists``) or a page's own call to learn more.
+MORE_WORDS = frozenset({"read", "load", "show", "view", "see"})
 
 #: A class word this long may be a compound of a furniture word and another...
 COMPOUND_MIN_CHARS = 9
@@ -157,7 +160,13 @@ def _factor_of(tag: str, words: set[str], itemprop: str | None) -> float:
     value = 1.0
     if tag in NOISE_TAGS:
         value *= NOISE_TAG_FACTOR
-    if not words.isdisjoint(NOISE_WORDS) or any(map(_noise_compound, words)):
+    # itemprop="articleBody" is the page's own word: a widget's generated id on the same
+    # element (a share bar's "gigya-share-btns" container) does not make it furniture.
+    if itemprop != "articleBody" and (
+        not words.isdisjoint(NOISE_WORDS)
+        or any(map(_noise_compound, words))
+        or ("more" in words and not words.isdisjoint(MORE_WORDS))
+    ):
         value *= NOISE_WORD_FACTOR
     if not words.isdisjoint(CONTENT_WORDS) or tag in CONTENT_TAGS:
         value *= CONTENT_FACTOR
