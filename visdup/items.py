@@ -56,9 +56,12 @@ class Page(Fetch, _Carried):
 
     @classmethod
     def from_response(cls, response: Response, links: list[str] | None = None) -> Page:
-        """Build a page item from any spider's response (reusing its selector if parsed)."""
-        redirects = response.request.meta.get("redirect_urls") if response.request else None
-        url = redirects[0] if redirects else response.url
+        """Build a page item from any spider's response (reusing its selector if parsed).
+
+        A page reached through a redirect is the page at its final URL: whichever way the crawl
+        came to it first (the redirect, or a link straight to it), it is stored under one URL,
+        and the redirect is a response of its own (:mod:`visdup.responses`)."""
+        url = response.url
         referer = response.request.headers.get("Referer") if response.request else None
         content_type = response.headers.get("Content-Type")
         tree = None

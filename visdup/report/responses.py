@@ -2,10 +2,10 @@
 errors, redirects, other content and URLs robots.txt forbade, each with the page linking there.
 
 A URL stored since as a page (a 503 that answered on the next crawl) is no longer listed: the
-store says what the site answers now. A redirect stays listed: the page it led to is stored
-under the URL linked to, which still answers with a redirect. A store made before visdup kept
-these rows has none, and the report says so instead of showing an empty list as if the site
-had no broken link.
+store says what the site answers now; a redirect stays listed (a store written before pages
+were kept under their final URL holds the page under the URL linked to). A store made before
+visdup kept these rows has none, and the report says so instead of showing an empty list as if
+the site had no broken link.
 """
 
 from __future__ import annotations
