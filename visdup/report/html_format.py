@@ -25,16 +25,17 @@ def shortener(origin: str) -> Callable[[str], str]:
     return short
 
 
-def link(url: str | None, short: Callable[[str], str] = str) -> Safe:
+def link(url: str | None, short: Callable[[str], str] = str, cls: str | None = "url") -> Safe:
     """A URL as text, and as a link only when it is http(s): no javascript: or data: links.
 
     Links open a new tab (``<base target>``), which browsers give no opener; the page sends no
-    referrer (its ``referrer`` policy).
+    referrer (its ``referrer`` policy). ``cls``: the link's class (None where a table's CSS
+    sets its type: thousands of rows add up).
     """
     if not url:
         return Safe("")
     if urlsplit(url).scheme in {"http", "https"}:
-        return tag("a", {"href": url, "class": "url"}, short(url))
+        return tag("a", {"href": url, "class": cls}, short(url))
     return tag("span", {"class": "url"}, url)
 
 

@@ -4,7 +4,6 @@ page that linked to it, the most serious kind first (broken links before redirec
 from __future__ import annotations
 
 from collections.abc import Callable
-from urllib.parse import urlsplit
 
 from visdup.report.html_format import link
 from visdup.report.markup import Safe, tag
@@ -44,14 +43,14 @@ def responses_html(responses: Responses, short: Callable[[str], str] = str) -> S
         tag(
             "tr",
             {"data-kind": r.kind, "data-status": "" if r.status is None else r.status},
-            tag("td", None, _link(r.url, short)),
+            tag("td", None, link(r.url, short, None)),
             tag("td", None, KIND_WORDS.get(r.kind, r.kind)),
             tag(
                 "td",
                 None,
                 r.answer() if r.kind != "redirect" else _redirect(r.status, r.target, short),
             ),
-            tag("td", None, _link(r.referer, short) if r.referer else "(a start URL)"),
+            tag("td", None, link(r.referer, short, None) if r.referer else "(a start URL)"),
         )
         for r in shown
     ]
@@ -86,11 +85,4 @@ def responses_html(responses: Responses, short: Callable[[str], str] = str) -> S
 
 
 def _redirect(status: int | None, target: str | None, short: Callable[[str], str]) -> Safe:
-    return Safe(f"{status} → {_link(target, short)}") if target else Safe(str(status))
-
-
-def _link(url: str | None, short: Callable[[str], str]) -> Safe:
-    """:func:`link` without its class: the table's CSS sets URLs' type (rows add up)."""
-    if url and urlsplit(url).scheme in {"http", "https"}:
-        return tag("a", {"href": url}, short(url))
-    return link(url, short)
+    return Safe(f"{status} → {link(target, short, None)}") if target else Safe(str(status))
