@@ -98,6 +98,23 @@ def test_unreadable_file_among_good_ones_is_reported_and_the_rest_printed(tmp_pa
     assert result.stderr.count("visdup: error:") == 1 and "empty.html" in result.stderr
 
 
+def test_dups_refuses_a_page_it_cannot_read_whole_from_its_one_parse(tmp_path):
+    """``dups`` parses each page once, in its analysis, and refuses what ``term`` refuses."""
+    (tmp_path / "a.html").write_text(page(3, 2))
+    (tmp_path / "b.html").write_text(page(3, 2).replace("item 1", "item one"))
+    (tmp_path / "deep.html").write_text(
+        "<html><body>" + "<div>" * 3000 + "x" + "</div>" * 3000 + "</body></html>"
+    )
+    (tmp_path / "junk.html").write_bytes(bytes(range(256)) * 8)
+    result = run("dups", str(tmp_path))
+    assert result.returncode == 2, result.stderr
+    errors = result.stderr.splitlines()
+    assert len(errors) == 2, result.stderr
+    assert any("deep.html: nested deeper than 2048 levels" in line for line in errors)
+    assert any("junk.html: binary content" in line for line in errors)
+    assert result.stdout.startswith("2 pages, "), result.stdout
+
+
 def test_hundred_thousand_levels_deep(tmp_path):
     depth = 100_000
     deep_page = tmp_path / "deep.html"

@@ -54,9 +54,11 @@ def run(args: argparse.Namespace) -> int:
             engine.close()
         store, tmp = Store.from_url(args.db), None
     else:
-        files = PageFiles(args.paths)
+        files = PageFiles(args.paths, whole=False)  # the analysis parses each page once
         try:
-            store, tmp = label_files(files, db=args.db, overrides=overrides, engine=engine)
+            store, tmp = label_files(
+                files, db=args.db, overrides=overrides, engine=engine, refuse=files.refused
+            )
         finally:
             engine.close()
     try:

@@ -160,10 +160,11 @@ def analyse(
         url=url,
         body_hash=body_hash,
         encoding=doc.encoding or encoding,
+        truncated=doc.truncated,
         replacement_ratio=doc.replacement_ratio,
     )
     if doc.root is None:
-        return replace(base, problem=doc.problem or "no document")
+        return replace(base, problem=doc.problem or "no document", unread=True)
     canonical = canonical_url(doc, final_url or url)  # before <head> goes
     links = links_step(doc, url, options.links)  # before invisible nodes go
     title: str | None = None
@@ -194,7 +195,6 @@ def analyse(
     shape_simhash(term)  # kept on the term: the labelling, one serial process, reads it
     return replace(
         base,
-        truncated=doc.truncated,
         notes=_notes(doc),
         canonical=canonical,
         title=title,

@@ -89,11 +89,18 @@ class FileLabeller:
         retitle(self.store, self.titles, self._count)
         settle_labels(self.store, self.labeller, self._count)
 
-    def add_all(self, pages: Iterable[tuple[str, bytes]], engine: Engine | None = None) -> int:
+    def add_all(
+        self,
+        pages: Iterable[tuple[str, bytes]],
+        engine: Engine | None = None,
+        refuse: Refuse | None = None,
+    ) -> int:
         """Analyse on ``engine`` (any order, any machine), label here in input order.
 
         Labelling decides against the pages stored before, so it stays in this process and in
-        order: every engine gives the same verdicts.
+        order: every engine gives the same verdicts. ``refuse``: whether an analysed page is
+        left out (:meth:`visdup.page.files.PageFiles.refused`: a file that gave no document,
+        or not all of one), checked on the analysis's own parse.
         """
         engine = engine or LocalEngine()
         analyse_one = partial(_analyse_item, self.options)
@@ -101,12 +108,17 @@ class FileLabeller:
         it = iter(pages)
         while chunk := list(islice(it, CHUNK)):
             for (name, body), page in zip(chunk, engine.map(analyse_one, chunk), strict=True):
+                if refuse is not None and refuse(name, page):
+                    continue
                 self.add(name, body, page)
                 n += 1
         self.settle()
         self.store.finish_run(self.run_id, "finished", self.counts)
         return n
 
+
+#: Whether an analysed page is left out of the labelling (and said why).
+Refuse = Callable[[str, PageAnalysis], bool]
 
 #: Pages analysed per round before they are labelled: bounds what is held in memory while an
 #: engine's workers stay busy.
@@ -130,14 +142,16 @@ def label_files(
     db: str | None = None,
     overrides: Mapping[str, Any] | None = None,
     engine: Engine | None = None,
+    refuse: Refuse | None = None,
 ) -> tuple[Store, Path | None]:
-    """Label pages into ``db`` (or a temporary SQLite file, returned for the caller to delete)."""
+    """Label pages into ``db`` (or a temporary SQLite file, returned for the caller to delete);
+    ``refuse``: see :meth:`FileLabeller.add_all`."""
     if db:
         store, tmp = Store.from_url(db), None
     else:
         store, tmp = temporary_store()
     try:
-        FileLabeller(store, overrides).add_all(pages, engine)
+        FileLabeller(store, overrides).add_all(pages, engine, refuse)
     except InputError:
         store.close()
         if tmp:

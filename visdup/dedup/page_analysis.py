@@ -32,6 +32,7 @@ class PageAnalysis:
     problem: str | None = None
     #: The charset the page was read in.
     encoding: str | None = None
+    #: The parser dropped part of the page (nested deeper than its limit, or too large).
     truncated: bool = False
     replacement_ratio: float = 0.0
     #: (kind, text): pages read other than declared ("charset") or not whole ("truncated").
@@ -51,6 +52,9 @@ class PageAnalysis:
     #: ran: the labelling, one process for the whole crawl, only copies them.
     term_text: str | None = field(default=None, repr=False)
     content_json: str | None = field(default=None, repr=False)
+    #: The bytes gave no document at all (empty, binary, not HTML, unparseable): ``problem``
+    #: says which.
+    unread: bool = False
 
     def record(self, *, keep_body: bool, body: bytes = b"", **fields: Any) -> PageRecord:
         """A fresh store record of this analysis; ``fields`` are the fetch's own (status...).

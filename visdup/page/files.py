@@ -19,7 +19,7 @@ import stat
 import zlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from visdup.errors import BAD_INPUT, InputError
 from visdup.escape import print_error
@@ -126,11 +126,26 @@ def check_document(path: Path | str, doc: Document) -> Document:
     if not doc.ok:
         raise InputError(f"{path}: {doc.problem or 'no document'}")
     if doc.truncated:
-        raise InputError(
-            f"{path}: nested deeper than {HUGE_DEPTH_LIMIT} levels or too large: "
-            "the parser dropped part of the page"
-        )
+        raise InputError(_not_whole(path))
     return doc
+
+
+def _not_whole(path: Path | str) -> str:
+    return (
+        f"{path}: nested deeper than {HUGE_DEPTH_LIMIT} levels or too large: "
+        "the parser dropped part of the page"
+    )
+
+
+class ParsedPage(Protocol):
+    """What a page's analysis says of its parse (:class:`visdup.dedup.analysis.PageAnalysis`)."""
+
+    @property
+    def unread(self) -> bool: ...
+    @property
+    def truncated(self) -> bool: ...
+    @property
+    def problem(self) -> str | None: ...
 
 
 def iter_pages(paths: Sequence[str]) -> Iterator[tuple[str, bytes]]:
@@ -202,7 +217,9 @@ class PageFiles:
 
     ``failed`` counts them, so a command exits with :data:`BAD_INPUT` after printing what
     the good files gave. With ``whole=True`` each page is also parsed, and a page the parser
-    could not read whole (nested deeper than its limit) is refused like an unreadable one.
+    could not read whole (nested deeper than its limit) is refused like an unreadable one. A
+    command whose analysis parses every page anyway takes ``whole=False`` and asks
+    :meth:`refused` of each analysis instead: one parse a page, not two.
     """
 
     def __init__(self, paths: Sequence[str], *, whole: bool = True):
@@ -264,6 +281,17 @@ class PageFiles:
                     self._fail(exc)
                     continue
                 yield name, data
+
+    def refused(self, name: str, page: ParsedPage) -> bool:
+        """Whether an analysed page is refused, as ``whole=True`` would have refused its file
+        (said on one line, like any bad file)."""
+        if page.unread:
+            self._fail(InputError(f"{name}: {page.problem or 'no document'}"))
+        elif page.truncated:
+            self._fail(InputError(_not_whole(name)))
+        else:
+            return False
+        return True
 
     @property
     def status(self) -> int:

@@ -1,0 +1,98 @@
+"""visdup's CPU per page against lxml's parse of the same page.
+
+    .venv/bin/python bench/bench_pace.py [--set python|postgres|DIR] [--pages 300] [--rounds 3]
+
+The ratio is machine-independent: (CPU seconds of ``visdup dups --db URL PATH...`` and its
+children over N pages, minus the same over 1 page) / (N - 1), divided by
+``lxml.html.fromstring``'s CPU per page on the same pages in one process (mean of the rounds).
+visdup's own parse counts on its side. The pages are the first N of the set in sorted path
+order. Modes: every channel (the defaults), and structure alone (content and clusters off).
+Prints figures only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench._data import debian_docs, html_files  # noqa: E402
+
+VISDUP = [sys.executable, "-m", "visdup"]
+MODES = {
+    "all": [],
+    "structure": ["-s", "VISDUP_CONTENT_ENABLED=false", "-s", "VISDUP_CLUSTER_ENABLED=false"],
+}
+
+
+def page_files(which: str, limit: int) -> list[Path]:
+    root = debian_docs(which) if which in ("python", "postgres") else Path(which)
+    return html_files(root, limit)
+
+
+def lxml_parse_cpu(files: list[Path], rounds: int) -> float:
+    """Mean CPU seconds a page of ``lxml.html.fromstring``, the bytes read beforehand."""
+    import lxml.html
+
+    bodies = [f.read_bytes() for f in files]
+    spent = []
+    for _ in range(rounds):
+        t0 = time.process_time()
+        for body in bodies:
+            lxml.html.fromstring(body)
+        spent.append((time.process_time() - t0) / len(bodies))
+    return sum(spent) / len(spent)
+
+
+def dups_cpu(files: list[Path], extra: list[str]) -> float:
+    """CPU seconds (user + system) of one ``visdup dups`` run and its children."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = f"sqlite:///{tmp}/pace.sqlite3"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(
+            [*VISDUP, "dups", "--db", db, *extra, *map(str, files)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--set", default="python", help="python, postgres or a directory of pages")
+    ap.add_argument("--pages", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--modes", default="all,structure")
+    args = ap.parse_args()
+    files = page_files(args.set, args.pages)
+    n = len(files)
+    parse = lxml_parse_cpu(files, args.rounds)
+    print(f"{args.set}: {n} pages, lxml.html.fromstring {parse * 1e3:.3f} ms of CPU a page")
+    for mode in args.modes.split(","):
+        ratios = []
+        for _ in range(args.rounds):
+            one = dups_cpu(files[:1], MODES[mode])
+            many = dups_cpu(files, MODES[mode])
+            per_page = (many - one) / (n - 1)
+            ratios.append(per_page / parse)
+            print(
+                f"  {mode:10} {per_page * 1e3:6.2f} ms a page ({many:.2f} s for {n}, "
+                f"{one:.2f} s for 1): {per_page / parse:5.2f}x the parse"
+            )
+        ratios.sort()
+        print(f"  {mode:10} median {ratios[len(ratios) // 2]:.2f}x the parse")
+
+
+if __name__ == "__main__":
+    main()
