@@ -6,6 +6,8 @@
  *   same of text that holds ASCII and blanks only (None for any other, which Python reads);
  * - shingle_simhash(sentences, words): the SimHash of the sentences' word shingles weighted
  *   by their counts (capped at 255), as _shingle_simhash(_shingles(...)) gives it;
+ * - layers(blocks, ...): content_print's layers of main-content blocks in one pass (the
+ *   text structure tree's fingerprints, the long sentences' hashes and their SimHash);
  * - term_simhash(labels, marks, sizes, ...) and shape_simhash(...): the structural SimHashes
  *   of a visual term (visdup.structure.fingerprint), from the same feature strings.
  *
@@ -291,6 +293,28 @@ by_index(const void *a, const void *b)
     return x->index < y->index ? -1 : (x->index > y->index);
 }
 
+/* normalise() of the text into `out` (room for t->n bytes): 0 done with *len_out bytes, 1 a
+ * character the kernel does not know (Python answers). */
+static int
+normalise_into(const Text *t, unsigned char *out, Py_ssize_t *len_out)
+{
+    Py_ssize_t len = 0;
+    int pending_space = 0;
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        int c = fold(t, PyUnicode_READ(t->kind, t->data, i));
+        if (c < 0) return 1;
+        if (c == 0) {
+            pending_space = 1;
+            continue;
+        }
+        if (pending_space && len) out[len++] = ' ';
+        pending_space = 0;
+        out[len++] = (unsigned char)c;
+    }
+    *len_out = len;
+    return 0;
+}
+
 static PyObject *
 py_normalise(PyObject *self, PyObject *args)
 {
@@ -305,21 +329,7 @@ py_normalise(PyObject *self, PyObject *args)
         return PyErr_NoMemory();
     }
     Py_ssize_t len = 0;
-    int pending_space = 0, unknown = 0;
-    for (Py_ssize_t i = 0; i < t.n; i++) {
-        int c = fold(&t, PyUnicode_READ(t.kind, t.data, i));
-        if (c < 0) {
-            unknown = 1;
-            break;
-        }
-        if (c == 0) {
-            pending_space = 1;
-            continue;
-        }
-        if (pending_space && len) out[len++] = ' ';
-        pending_space = 0;
-        out[len++] = (unsigned char)c;
-    }
+    int unknown = normalise_into(&t, out, &len);
     PyBuffer_Release(&blanks);
     PyObject *result;
     if (unknown) {
@@ -332,27 +342,17 @@ py_normalise(PyObject *self, PyObject *args)
     return result;
 }
 
-static PyObject *
-py_long_sentences(PyObject *self, PyObject *args)
+/* The `keep` longest sentences of a paragraph, normalised into `out` (room for t->n + 1
+ * bytes) and listed in order in *found (grown as needed, *cap its room): 0 done with *count
+ * of them, 1 a character the kernel does not know (Python answers), -1 out of memory. */
+static int
+sentences_of(const Text *t, Py_ssize_t keep, Py_ssize_t min_chars, unsigned char *out,
+             Sentence **found, Py_ssize_t *cap, Py_ssize_t *count_out)
 {
-    PyObject *text;
-    Py_ssize_t keep, min_chars;
-    Py_buffer blanks;
-    if (!PyArg_ParseTuple(args, "Unny*", &text, &keep, &min_chars, &blanks)) return NULL;
-    Text t;
-    read_text(text, &blanks, &t);
-    const Py_ssize_t n = t.n;
+    const Py_ssize_t n = t->n;
     /* The normalised text: sentences end where _WESTERN_END puts a line break (or a line
      * break stood), words of letters and digits, lower case, one space apart. */
-    unsigned char *out = (unsigned char *)malloc((size_t)n + 1);
-    Py_ssize_t cap = 16, count = 0;
-    Sentence *found = (Sentence *)malloc(sizeof(Sentence) * (size_t)cap);
-    PyObject *result = NULL;
-    if (out == NULL || found == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    Py_ssize_t len = 0, start = 0, index = 0, i = 0;
+    Py_ssize_t len = 0, start = 0, index = 0, i = 0, count = 0;
     int pending_space = 0;
     for (;;) {
         int line_end = 0, c = 0;
@@ -360,23 +360,21 @@ py_long_sentences(PyObject *self, PyObject *args)
         if (i >= n) {
             line_end = 1;
         } else {
-            Py_UCS4 cp = PyUnicode_READ(t.kind, t.data, i);
+            Py_UCS4 cp = PyUnicode_READ(t->kind, t->data, i);
             if (cp == '\n') {
                 line_end = 1;
-            } else if (sentence_end(&t, i, &next)) {
+            } else if (sentence_end(t, i, &next)) {
                 line_end = 1; /* a terminator and its closers are punctuation: no words */
-            } else if ((c = fold(&t, cp)) < 0) {
-                result = Py_None;
-                Py_INCREF(result);
-                goto done;
+            } else if ((c = fold(t, cp)) < 0) {
+                return 1;
             }
         }
         if (line_end) {
             if (len - start >= min_chars) {
-                if (grow((void **)&found, count, &cap, sizeof(Sentence)) < 0) goto done;
-                found[count].start = start;
-                found[count].len = len - start;
-                found[count].index = index;
+                if (grow((void **)found, count, cap, sizeof(Sentence)) < 0) return -1;
+                (*found)[count].start = start;
+                (*found)[count].len = len - start;
+                (*found)[count].index = index;
                 count++;
             }
             index++;
@@ -396,9 +394,37 @@ py_long_sentences(PyObject *self, PyObject *args)
         i = next;
     }
     if (count > keep) {
-        qsort(found, (size_t)count, sizeof(Sentence), by_length_then_index);
+        qsort(*found, (size_t)count, sizeof(Sentence), by_length_then_index);
         count = keep;
-        qsort(found, (size_t)count, sizeof(Sentence), by_index);
+        qsort(*found, (size_t)count, sizeof(Sentence), by_index);
+    }
+    *count_out = count;
+    return 0;
+}
+
+static PyObject *
+py_long_sentences(PyObject *self, PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t keep, min_chars;
+    Py_buffer blanks;
+    if (!PyArg_ParseTuple(args, "Unny*", &text, &keep, &min_chars, &blanks)) return NULL;
+    Text t;
+    read_text(text, &blanks, &t);
+    unsigned char *out = (unsigned char *)malloc((size_t)t.n + 1);
+    Py_ssize_t cap = 16, count = 0;
+    Sentence *found = (Sentence *)malloc(sizeof(Sentence) * (size_t)cap);
+    PyObject *result = NULL;
+    if (out == NULL || found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int rc = sentences_of(&t, keep, min_chars, out, &found, &cap, &count);
+    if (rc < 0) goto done;
+    if (rc > 0) {
+        result = Py_None;
+        Py_INCREF(result);
+        goto done;
     }
     result = PyList_New(count);
     for (Py_ssize_t k = 0; result != NULL && k < count; k++) {
@@ -519,28 +545,14 @@ utf8_at(const unsigned char *s, int *len)
            ((Py_UCS4)(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
 }
 
+/* The SimHash of the `count` sentences (UTF-8 at texts[i], lens[i] bytes long): their word
+ * shingles weighted by count (at most 255); 0 for none. A new int, NULL on error. */
 static PyObject *
-py_shingle_simhash(PyObject *self, PyObject *args)
+simhash_of(const unsigned char *const *texts, const Py_ssize_t *lens, Py_ssize_t count,
+           Py_ssize_t words)
 {
-    PyObject *sentences;
-    Py_ssize_t words;
-    if (!PyArg_ParseTuple(args, "On", &sentences, &words)) return NULL;
-    if (words < 1) {
-        PyErr_SetString(PyExc_ValueError, "words must be at least 1");
-        return NULL;
-    }
-    PyObject *seq = PySequence_Fast(sentences, "shingle_simhash takes a sequence of str");
-    if (seq == NULL) return NULL;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
     Py_ssize_t total_len = 0;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t n;
-        if (PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &n) == NULL) {
-            Py_DECREF(seq);
-            return NULL;
-        }
-        total_len += n + 1;
-    }
+    for (Py_ssize_t i = 0; i < count; i++) total_len += lens[i] + 1;
     /* Every shingle is at most `words` tokens joined by one space, written out in one buffer
      * that never moves: a token is in at most `words` shingles and brings at most one space
      * (tokens of CJK stand side by side), so twice `words` times the text is room for all. */
@@ -557,9 +569,8 @@ py_shingle_simhash(PyObject *self, PyObject *args)
         goto done;
     }
     for (Py_ssize_t i = 0; i < count; i++) {
-        Py_ssize_t n, ntok = 0;
-        const unsigned char *s =
-            (const unsigned char *)PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i), &n);
+        Py_ssize_t n = lens[i], ntok = 0;
+        const unsigned char *s = texts[i];
         for (Py_ssize_t p = 0; p < n;) { /* tokens: an ideograph where one starts, or \w+ */
             int width;
             Py_UCS4 c = utf8_at(s + p, &width);
@@ -644,6 +655,40 @@ done:
     free(tok_start);
     free(tok_len);
     free(shingles);
+    return result;
+}
+
+
+static PyObject *
+py_shingle_simhash(PyObject *self, PyObject *args)
+{
+    PyObject *sentences;
+    Py_ssize_t words;
+    if (!PyArg_ParseTuple(args, "On", &sentences, &words)) return NULL;
+    if (words < 1) {
+        PyErr_SetString(PyExc_ValueError, "words must be at least 1");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(sentences, "shingle_simhash takes a sequence of str");
+    if (seq == NULL) return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    const unsigned char **texts =
+        (const unsigned char **)malloc(sizeof(const unsigned char *) * (size_t)(count + 1));
+    Py_ssize_t *lens = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(count + 1));
+    PyObject *result = NULL;
+    if (texts == NULL || lens == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        texts[i] = (const unsigned char *)PyUnicode_AsUTF8AndSize(PySequence_Fast_GET_ITEM(seq, i),
+                                                                  &lens[i]);
+        if (texts[i] == NULL) goto done;
+    }
+    result = simhash_of(texts, lens, count, words);
+done:
+    free(texts);
+    free(lens);
     Py_DECREF(seq);
     return result;
 }
@@ -949,6 +994,284 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ content layers
+ *
+ * layers(blocks, keep, min_chars, blanks, words, normalise, long_sentences): what
+ * textprint.content_print reads of structure_tree(blocks), without the tree: the document's
+ * fingerprint, the sections' and the paragraphs' (in the tree's preorder, which is the
+ * order the blocks made them), each long sentence's hash, and the SimHash of those
+ * sentences' shingles. A section is hashed when it closes: its paragraphs come before its
+ * first subsection, and a subsection closes before its next sibling opens, so its
+ * children's fingerprints are written in the tree's order. Text the kernel does not know
+ * goes to the Python functions given (`normalise(text)`, `long_sentences(text, keep)`).
+ * None for a block that is not (kind, level, str) with an int or None level on a heading:
+ * Python answers those.
+ */
+
+typedef struct {
+    long level;
+    Py_ssize_t slot; /* its place among the sections; -1 for the document */
+    Buf parts;       /* normalise(heading), then "\x1f" and each child's fingerprint in hex */
+} OpenSection;
+
+typedef struct {
+    uint64_t *v;
+    Py_ssize_t n, cap;
+} U64s;
+
+static int
+u64_put(U64s *a, uint64_t x)
+{
+    if (grow((void **)&a->v, a->n, &a->cap, sizeof(uint64_t)) < 0) return -1;
+    a->v[a->n++] = x;
+    return 0;
+}
+
+/* "\x1f" and the fingerprint as f"{fp:016x}" writes it. */
+static int
+put_hex(Buf *b, uint64_t fp)
+{
+    static const char digits[] = "0123456789abcdef";
+    char hex[17];
+    hex[0] = 0x1f;
+    for (int k = 0; k < 16; k++) hex[1 + k] = digits[(fp >> (60 - 4 * k)) & 0xF];
+    return buf_put(b, hex, sizeof(hex));
+}
+
+/* Room for n more bytes in b (its length unchanged); -1 out of memory. */
+static int
+buf_room(Buf *b, size_t n)
+{
+    if (b->len + n <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n) cap *= 2;
+    unsigned char *grown = (unsigned char *)realloc(b->data, cap);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = grown;
+    b->cap = cap;
+    return 0;
+}
+
+/* The UTF-8 of a str the Python fallback gave, appended to b; -1 on error. */
+static int
+put_str(Buf *b, PyObject *text)
+{
+    Py_ssize_t n;
+    const char *s = PyUnicode_Check(text) ? PyUnicode_AsUTF8AndSize(text, &n) : NULL;
+    if (s == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "layers: str expected");
+        return -1;
+    }
+    return buf_put(b, s, (size_t)n);
+}
+
+/* normalise(text) appended to b; -1 on error. */
+static int
+put_normalised(Buf *b, PyObject *text, Py_buffer *blanks, PyObject *fallback)
+{
+    Text t;
+    read_text(text, blanks, &t);
+    if (buf_room(b, (size_t)t.n + 1) < 0) return -1;
+    Py_ssize_t len = 0;
+    if (normalise_into(&t, b->data + b->len, &len) == 0) {
+        b->len += (size_t)len;
+        return 0;
+    }
+    PyObject *value = PyObject_CallOneArg(fallback, text);
+    if (value == NULL) return -1;
+    int rc = put_str(b, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+/* Closes the innermost open section: its fingerprint to its slot and to its parent's parts. */
+static int
+close_section(OpenSection *open, Py_ssize_t *nopen, U64s *sections)
+{
+    OpenSection *top = &open[*nopen - 1];
+    uint64_t fp = blake64(top->parts.data ? top->parts.data : (const unsigned char *)"",
+                          top->parts.len);
+    sections->v[top->slot] = fp;
+    free(top->parts.data);
+    top->parts.data = NULL;
+    (*nopen)--;
+    return put_hex(&open[*nopen - 1].parts, fp);
+}
+
+static PyObject *
+tuple_of(const U64s *a)
+{
+    PyObject *t = PyTuple_New(a->n);
+    for (Py_ssize_t k = 0; t != NULL && k < a->n; k++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(a->v[k]);
+        if (v == NULL) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, k, v);
+    }
+    return t;
+}
+
+static PyObject *
+py_layers(PyObject *self, PyObject *args)
+{
+    PyObject *blocks, *normalise_py, *long_py;
+    Py_ssize_t keep, min_chars, words;
+    Py_buffer blanks;
+    if (!PyArg_ParseTuple(args, "Onny*nOO", &blocks, &keep, &min_chars, &blanks, &words,
+                          &normalise_py, &long_py))
+        return NULL;
+    PyObject *result = NULL, *seq = NULL;
+    OpenSection *open = NULL;
+    Py_ssize_t nopen = 0, open_cap = 8;
+    U64s sections = {NULL, 0, 0}, paragraphs = {NULL, 0, 0}, hashes = {NULL, 0, 0};
+    Buf scratch = {NULL, 0, 0}, joined = {NULL, 0, 0}, store = {NULL, 0, 0};
+    Sentence *found = NULL;
+    Py_ssize_t found_cap = 16, *starts = NULL, *lens = NULL, nsent = 0;
+    Py_ssize_t starts_cap = 0, lens_cap = 0;
+    const unsigned char **texts = NULL;
+    if (words < 1 || keep < 0) {
+        PyErr_SetString(PyExc_ValueError, "layers: words must be at least 1, keep at least 0");
+        goto done;
+    }
+    seq = PySequence_Fast(blocks, "layers takes a sequence of blocks");
+    if (seq == NULL) goto done;
+    open = (OpenSection *)malloc(sizeof(OpenSection) * (size_t)open_cap);
+    found = (Sentence *)malloc(sizeof(Sentence) * (size_t)found_cap);
+    if (open == NULL || found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    open[0].level = 0; /* the document: never closed by a heading */
+    open[0].slot = -1;
+    open[0].parts = (Buf){NULL, 0, 0};
+    nopen = 1;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) goto python;
+        PyObject *kind = PyTuple_GET_ITEM(item, 0), *level_obj = PyTuple_GET_ITEM(item, 1);
+        PyObject *text = PyTuple_GET_ITEM(item, 2);
+        if (!PyUnicode_Check(text)) goto python;
+        int heading = PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "heading") == 0;
+        if (heading) { /* max(1, min(6, level or 1)) */
+            long level = 1;
+            if (PyLong_Check(level_obj)) {
+                int overflow = 0;
+                long v = PyLong_AsLongAndOverflow(level_obj, &overflow);
+                if (v == -1 && PyErr_Occurred()) goto done;
+                if (overflow) v = overflow > 0 ? 6 : 1;
+                level = v == 0 ? 1 : v < 1 ? 1 : v > 6 ? 6 : v;
+            } else if (level_obj != Py_None) {
+                goto python;
+            }
+            while (open[nopen - 1].level >= level && nopen > 1)
+                if (close_section(open, &nopen, &sections) < 0) goto done;
+            if (grow((void **)&open, nopen, &open_cap, sizeof(OpenSection)) < 0) goto done;
+            OpenSection *section = &open[nopen++];
+            section->level = level;
+            section->slot = sections.n;
+            section->parts = (Buf){NULL, 0, 0};
+            if (u64_put(&sections, 0) < 0) goto done;
+            if (put_normalised(&section->parts, text, &blanks, normalise_py) < 0) goto done;
+            continue;
+        }
+        /* a paragraph: its long sentences, when it has any */
+        Text t;
+        read_text(text, &blanks, &t);
+        scratch.len = 0;
+        if (buf_room(&scratch, (size_t)t.n + 1) < 0) goto done;
+        Py_ssize_t nfound = 0;
+        int rc = sentences_of(&t, keep, min_chars, scratch.data, &found, &found_cap, &nfound);
+        if (rc < 0) goto done;
+        Py_ssize_t first = nsent;
+        if (rc == 0) {
+            for (Py_ssize_t k = 0; k < nfound; k++) {
+                if (grow((void **)&starts, nsent, &starts_cap, sizeof(Py_ssize_t)) < 0 ||
+                    grow((void **)&lens, nsent, &lens_cap, sizeof(Py_ssize_t)) < 0)
+                    goto done;
+                starts[nsent] = (Py_ssize_t)store.len;
+                lens[nsent] = found[k].len;
+                if (buf_put(&store, scratch.data + found[k].start, (size_t)found[k].len) < 0)
+                    goto done;
+                nsent++;
+            }
+        } else { /* a letter outside ASCII: Python's long sentences */
+            PyObject *list = PyObject_CallFunction(long_py, "On", text, keep);
+            if (list == NULL) goto done;
+            PyObject *fast = PySequence_Fast(list, "long_sentences gives a list");
+            Py_DECREF(list);
+            if (fast == NULL) goto done;
+            for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fast); k++) {
+                if (grow((void **)&starts, nsent, &starts_cap, sizeof(Py_ssize_t)) < 0 ||
+                    grow((void **)&lens, nsent, &lens_cap, sizeof(Py_ssize_t)) < 0) {
+                    Py_DECREF(fast);
+                    goto done;
+                }
+                size_t at = store.len;
+                if (put_str(&store, PySequence_Fast_GET_ITEM(fast, k)) < 0) {
+                    Py_DECREF(fast);
+                    goto done;
+                }
+                starts[nsent] = (Py_ssize_t)at;
+                lens[nsent] = (Py_ssize_t)(store.len - at);
+                nsent++;
+            }
+            Py_DECREF(fast);
+        }
+        if (nsent == first) continue;
+        joined.len = 0; /* the paragraph hashes its sentences joined by line breaks */
+        for (Py_ssize_t k = first; k < nsent; k++) {
+            if (k > first && buf_put(&joined, "\n", 1) < 0) goto done;
+            if (buf_put(&joined, store.data + starts[k], (size_t)lens[k]) < 0) goto done;
+            if (u64_put(&hashes, blake64(store.data + starts[k], (size_t)lens[k])) < 0) goto done;
+        }
+        uint64_t fp = blake64(joined.data, joined.len);
+        if (u64_put(&paragraphs, fp) < 0 || put_hex(&open[nopen - 1].parts, fp) < 0) goto done;
+    }
+    while (nopen > 1)
+        if (close_section(open, &nopen, &sections) < 0) goto done;
+    uint64_t document = blake64(open[0].parts.data ? open[0].parts.data : (const unsigned char *)"",
+                                open[0].parts.len);
+    texts = (const unsigned char **)malloc(sizeof(const unsigned char *) * (size_t)(nsent + 1));
+    if (texts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nsent; k++) texts[k] = store.data + starts[k];
+    PyObject *simhash = simhash_of(texts, lens, nsent, words);
+    if (simhash == NULL) goto done;
+    PyObject *parts[5] = {simhash, PyLong_FromUnsignedLongLong(nsent ? document : 0),
+                          tuple_of(&sections), tuple_of(&paragraphs), tuple_of(&hashes)};
+    if (parts[1] && parts[2] && parts[3] && parts[4])
+        result = PyTuple_Pack(5, parts[1], parts[2], parts[3], parts[4], parts[0]);
+    for (int k = 0; k < 5; k++) Py_XDECREF(parts[k]);
+    goto done;
+python:
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    PyBuffer_Release(&blanks);
+    Py_XDECREF(seq);
+    for (Py_ssize_t k = 0; open != NULL && k < nopen; k++) free(open[k].parts.data);
+    free(open);
+    free(sections.v);
+    free(paragraphs.v);
+    free(hashes.v);
+    free(scratch.data);
+    free(joined.data);
+    free(store.data);
+    free(found);
+    free(starts);
+    free(lens);
+    free(texts);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"term_simhash", py_term_simhash, METH_VARARGS,
      "term_simhash(labels, marks, sizes, path_depth, max_weight) -> the structural SimHash "
@@ -965,6 +1288,10 @@ static PyMethodDef methods[] = {
     {"long_sentences", py_long_sentences, METH_VARARGS,
      "long_sentences(paragraph, keep, min_chars, blanks) -> the `keep` longest normalised "
      "sentences in order, or None for a character outside ASCII that is not in blanks"},
+    {"layers", py_layers, METH_VARARGS,
+     "layers(blocks, keep, min_chars, blanks, words, normalise, long_sentences) -> (document, "
+     "sections, paragraphs, sentence hashes, simhash) as content_print reads them, or None "
+     "for a block Python must read"},
     {"shingle_simhash", py_shingle_simhash, METH_VARARGS,
      "shingle_simhash(sentences, words) -> SimHash of the word shingles weighted by count "
      "(at most 255)"},

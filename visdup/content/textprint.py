@@ -392,24 +392,49 @@ def content_print(
     pages with :func:`visible_key` (``url`` names what varies per URL); with ``thin_below``,
     only when the page has fewer long sentences than that.
     """
+    if _kernel is not None:
+        if not isinstance(blocks, list | tuple):
+            blocks = list(blocks)  # read twice when the kernel hands a block to Python
+        layers = _kernel.layers(
+            blocks,
+            LONG_SENTENCES,
+            MIN_SENTENCE_CHARS,
+            _blanks(),
+            SHINGLE_WORDS,
+            _python_normalise,
+            _python_long_sentences,
+        )
+        if layers is not None:  # the tree's fingerprints, made without the tree
+            document, sections, paragraphs, hashes, simhash = layers
+            return ContentPrint(
+                document=document,
+                simhash=simhash,
+                sections=sections,
+                paragraphs=paragraphs,
+                sentences=hashes,
+                thin=_thin(visible, url, thin_below, len(hashes)),
+                listing=listing,
+            )
     tree = structure_tree(blocks)
     nodes = _walk(tree)
-    paragraphs = [n for n in nodes if n.kind == "paragraph"]
-    sentences = [s for p in paragraphs for s in p.sentences]
-    simhash = shingle_simhash(sentences)
+    paragraph_nodes = [n for n in nodes if n.kind == "paragraph"]
+    sentences = [s for p in paragraph_nodes for s in p.sentences]
     return ContentPrint(
         document=tree.fingerprint if sentences else 0,
-        simhash=simhash,
+        simhash=shingle_simhash(sentences),
         sections=tuple(n.fingerprint for n in nodes if n.kind == "section"),
-        paragraphs=tuple(p.fingerprint for p in paragraphs),
+        paragraphs=tuple(p.fingerprint for p in paragraph_nodes),
         sentences=tuple(map(_hash64, sentences)),
-        thin=(
-            visible_key(visible, url)
-            if visible and (thin_below is None or len(sentences) < thin_below)
-            else 0
-        ),
+        thin=_thin(visible, url, thin_below, len(sentences)),
         listing=listing,
     )
+
+
+def _thin(visible: str | None, url: str | None, thin_below: int | None, sentences: int) -> int:
+    """The visible key of a page too thin for its layers (0: not wanted)."""
+    if visible and (thin_below is None or sentences < thin_below):
+        return visible_key(visible, url)
+    return 0
 
 
 def text_print(text: str) -> ContentPrint:
