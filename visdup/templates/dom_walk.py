@@ -35,11 +35,22 @@ def tag_name(el: Any) -> str | None:
     """An element's tag, lower case and without its namespace; None for what is no element
     (comments, processing instructions, entities)."""
     tag = el.tag
-    if not isinstance(tag, str):
-        return None
-    if tag[0] == "{":
-        tag = tag.rsplit("}", 1)[1]
-    return tag.lower()
+    try:
+        return _NAMES[tag]
+    except KeyError:
+        pass
+    name = None
+    if isinstance(tag, str):
+        name = (tag.rsplit("}", 1)[1] if tag[0] == "{" else tag).lower()
+    if len(_NAMES) < _NAMES_KEPT:  # a page of endless made-up tags grows it no further
+        _NAMES[tag] = name
+    return name
+
+
+#: The names of the tags met so far, by tag as parsed (a site's tags are few, and the layout
+#: walks ask for them on every element).
+_NAMES: dict[Any, str | None] = {}
+_NAMES_KEPT = 4096
 
 
 def dom_walk(

@@ -153,11 +153,11 @@ def _text_length(el: Any) -> int:
 _OWN_TEXT = 200
 
 
-def _prose(el: Any) -> bool:
-    """Whether ``el`` is prose: paragraphs among text blocks only (sub-headings, figures,
-    quotes, lists of text), or paragraphs half of its element children at least. What else
-    stands among them follows the text, not the layout."""
-    kids = _kids(el)
+def _prose(el: Any, kids: list[Any]) -> bool:
+    """Whether ``el`` (its children ``kids``: :func:`_kids`) is prose: paragraphs among text
+    blocks only (sub-headings, figures, quotes, lists of text), or paragraphs half of its
+    element children at least. What else stands among them follows the text, not the
+    layout."""
     paragraphs = sum(1 for k in kids if tag_name(k) == "p")
     if not paragraphs:
         return False
@@ -222,10 +222,23 @@ def _link_list(el: Any) -> bool:
 
 
 def _label(el: Any) -> str | None:
-    tag = tag_name(el)
-    if tag is None or tag in _LEFT_OUT:
-        return None
-    return "".join(c for c in tag if c.isalnum()) or "x"
+    """A child's label in a shape (None: left out), by its tag as parsed."""
+    tag = el.tag
+    try:
+        return _LABELS[tag]
+    except KeyError:
+        pass
+    name = tag_name(el)
+    label = None if name is None or name in _LEFT_OUT else "".join(filter(str.isalnum, name))
+    label = "x" if label == "" else label
+    if len(_LABELS) < _LABELS_KEPT:  # a page of endless made-up tags grows it no further
+        _LABELS[tag] = label
+    return label
+
+
+#: Labels of the tags met so far (a page's tags are few, and met on every page).
+_LABELS: dict[Any, str | None] = {}
+_LABELS_KEPT = 4096
 
 
 def region_shape(container: Any) -> str:
@@ -246,17 +259,19 @@ def _shape(els: list[Any], label: str, depth: int, out: list[str]) -> None:
     the order they first appear: a list's records, whichever comes first, give one shape,
     and a post's thumbnail beside its text is one ``div`` with both."""
     out.append(f"{depth}{label}")
-    if any(_prose(el) for el in els):  # paragraphs, whatever stands among them: prose
-        out.append(f"{depth + 1}p")
-        return
+    every: list[list[Any]] = []
+    for el in els:  # each element's children read once, for the prose test and the kinds
+        kids = _kids(el)
+        if _prose(el, kids):  # paragraphs, whatever stands among them: prose
+            out.append(f"{depth + 1}p")
+            return
+        every.append(kids)
     if depth >= SHAPE_DEPTH or label in _TEXT_BLOCKS:
         return
     kinds: dict[str, list[Any]] = {}
-    for el in els:
-        for child in el:
-            child_label = _label(child)
-            if child_label is not None and not _link_list(child):
-                kinds.setdefault(child_label, []).append(child)
+    for kids in every:
+        for child in kids:
+            kinds.setdefault(_label(child), []).append(child)  # type: ignore[arg-type]
     for child_label, group in kinds.items():
         if len(out) >= SHAPE_NODES:
             break
