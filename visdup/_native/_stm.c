@@ -1163,15 +1163,39 @@ typedef struct {
     int owned;
 } TagFlags;
 
+#include <structmember.h> /* the slots of the Block objects the walk makes */
+
+/* The slots a Block is made of, in the order make_block fills them. */
+static const char *BLOCK_SLOTS[7] = {"owner", "kind", "level", "parts", "link_chars", "chars",
+                                     "_text"};
+
 typedef struct {
-    PyObject *blocks, *parents, *spans, *keys, *positions, *block_tags, *headings;
+    Py_ssize_t parent, position; /* the parent's number, the place among its children */
+    double factor;               /* the weight factor of the element's key (0: not asked) */
+} ElementInfo;
+
+typedef struct {
+    Py_ssize_t element, first, end; /* the element's paragraphs: [first, end) */
+    Py_ssize_t free;                /* 1 when no heading encloses it */
+} SpanInfo;
+
+typedef struct {
+    PyObject *blocks, *keys, *block_tags, *headings;
     TagFlags cache[128];
     int ncache;
     char *buf;
     size_t len, cap;
     Py_ssize_t chars, links;
     int fallback;
-    AttrCache seen; /* weight keys by tag, class, id, role and itemprop */
+    AttrCache seen; /* weight keys by tag, class, id, role and itemprop, with their factors */
+    ElementInfo *els; /* per element, in preorder */
+    Py_ssize_t nel, elcap;
+    SpanInfo *spans; /* per block element, in preorder */
+    Py_ssize_t nspans, spancap;
+    PyTypeObject *block_type; /* the paragraphs as Block objects; NULL: as tuples */
+    Py_ssize_t offsets[7];    /* where BLOCK_SLOTS lie in a Block */
+    PyObject *kinds[2];       /* "paragraph", "heading" */
+    PyObject *factor;         /* a key's weight factor, asked once per distinct key; or NULL */
 } BlockWalk;
 
 static int
@@ -1241,21 +1265,53 @@ weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
     return key;
 }
 
-/* weight_key through the page's cache of the keys made before. */
+/* w->factor(key) into *out; -1 on error. */
+static int
+key_factor(BlockWalk *w, PyObject *key, PyObject **made)
+{
+    PyObject *value = PyObject_CallOneArg(w->factor, key);
+    if (value == NULL) return -1;
+    if (!PyFloat_Check(value)) {
+        Py_DECREF(value);
+        PyErr_SetString(PyExc_TypeError, "blocks_walk: factor must give a float");
+        return -1;
+    }
+    *made = value;
+    return 0;
+}
+
+/* weight_key through the page's cache of the keys made before; with w->factor, the key's
+ * factor too (a new reference in *factor), asked once per distinct key. */
 static PyObject *
-cached_weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
+cached_weight_key(BlockWalk *w, vd_node *el, PyObject *tag, PyObject **factor)
 {
     const char *raw[ATTR_VALUES];
-    if (w->seen.slots == NULL || !attr_values(el, KEY_ATTRS, ATTR_VALUES, raw))
-        return weight_key(w, el, tag);
+    if (w->seen.slots == NULL || !attr_values(el, KEY_ATTRS, ATTR_VALUES, raw)) {
+        PyObject *key = weight_key(w, el, tag);
+        if (key != NULL && w->factor != NULL && key_factor(w, key, factor) < 0) Py_CLEAR(key);
+        return key;
+    }
     uint64_t h = attr_hash(el->name, raw);
     AttrEntry *slot = attr_find(&w->seen, h, el->name, raw);
     if (slot != NULL && slot->made[0] != NULL) {
+        if (w->factor != NULL) {
+            if (slot->made[1] != NULL) {
+                Py_INCREF(slot->made[1]);
+                *factor = slot->made[1];
+            } else if (key_factor(w, slot->made[0], factor) < 0) {
+                return NULL;
+            }
+        }
         Py_INCREF(slot->made[0]);
         return slot->made[0];
     }
     PyObject *key = weight_key(w, el, tag);
-    if (key != NULL) attr_keep(&w->seen, slot, h, el->name, raw, key, NULL);
+    if (key == NULL) return NULL;
+    if (w->factor != NULL && key_factor(w, key, factor) < 0) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    attr_keep(&w->seen, slot, h, el->name, raw, key, w->factor != NULL ? *factor : NULL);
     return key;
 }
 
@@ -1369,6 +1425,53 @@ squeeze_spaces(char *buf, size_t len)
     return out;
 }
 
+/* Where each of BLOCK_SLOTS lies in an object of `type`: 0, or -1 with a TypeError when the
+ * type is not a class of those slots made by object.__new__. */
+static int
+block_offsets(PyTypeObject *type, Py_ssize_t *offsets)
+{
+    if (type->tp_new != PyBaseObject_Type.tp_new || type->tp_itemsize != 0) goto unfit;
+    for (int k = 0; k < 7; k++) {
+        PyObject *d = PyObject_GetAttrString((PyObject *)type, BLOCK_SLOTS[k]);
+        if (d == NULL) return -1;
+        int fit = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+                  ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX &&
+                  !(((PyMemberDescrObject *)d)->d_member->flags & READONLY);
+        if (fit) offsets[k] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!fit) goto unfit;
+    }
+    return 0;
+unfit:
+    PyErr_SetString(PyExc_TypeError, "blocks_walk: the block type needs the slots of Block");
+    return -1;
+}
+
+/* Block(owner, kind, level, [text], links, chars, text), its slots filled as its __init__
+ * fills them (no Python frame per paragraph). */
+static PyObject *
+make_block(BlockWalk *w, Py_ssize_t owner, int heading, int level, PyObject *text)
+{
+    PyObject *block = w->block_type->tp_alloc(w->block_type, 0);
+    if (block == NULL) return NULL;
+    PyObject *values[7] = {PyLong_FromSsize_t(owner), w->kinds[heading ? 1 : 0],
+                           PyLong_FromLong(level), PyList_New(1), PyLong_FromSsize_t(w->links),
+                           PyLong_FromSsize_t(w->chars), text};
+    Py_INCREF(values[1]);
+    Py_INCREF(values[6]);
+    int failed = 0;
+    for (int k = 0; k < 7; k++) failed |= values[k] == NULL;
+    if (failed) {
+        for (int k = 0; k < 7; k++) Py_XDECREF(values[k]);
+        Py_DECREF(block);
+        return NULL;
+    }
+    Py_INCREF(text);
+    PyList_SET_ITEM(values[3], 0, text);
+    for (int k = 0; k < 7; k++) *(PyObject **)((char *)block + w->offsets[k]) = values[k];
+    return block;
+}
+
 static int
 block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
 {
@@ -1380,8 +1483,13 @@ block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
             w->fallback = 1;
             return 0;
         }
-        PyObject *item = Py_BuildValue("(niiNnn)", owner, heading, level, text, w->links,
-                                       w->chars);
+        PyObject *item;
+        if (w->block_type != NULL) {
+            item = make_block(w, owner, heading, level, text);
+            Py_DECREF(text);
+        } else {
+            item = Py_BuildValue("(niiNnn)", owner, heading, level, text, w->links, w->chars);
+        }
         if (item == NULL || PyList_Append(w->blocks, item) < 0) {
             Py_XDECREF(item);
             return -1;
@@ -1412,24 +1520,113 @@ walk_child(vd_node *c, int *bad, Py_ssize_t *pos)
     return c;
 }
 
+/* Room for one more item in *items, which holds `count` of *cap; -1 out of memory. */
+static int
+walk_room(void **items, Py_ssize_t count, Py_ssize_t *cap, size_t size)
+{
+    if (count < *cap) return 0;
+    Py_ssize_t more = *cap ? *cap * 2 : 256;
+    void *grown = realloc(*items, size * (size_t)more);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *items = grown;
+    *cap = more;
+    return 0;
+}
+
+/* The elements' parents (which = 0) or child positions (1) as a list; NULL on error. */
+static PyObject *
+element_list(const BlockWalk *w, int which)
+{
+    PyObject *list = PyList_New(w->nel);
+    for (Py_ssize_t k = 0; list != NULL && k < w->nel; k++) {
+        const ElementInfo *e = &w->els[k];
+        PyObject *v = PyLong_FromSsize_t(which ? e->position : e->parent);
+        if (v == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, k, v);
+    }
+    return list;
+}
+
+/* The spans as a dict {element: (first, end, free)}, or, for a walk that makes Block
+ * objects, as int64 quads (element, first, end, free) in bytes; NULL on error. */
+static PyObject *
+span_results(const BlockWalk *w)
+{
+    if (w->block_type != NULL) {
+        PyObject *out = PyBytes_FromStringAndSize(NULL, w->nspans * 4 * (Py_ssize_t)sizeof(int64_t));
+        if (out == NULL) return NULL;
+        int64_t *q = (int64_t *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t k = 0; k < w->nspans; k++) {
+            const SpanInfo *span = &w->spans[k];
+            q[4 * k] = span->element;
+            q[4 * k + 1] = span->first;
+            q[4 * k + 2] = span->end;
+            q[4 * k + 3] = span->free;
+        }
+        return out;
+    }
+    PyObject *spans = PyDict_New();
+    for (Py_ssize_t k = 0; spans != NULL && k < w->nspans; k++) {
+        const SpanInfo *span = &w->spans[k];
+        PyObject *key = PyLong_FromSsize_t(span->element);
+        PyObject *value =
+            Py_BuildValue("(nnO)", span->first, span->end, span->free ? Py_True : Py_False);
+        if (key == NULL || value == NULL || PyDict_SetItem(spans, key, value) < 0) Py_CLEAR(spans);
+        Py_XDECREF(key);
+        Py_XDECREF(value);
+    }
+    return spans;
+}
+
+/* The factors of the elements' keys as bytes of doubles; NULL on error. */
+static PyObject *
+factor_results(const BlockWalk *w)
+{
+    PyObject *out = PyBytes_FromStringAndSize(NULL, w->nel * (Py_ssize_t)sizeof(double));
+    if (out == NULL) return NULL;
+    double *d = (double *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t k = 0; k < w->nel; k++) d[k] = w->els[k].factor;
+    return out;
+}
+
+/* blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None):
+ * (paragraphs, parents, spans, keys, positions) with the paragraphs as tuples (owner,
+ * heading, level, text, link chars, chars) and the spans as a dict; with a block_type
+ * (visdup.content.blocks.Block), the paragraphs as such objects, the spans as int64 quads
+ * and a sixth item, the factor(key) of every element as doubles (None without a factor),
+ * factor being asked once per distinct key of the page. */
 static PyObject *
 blocks_walk(PyObject *self, PyObject *args)
 {
-    PyObject *root_obj, *block_tags, *headings;
+    PyObject *root_obj, *block_tags, *headings, *block_type = Py_None, *factor = Py_None;
     int elements = 1; /* 0: the paragraphs alone (no keys, parents, positions or spans) */
-    if (!PyArg_ParseTuple(args, "OO!O!|p", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
-                          &headings, &elements))
+    if (!PyArg_ParseTuple(args, "OO!O!|pOO", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
+                          &headings, &elements, &block_type, &factor))
         return NULL;
     if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
     vd_node *root = ((ElementHead *)root_obj)->c_node;
     if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
     BlockWalk w;
     memset(&w, 0, sizeof(w));
+    if (block_type != Py_None) {
+        if (!PyType_Check(block_type)) {
+            PyErr_SetString(PyExc_TypeError, "blocks_walk: block_type must be a type");
+            return NULL;
+        }
+        w.block_type = (PyTypeObject *)block_type;
+        if (block_offsets(w.block_type, w.offsets) < 0) return NULL;
+        if (factor != Py_None && elements) w.factor = factor;
+    }
     w.blocks = PyList_New(0);
-    w.parents = PyList_New(0);
-    w.spans = PyList_New(0);
     w.keys = PyList_New(0);
-    w.positions = PyList_New(0);
+    w.kinds[0] = PyUnicode_InternFromString("paragraph");
+    w.kinds[1] = PyUnicode_InternFromString("heading");
     w.block_tags = block_tags;
     w.headings = headings;
     if (elements) attr_cache_open(&w.seen);
@@ -1438,7 +1635,7 @@ blocks_walk(PyObject *self, PyObject *args)
     int *hstack = NULL;
     Py_ssize_t sp = 0, cap = 64, hsp = 0, hcap = 16, low = 0, count = 0, link = 0;
     int kind = 0, level = 0, bad = 0;
-    if (!w.blocks || !w.parents || !w.spans || !w.keys || !w.positions) goto done;
+    if (!w.blocks || !w.keys || !w.kinds[0] || !w.kinds[1]) goto done;
     stack = (BlockFrame *)malloc(sizeof(BlockFrame) * (size_t)cap);
     hstack = (int *)malloc(sizeof(int) * (size_t)hcap);
     if (stack == NULL || hstack == NULL) {
@@ -1455,25 +1652,18 @@ blocks_walk(PyObject *self, PyObject *args)
             if (w.fallback || tag_flags(&w, el, &f.flags) < 0) goto done_or_fallback;
             if (w.fallback) goto done_or_fallback;
             if (elements) {
-                PyObject *key = cached_weight_key(&w, el, f.flags.tag);
+                PyObject *made = NULL;
+                PyObject *key = cached_weight_key(&w, el, f.flags.tag, &made);
                 if (f.flags.owned) Py_DECREF(f.flags.tag);
                 f.flags.tag = NULL;
                 if (key == NULL) goto done_or_fallback;
                 int rc = PyList_Append(w.keys, key);
                 Py_DECREF(key);
-                if (rc < 0) goto done;
-                PyObject *po = PyLong_FromSsize_t(parent);
-                if (po == NULL || PyList_Append(w.parents, po) < 0) {
-                    Py_XDECREF(po);
+                double m = made != NULL ? PyFloat_AS_DOUBLE(made) : 0.0;
+                Py_XDECREF(made);
+                if (rc < 0 || walk_room((void **)&w.els, w.nel, &w.elcap, sizeof(ElementInfo)) < 0)
                     goto done;
-                }
-                Py_DECREF(po);
-                po = PyLong_FromSsize_t(next_pos);
-                if (po == NULL || PyList_Append(w.positions, po) < 0) {
-                    Py_XDECREF(po);
-                    goto done;
-                }
-                Py_DECREF(po);
+                w.els[w.nel++] = (ElementInfo){parent, next_pos, m};
             } else {
                 if (f.flags.owned) Py_DECREF(f.flags.tag);
                 f.flags.tag = NULL;
@@ -1508,14 +1698,11 @@ blocks_walk(PyObject *self, PyObject *args)
                 kind = hsp > 0;
                 level = hsp > 0 ? hstack[hsp - 1] : 0;
                 if (elements) {
-                    top->span = PyList_GET_SIZE(w.spans);
-                    PyObject *span = Py_BuildValue("[nnnO]", f.index, PyList_GET_SIZE(w.blocks),
-                                                   (Py_ssize_t)-1, enclosed ? Py_False : Py_True);
-                    if (span == NULL || PyList_Append(w.spans, span) < 0) {
-                        Py_XDECREF(span);
+                    if (walk_room((void **)&w.spans, w.nspans, &w.spancap, sizeof(SpanInfo)) < 0)
                         goto done;
-                    }
-                    Py_DECREF(span);
+                    top->span = w.nspans;
+                    w.spans[w.nspans++] =
+                        (SpanInfo){f.index, PyList_GET_SIZE(w.blocks), -1, enclosed ? 0 : 1};
                 }
             }
             if (f.flags.link) link++;
@@ -1544,11 +1731,7 @@ blocks_walk(PyObject *self, PyObject *args)
             low = sp;
             kind = hsp > 0;
             level = hsp > 0 ? hstack[hsp - 1] : 0;
-            if (elements) {
-                PyObject *span = PyList_GET_ITEM(w.spans, f.span);
-                PyObject *end = PyLong_FromSsize_t(PyList_GET_SIZE(w.blocks));
-                if (end == NULL || PyList_SetItem(span, 2, end) < 0) goto done;
-            }
+            if (elements) w.spans[f.span].end = PyList_GET_SIZE(w.blocks);
         }
         sp--;
         if (sp < low) low = sp;
@@ -1563,32 +1746,38 @@ done_or_fallback:
         result = Py_None;
         Py_INCREF(result);
     } else {
-        /* the spans as Walk keeps them: {element: (first, end, free)} */
-        PyObject *spans = PyDict_New();
-        for (Py_ssize_t k = 0; spans != NULL && k < PyList_GET_SIZE(w.spans); k++) {
-            PyObject *span = PyList_GET_ITEM(w.spans, k);
-            PyObject *value = PyTuple_Pack(3, PyList_GET_ITEM(span, 1), PyList_GET_ITEM(span, 2),
-                                           PyList_GET_ITEM(span, 3));
-            if (value == NULL || PyDict_SetItem(spans, PyList_GET_ITEM(span, 0), value) < 0)
-                Py_CLEAR(spans);
-            Py_XDECREF(value);
+        PyObject *parents = element_list(&w, 0), *positions = element_list(&w, 1);
+        PyObject *spans = span_results(&w);
+        PyObject *factors = NULL;
+        if (w.factor != NULL) {
+            factors = factor_results(&w);
+        } else {
+            factors = Py_None;
+            Py_INCREF(factors);
         }
-        if (spans != NULL) {
-            result = Py_BuildValue("(OOOOO)", w.blocks, w.parents, spans, w.keys, w.positions);
-            Py_DECREF(spans);
+        if (parents != NULL && positions != NULL && spans != NULL && factors != NULL) {
+            if (w.block_type != NULL)
+                result = PyTuple_Pack(6, w.blocks, parents, spans, w.keys, positions, factors);
+            else
+                result = PyTuple_Pack(5, w.blocks, parents, spans, w.keys, positions);
         }
+        Py_XDECREF(parents);
+        Py_XDECREF(positions);
+        Py_XDECREF(spans);
+        Py_XDECREF(factors);
     }
 done:
     free(stack);
     free(hstack);
     free(w.buf);
+    free(w.els);
+    free(w.spans);
     attr_cache_close(&w.seen);
     for (int k = 0; k < w.ncache; k++) Py_XDECREF(w.cache[k].tag);
     Py_XDECREF(w.blocks);
-    Py_XDECREF(w.parents);
-    Py_XDECREF(w.spans);
     Py_XDECREF(w.keys);
-    Py_XDECREF(w.positions);
+    Py_XDECREF(w.kinds[0]);
+    Py_XDECREF(w.kinds[1]);
     return result;
 }
 
@@ -2459,11 +2648,12 @@ static PyMethodDef methods[] = {
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
     {"blocks_walk", blocks_walk, METH_VARARGS,
-     "blocks_walk(root, block_tags, headings, elements=True)\n"
+     "blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None)\n"
      "([(owner, heading, level, text, link_chars, chars)], parents, {element: (first, end,\n"
      "free)}, [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
      "first walk, or None for the Python walk; with elements false, all but the paragraphs\n"
-     "stay empty."},
+     "stay empty. With a block_type: the paragraphs as its objects, the spans as int64\n"
+     "quads (element, first, end, free) and factor(key) of each element as doubles."},
     {"invisible_scan", invisible_scan, METH_VARARGS,
      "invisible_scan(root, never_tags)\n"
      "([path of each outermost never-rendered element], [(style text, media)],\n"

@@ -4,6 +4,8 @@
  *
  * - weigh(parents, owners, values, chars, links, teasers, factors): the per-element sums,
  *   as bytes of doubles (net, good, teasers, linked) and of int64 (chars, links, count);
+ * - weigh_blocks(parents, blocks, factors, ...rules): the same sums from the paragraphs
+ *   themselves, each valued in C as block_value and is_teaser value it;
  * - ancestry(parents, factors): each element's smallest ancestor factor and its depth;
  * - choose(values, factors, path, depth, bonus, cap): the element of highest weight H;
  * - prune(index, parents, keys, headings, prune_tags, mass, factors, net, good, links,
@@ -102,62 +104,56 @@ release_arrays(Py_buffer *views, int count)
     for (int k = 0; k < count; k++) PyBuffer_Release(&views[k]);
 }
 
-static PyObject *
-py_weigh(PyObject *self, PyObject *args)
+/* The per-element sums of weigh over n elements and nb paragraphs, into the seven result
+ * buffers (made here); -1 with an exception set on error. */
+typedef struct {
+    PyObject *net, *good, *teasers, *linked, *chars, *links, *count;
+} Sums;
+
+static void
+sums_clear(Sums *r)
 {
-    PyObject *parents_obj, *owners_obj, *values_obj, *chars_obj, *links_obj, *factors_obj;
-    Py_buffer teaser;
-    if (!PyArg_ParseTuple(args, "OOOOOy*O", &parents_obj, &owners_obj, &values_obj, &chars_obj,
-                          &links_obj, &teaser, &factors_obj))
-        return NULL;
-    PyObject *result = NULL;
-    Py_ssize_t n = PyObject_Length(parents_obj), nb = teaser.len;
-    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
-    double *values = NULL, *factors = NULL;
-    PyObject *net_b = NULL, *good_b = NULL, *teasers_b = NULL, *linked_b = NULL;
-    PyObject *chars_b = NULL, *links_b = NULL, *count_b = NULL;
-    if (n < 0) goto done;
-    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
-    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
-    factors = (double *)malloc(sizeof(double) * (size_t)(n + 1));
-    net_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    good_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    teasers_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    linked_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
-    chars_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    links_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    count_b = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
-    if (!parents || !owners || !bchars || !blinks || !values || !factors) {
-        PyErr_NoMemory();
-        goto done;
+    Py_CLEAR(r->net);
+    Py_CLEAR(r->good);
+    Py_CLEAR(r->teasers);
+    Py_CLEAR(r->linked);
+    Py_CLEAR(r->chars);
+    Py_CLEAR(r->links);
+    Py_CLEAR(r->count);
+}
+
+static int
+weigh_sums(Py_ssize_t n, const Py_ssize_t *parents, const double *factors, Py_ssize_t nb,
+           const Py_ssize_t *owners, const double *values, const Py_ssize_t *bchars,
+           const Py_ssize_t *blinks, const unsigned char *is_teaser, Sums *r)
+{
+    r->net = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    r->good = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    r->teasers = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    r->linked = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    r->chars = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    r->links = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    r->count = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
+    if (!r->net || !r->good || !r->teasers || !r->linked || !r->chars || !r->links || !r->count) {
+        sums_clear(r);
+        return -1;
     }
-    if (!net_b || !good_b || !teasers_b || !linked_b || !chars_b || !links_b || !count_b) goto done;
-    if (read_parents(parents_obj, n, parents) < 0 ||
-        read_numbers(owners_obj, nb, owners, NULL, "owners") < 0 ||
-        read_numbers(chars_obj, nb, bchars, NULL, "chars") < 0 ||
-        read_numbers(links_obj, nb, blinks, NULL, "links") < 0 ||
-        read_numbers(values_obj, nb, NULL, values, "values") < 0 ||
-        read_numbers(factors_obj, n, NULL, factors, "factors") < 0)
-        goto done;
-    double *net = (double *)PyBytes_AS_STRING(net_b), *good = (double *)PyBytes_AS_STRING(good_b);
-    double *teasers = (double *)PyBytes_AS_STRING(teasers_b);
-    double *linked = (double *)PyBytes_AS_STRING(linked_b);
-    int64_t *chars = (int64_t *)PyBytes_AS_STRING(chars_b);
-    int64_t *links = (int64_t *)PyBytes_AS_STRING(links_b);
-    int64_t *count = (int64_t *)PyBytes_AS_STRING(count_b);
+    double *net = (double *)PyBytes_AS_STRING(r->net), *good = (double *)PyBytes_AS_STRING(r->good);
+    double *teasers = (double *)PyBytes_AS_STRING(r->teasers);
+    double *linked = (double *)PyBytes_AS_STRING(r->linked);
+    int64_t *chars = (int64_t *)PyBytes_AS_STRING(r->chars);
+    int64_t *links = (int64_t *)PyBytes_AS_STRING(r->links);
+    int64_t *count = (int64_t *)PyBytes_AS_STRING(r->count);
     for (Py_ssize_t i = 0; i < n; i++) {
         net[i] = good[i] = teasers[i] = linked[i] = 0.0;
         chars[i] = links[i] = count[i] = 0;
     }
-    const unsigned char *is_teaser = (const unsigned char *)teaser.buf;
     for (Py_ssize_t b = 0; b < nb; b++) { /* each paragraph counts for its owner */
         Py_ssize_t o = owners[b];
         if (o < 0 || o >= n) {
             PyErr_SetString(PyExc_ValueError, "owners: no such element");
-            goto done;
+            sums_clear(r);
+            return -1;
         }
         double value = values[b];
         net[o] += value;
@@ -185,8 +181,53 @@ py_weigh(PyObject *self, PyObject *args)
         chars[p] += c;
         links[p] += links[i];
     }
-    result = Py_BuildValue("(OOOOOOO)", net_b, good_b, chars_b, links_b, teasers_b, count_b,
-                           linked_b);
+    return 0;
+}
+
+static PyObject *
+sums_tuple(Sums *r)
+{
+    PyObject *result = PyTuple_Pack(7, r->net, r->good, r->chars, r->links, r->teasers, r->count,
+                                    r->linked);
+    sums_clear(r);
+    return result;
+}
+
+static PyObject *
+py_weigh(PyObject *self, PyObject *args)
+{
+    PyObject *parents_obj, *owners_obj, *values_obj, *chars_obj, *links_obj, *factors_obj;
+    Py_buffer teaser;
+    if (!PyArg_ParseTuple(args, "OOOOOy*O", &parents_obj, &owners_obj, &values_obj, &chars_obj,
+                          &links_obj, &teaser, &factors_obj))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = PyObject_Length(parents_obj), nb = teaser.len;
+    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
+    double *values = NULL, *factors = NULL;
+    Sums sums = {NULL};
+    if (n < 0) goto done;
+    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
+    factors = (double *)malloc(sizeof(double) * (size_t)(n + 1));
+    if (!parents || !owners || !bchars || !blinks || !values || !factors) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_parents(parents_obj, n, parents) < 0 ||
+        read_numbers(owners_obj, nb, owners, NULL, "owners") < 0 ||
+        read_numbers(chars_obj, nb, bchars, NULL, "chars") < 0 ||
+        read_numbers(links_obj, nb, blinks, NULL, "links") < 0 ||
+        read_numbers(values_obj, nb, NULL, values, "values") < 0 ||
+        read_numbers(factors_obj, n, NULL, factors, "factors") < 0)
+        goto done;
+    if (weigh_sums(n, parents, factors, nb, owners, values, bchars, blinks,
+                   (const unsigned char *)teaser.buf, &sums) < 0)
+        goto done;
+    result = sums_tuple(&sums);
 done:
     PyBuffer_Release(&teaser);
     free(parents);
@@ -195,13 +236,206 @@ done:
     free(blinks);
     free(values);
     free(factors);
-    Py_XDECREF(net_b);
-    Py_XDECREF(good_b);
-    Py_XDECREF(teasers_b);
-    Py_XDECREF(linked_b);
-    Py_XDECREF(chars_b);
-    Py_XDECREF(links_b);
-    Py_XDECREF(count_b);
+    return result;
+}
+
+/* ------------------------------------------------------------------ paragraph values
+ *
+ * weigh_blocks reads the paragraphs themselves (visdup.content.blocks.Block) and values
+ * each as weights.block_value and weights.is_teaser do, with their constants passed in.
+ */
+
+typedef struct {
+    Py_ssize_t min_prose, long_prose, sentence_prose;
+    double max_link_share, link_cost, plain_cost, link_cost_not_prose, heading_share,
+        heading_cost;
+    PyObject *endings; /* a tuple of str: a teaser's endings */
+    Py_UCS4 marks[32]; /* _SENTENCE_END's characters */
+    int nmarks;
+} Rules;
+
+static int
+is_mark(const Rules *r, Py_UCS4 c)
+{
+    for (int k = 0; k < r->nmarks; k++)
+        if (r->marks[k] == c) return 1;
+    return 0;
+}
+
+/* Whether any character of text[start:] is a sentence mark. */
+static int
+has_mark(const Rules *r, PyObject *text, Py_ssize_t start)
+{
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    for (Py_ssize_t i = start < 0 ? 0 : start; i < n; i++)
+        if (is_mark(r, PyUnicode_READ(kind, data, i))) return 1;
+    return 0;
+}
+
+/* text.endswith(endings): 1, 0, or -1 on error. */
+static int
+ends_as_teaser(const Rules *r, PyObject *text)
+{
+    Py_ssize_t k, n = PyTuple_GET_SIZE(r->endings);
+    for (k = 0; k < n; k++) {
+        Py_ssize_t hit = PyUnicode_Tailmatch(text, PyTuple_GET_ITEM(r->endings, k), 0,
+                                             PY_SSIZE_T_MAX, 1);
+        if (hit != 0) return hit < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+/* weights.is_prose of a paragraph (not a heading): 1, 0, or -1 on error. */
+static int
+is_prose(const Rules *r, Py_ssize_t chars, Py_ssize_t links, PyObject *text)
+{
+    if (chars < r->min_prose) return 0;
+    if ((double)links > r->max_link_share * (double)chars) return 0;
+    int teaser = ends_as_teaser(r, text);
+    if (teaser != 0) return teaser < 0 ? -1 : 0;
+    if (chars >= r->long_prose) return 1;
+    if (has_mark(r, text, PyUnicode_GET_LENGTH(text) - 2)) return 1;
+    if (chars < r->sentence_prose) return 0;
+    if (PyUnicode_FindChar(text, ' ', 0, PyUnicode_GET_LENGTH(text), 1) < 0) return 0;
+    return has_mark(r, text, 0);
+}
+
+/* A Block's int attribute; -1 with an exception on error. */
+static Py_ssize_t
+int_attr(PyObject *block, PyObject *name)
+{
+    PyObject *v = PyObject_GetAttr(block, name);
+    if (v == NULL) return -1;
+    Py_ssize_t x = PyLong_AsSsize_t(v);
+    Py_DECREF(v);
+    return x;
+}
+
+static PyObject *
+py_weigh_blocks(PyObject *self, PyObject *args)
+{
+    PyObject *parents_obj, *blocks, *factors_obj, *marks;
+    Rules r;
+    if (!PyArg_ParseTuple(args, "OO!OnnnddddddO!U", &parents_obj, &PyList_Type, &blocks,
+                          &factors_obj, &r.min_prose, &r.long_prose, &r.sentence_prose,
+                          &r.max_link_share, &r.link_cost, &r.plain_cost, &r.link_cost_not_prose,
+                          &r.heading_share, &r.heading_cost, &PyTuple_Type, &r.endings, &marks))
+        return NULL;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(r.endings); k++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(r.endings, k))) {
+            PyErr_SetString(PyExc_TypeError, "weigh_blocks: endings must be str");
+            return NULL;
+        }
+    }
+    r.nmarks = (int)PyUnicode_GET_LENGTH(marks);
+    if (r.nmarks > 32) {
+        PyErr_SetString(PyExc_ValueError, "weigh_blocks: at most 32 sentence marks");
+        return NULL;
+    }
+    for (int k = 0; k < r.nmarks; k++) r.marks[k] = PyUnicode_READ_CHAR(marks, k);
+    static PyObject *s_owner, *s_kind, *s_chars, *s_links, *s_text, *s_cached, *s_heading;
+    if (s_owner == NULL) {
+        s_owner = PyUnicode_InternFromString("owner");
+        s_kind = PyUnicode_InternFromString("kind");
+        s_chars = PyUnicode_InternFromString("chars");
+        s_links = PyUnicode_InternFromString("link_chars");
+        s_text = PyUnicode_InternFromString("text");
+        s_cached = PyUnicode_InternFromString("_text");
+        s_heading = PyUnicode_InternFromString("heading");
+        if (!s_owner || !s_kind || !s_chars || !s_links || !s_text || !s_cached || !s_heading)
+            return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = PyObject_Length(parents_obj), nb = PyList_GET_SIZE(blocks);
+    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
+    double *values = NULL, *factors = NULL;
+    unsigned char *teaser = NULL;
+    Py_buffer fv;
+    int have_view = 0;
+    Sums sums = {NULL};
+    if (n < 0) return NULL;
+    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
+    teaser = (unsigned char *)malloc((size_t)(nb + 1));
+    if (!parents || !owners || !bchars || !blinks || !values || !teaser) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_parents(parents_obj, n, parents) < 0) goto done;
+    if (PyObject_CheckBuffer(factors_obj)) { /* an array of doubles, as the walk made it */
+        if (get_array(factors_obj, &fv, 'd', n, "factors") < 0) goto done;
+        have_view = 1;
+        factors = (double *)fv.buf;
+    } else {
+        factors = (double *)malloc(sizeof(double) * (size_t)(n + 1));
+        if (factors == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (read_numbers(factors_obj, n, NULL, factors, "factors") < 0) goto done;
+    }
+    for (Py_ssize_t b = 0; b < nb; b++) {
+        PyObject *block = PyList_GET_ITEM(blocks, b);
+        Py_ssize_t owner = int_attr(block, s_owner);
+        if (owner == -1 && PyErr_Occurred()) goto done;
+        Py_ssize_t chars = int_attr(block, s_chars);
+        if (chars == -1 && PyErr_Occurred()) goto done;
+        Py_ssize_t links = int_attr(block, s_links);
+        if (links == -1 && PyErr_Occurred()) goto done;
+        PyObject *kind = PyObject_GetAttr(block, s_kind);
+        if (kind == NULL) goto done;
+        int heading = kind == s_heading || (PyUnicode_Check(kind) &&
+                                            PyUnicode_Compare(kind, s_heading) == 0);
+        Py_DECREF(kind);
+        owners[b] = owner;
+        bchars[b] = chars;
+        blinks[b] = links;
+        if (heading) {
+            int linked = (double)links > r.heading_share * (double)chars;
+            values[b] = linked ? -r.heading_cost * (double)chars : 0.0;
+            teaser[b] = (unsigned char)linked;
+            continue;
+        }
+        PyObject *text = PyObject_GetAttr(block, s_cached); /* the text the walk made */
+        if (text == Py_None) {
+            Py_DECREF(text);
+            text = PyObject_GetAttr(block, s_text);
+        }
+        if (text == NULL) goto done;
+        if (!PyUnicode_Check(text)) {
+            Py_DECREF(text);
+            PyErr_SetString(PyExc_TypeError, "weigh_blocks: a block's text must be str");
+            goto done;
+        }
+        int prose = is_prose(&r, chars, links, text);
+        int ends = prose < 0 ? -1 : chars >= r.min_prose ? ends_as_teaser(&r, text) : 0;
+        Py_DECREF(text);
+        if (prose < 0 || ends < 0) goto done;
+        teaser[b] = (unsigned char)ends;
+        if (prose)
+            values[b] = (double)chars - r.link_cost * (double)links;
+        else
+            values[b] = -r.plain_cost * (double)(chars - links) - r.link_cost_not_prose * (double)links;
+    }
+    if (weigh_sums(n, parents, factors, nb, owners, values, bchars, blinks, teaser, &sums) < 0)
+        goto done;
+    result = sums_tuple(&sums);
+done:
+    if (have_view)
+        PyBuffer_Release(&fv);
+    else
+        free(factors);
+    free(parents);
+    free(owners);
+    free(bchars);
+    free(blinks);
+    free(values);
+    free(teaser);
     return result;
 }
 
@@ -407,6 +641,10 @@ static PyMethodDef methods[] = {
     {"weigh", py_weigh, METH_VARARGS,
      "weigh(parents, owners, values, chars, links, teasers, factors) -> (net, good, chars, "
      "links, teasers, count, linked) as bytes of doubles and int64"},
+    {"weigh_blocks", py_weigh_blocks, METH_VARARGS,
+     "weigh_blocks(parents, blocks, factors, min_prose, long_prose, sentence_prose, "
+     "max_link_share, link_cost, plain_cost, link_cost_not_prose, heading_share, heading_cost, "
+     "endings, marks) -> weigh's sums, each paragraph valued as block_value and is_teaser do"},
     {"ancestry", py_ancestry, METH_VARARGS,
      "ancestry(parents, factors) -> (smallest ancestor factor, depth) as bytes"},
     {"choose", py_choose, METH_VARARGS,

@@ -12,7 +12,9 @@ thousands deep.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,15 +93,17 @@ class Walk:
     [first, end) range of element i's paragraphs and whether no heading encloses it (then a
     walk of element i alone gives exactly those paragraphs). An element is reached through
     ``elements`` (the Python walk keeps them) or through its child ``positions``.
+    ``factors``: each element's weight factor, when the walk was asked for them.
     """
 
     root: Any
     blocks: list[Block]
     parents: list[int]
-    spans: dict[int, tuple[int, int, bool]]
+    spans: Mapping[int, tuple[int, int, bool]]
     keys: list[Key]
     positions: list[int] | None = None
     elements: list[Any] | None = None
+    factors: Sequence[float] | None = None
 
     def element(self, i: int) -> Any:
         if self.elements is not None:
@@ -115,17 +119,49 @@ class Walk:
         return node
 
 
-def walk(root: Any) -> Walk:
-    """Paragraphs and element numbers of a subtree, by the compiled walk when it can."""
+class Spans(Mapping[int, tuple[int, int, bool]]):
+    """The compiled walk's spans: (element, first, end, free) int64 quads in preorder, read
+    by bisection. A page asks for one span (its content's): no dict of them all is made."""
+
+    __slots__ = ("_elements", "_quads")
+
+    def __init__(self, raw: bytes) -> None:
+        self._quads = memoryview(raw).cast("q")
+        self._elements = self._quads[::4]
+
+    def __getitem__(self, element: int) -> tuple[int, int, bool]:
+        k = bisect_left(self._elements, element)
+        if k == len(self._elements) or self._elements[k] != element:
+            raise KeyError(element)
+        quads = self._quads
+        return quads[4 * k + 1], quads[4 * k + 2], bool(quads[4 * k + 3])
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._elements.tolist())
+
+    def __len__(self) -> int:
+        return len(self._elements)
+
+
+def walk(root: Any, factor: Callable[[Key], float] | None = None) -> Walk:
+    """Paragraphs and element numbers of a subtree, by the compiled walk when it can.
+
+    ``factor``: the weight factor of an element's key, which the compiled walk then asks
+    once per distinct key of the page and keeps in :attr:`Walk.factors`.
+    """
     if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
-        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS)
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, True, Block, factor)
         if walked is not None:
-            raw, parents, spans, keys, positions = walked
-            blocks = [
-                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count, text)
-                for owner, heading, level, text, lc, count in raw
-            ]
-            return Walk(root, blocks, list(parents), spans, list(keys), list(positions))
+            blocks, parents, spans, keys, positions, factors = walked
+            return Walk(
+                root,
+                blocks,
+                parents,
+                Spans(spans),
+                keys,
+                positions,
+                factors=None if factors is None else array("d", factors),
+            )
     return python_walk(root)
 
 
@@ -133,12 +169,10 @@ def walk_paragraphs(root: Any) -> list[Block]:
     """The paragraphs of :func:`walk` alone: a second walk of the content needs no element
     numbers, keys or spans, and the compiled walk then makes none."""
     if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
-        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, False)
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, False, Block)
         if walked is not None:
-            return [
-                Block(owner, "heading" if heading else "paragraph", level, [text], lc, count, text)
-                for owner, heading, level, text, lc, count in walked[0]
-            ]
+            blocks: list[Block] = walked[0]
+            return blocks
     return python_walk(root).blocks
 
 

@@ -28,6 +28,7 @@ from visdup.content.visibility import remove_element, remove_invisible
 from visdup.content.weights import (
     Weights,
     choose,
+    factor,
     in_footer,
     post_words,
     thread_factor,
@@ -123,8 +124,8 @@ def main_content(
         title = page_title(root)
         remove_invisible(root)
     body = first_body(root)
-    walked = walk(body)
-    page_text = " ".join(t for b in walked.blocks if (t := b.text))
+    walked = walk(body, factor)
+    page_text = " ".join([b.text for b in walked.blocks])  # a paragraph holds text
     if not walked.blocks:
         return MainContent(title, body, "", [], page_text)
     w = weigh(walked)

@@ -113,7 +113,9 @@ TEASER_ENDINGS = ("…", "...", "[…]")
 
 _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-_SENTENCE_END = re.compile(r"[.!?。！？;；:,，、]")
+#: What ends a sentence, or a clause inside one.
+_SENTENCE_MARKS = ".!?。！？;；:,，、"
+_SENTENCE_END = re.compile(f"[{re.escape(_SENTENCE_MARKS)}]")
 
 #: factor() by key: pages of a site repeat the same few (tag, class, id, role, itemprop).
 _FACTORS: dict[Key, float] = {}
@@ -325,7 +327,7 @@ class Weights:
         return self._ancestry
 
 
-def weigh(walk: Walk, m_of: list[float] | None = None) -> Weights:
+def weigh(walk: Walk, m_of: Sequence[float] | None = None) -> Weights:
     """S(Q) and the prose of every element, summed bottom-up over the walk's paragraphs.
 
     A subtree whose factor says furniture (comments, related links) passes up only that
@@ -333,25 +335,23 @@ def weigh(walk: Walk, m_of: list[float] | None = None) -> Weights:
     article alone. ``m_of``: the factors to use instead of each element's own.
     """
     if m_of is None:
+        m_of = walk.factors  # the compiled walk asked factor() once per distinct key
+    if m_of is None:
         cached = _FACTORS.get  # most keys were met on earlier pages: no call for those
         m_of = [cached(key) or factor(key) for key in walk.keys]
     if _kernel is not None:
-        blocks = walk.blocks
-        sums = _kernel.weigh(
-            walk.parents,
-            [b.owner for b in blocks],
-            [block_value(b) for b in blocks],
-            [b.chars for b in blocks],
-            [b.link_chars for b in blocks],
-            bytes([is_teaser(b) for b in blocks]),
-            m_of,
-        )
+        # every paragraph valued in C, as block_value and is_teaser value it
+        sums = _kernel.weigh_blocks(
+            walk.parents, walk.blocks, m_of, MIN_PROSE_CHARS, LONG_PROSE_CHARS,
+            SENTENCE_PROSE_CHARS, MAX_PROSE_LINK_SHARE, LINK_COST, PLAIN_COST,
+            LINK_COST_NOT_PROSE, LINKED_HEADING_SHARE, LINKED_HEADING_COST, TEASER_ENDINGS,
+            _SENTENCE_MARKS,
+        )  # fmt: skip
         net_, good_, chars_, links_, teasers_, count_, linked_ = (
             array(code, raw) for code, raw in zip("ddqqdqd", sums, strict=True)
         )
-        return Weights(
-            walk, net_, good_, chars_, links_, teasers_, count_, linked_, array("d", m_of)
-        )
+        factors = m_of if isinstance(m_of, array) else array("d", m_of)
+        return Weights(walk, net_, good_, chars_, links_, teasers_, count_, linked_, factors)
     n = len(walk.parents)
     net = [0.0] * n
     good = [0.0] * n
