@@ -1185,6 +1185,7 @@ typedef struct {
     int ncache;
     char *buf;
     size_t len, cap;
+    int gap; /* whitespace stands between the paragraph's text so far and what comes next */
     Py_ssize_t chars, links;
     int fallback;
     AttrCache seen; /* weight keys by tag, class, id, role and itemprop, with their factors */
@@ -1315,8 +1316,9 @@ cached_weight_key(BlockWalk *w, vd_node *el, PyObject *tag, PyObject **factor)
     return key;
 }
 
+/* Room for n more bytes in the paragraph's buffer; -1 out of memory. */
 static int
-buf_append(BlockWalk *w, const char *s, size_t n)
+buf_room(BlockWalk *w, size_t n)
 {
     if (w->len + n + 1 > w->cap) {
         size_t cap = w->cap ? w->cap : 256;
@@ -1329,100 +1331,84 @@ buf_append(BlockWalk *w, const char *s, size_t n)
         w->buf = grown;
         w->cap = cap;
     }
-    memcpy(w->buf + w->len, s, n);
-    w->len += n;
     return 0;
 }
 
-/* Non-whitespace code points of a UTF-8 string; -1 when it is not valid UTF-8. */
-static Py_ssize_t
-ink_count(const unsigned char *s)
-{
-    Py_ssize_t count = 0;
-    while (*s) {
-        Py_UCS4 cp;
-        unsigned char c = *s;
-        int extra;
-        if (c < 0x80) {
-            cp = c;
-            extra = 0;
-        } else if ((c & 0xE0) == 0xC0) {
-            cp = c & 0x1F;
-            extra = 1;
-        } else if ((c & 0xF0) == 0xE0) {
-            cp = c & 0x0F;
-            extra = 2;
-        } else if ((c & 0xF8) == 0xF0) {
-            cp = c & 0x07;
-            extra = 3;
-        } else {
-            return -1;
-        }
-        s++;
-        for (int k = 0; k < extra; k++, s++) {
-            if ((*s & 0xC0) != 0x80) return -1;
-            cp = (cp << 6) | (*s & 0x3F);
-        }
-        if (!Py_UNICODE_ISSPACE(cp)) count++;
-    }
-    return count;
-}
-
-/* _blocks' add(): the text run starting at `first` joins the current paragraph. */
+/* _blocks' add(): the text run starting at `first` joins the current paragraph, written as
+ * Block.text reads it, " ".join(text.split()): each run of whitespace (str.isspace) one
+ * space (w->gap: one is pending), none at either end. Its characters that are not
+ * whitespace count for the paragraph (and for its links inside a link). Text that is not
+ * valid UTF-8 asks for the Python walk. */
 static int
 block_text(BlockWalk *w, vd_node *first, int in_link)
 {
-    vd_node *t = text_node_or_skip(first);
-    size_t total = 0;
     Py_ssize_t ink = 0;
-    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
-        if (c->content == NULL) continue;
-        Py_ssize_t n = ink_count(c->content);
-        if (n < 0) {
-            w->fallback = 1;
-            return 0;
-        }
-        ink += n;
-        total += strlen((const char *)c->content);
-    }
-    if (total == 0) return 0;
-    if (ink == 0) return buf_append(w, " ", 1);
-    for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
-        if (c->content == NULL) continue;
-        if (buf_append(w, (const char *)c->content, strlen((const char *)c->content)) < 0)
+    int gap = w->gap;
+    for (vd_node *c = text_node_or_skip(first); c != NULL; c = text_node_or_skip(c->next)) {
+        const unsigned char *p = c->content;
+        if (p == NULL) continue;
+        size_t n = strlen((const char *)p);
+        /* the text only shrinks, but for the space pending from the run before */
+        if (n == 0 || buf_room(w, n + 1) < 0) {
+            if (n == 0) continue;
             return -1;
+        }
+        unsigned char *out = (unsigned char *)w->buf;
+        size_t o = w->len;
+        const unsigned char *end = p + n;
+        while (p < end) {
+            unsigned char b = *p;
+            if (b > ' ' && b < 0x7F) { /* most characters: printable ASCII */
+                if (gap) out[o++] = ' ';
+                gap = 0;
+                out[o++] = b;
+                p++;
+                ink++;
+                continue;
+            }
+            int width = 1;
+            Py_UCS4 cp = b;
+            if (b >= 0x80) {
+                int extra;
+                if ((b & 0xE0) == 0xC0) {
+                    cp = b & 0x1F;
+                    extra = 1;
+                } else if ((b & 0xF0) == 0xE0) {
+                    cp = b & 0x0F;
+                    extra = 2;
+                } else if ((b & 0xF8) == 0xF0) {
+                    cp = b & 0x07;
+                    extra = 3;
+                } else {
+                    w->fallback = 1;
+                    return 0;
+                }
+                for (int k = 1; k <= extra; k++) { /* the terminating NUL stops a cut one */
+                    if ((p[k] & 0xC0) != 0x80) {
+                        w->fallback = 1;
+                        return 0;
+                    }
+                    cp = (cp << 6) | (p[k] & 0x3F);
+                }
+                width = extra + 1;
+            }
+            if (Py_UNICODE_ISSPACE(cp)) {
+                gap = o > 0;
+            } else {
+                if (gap) out[o++] = ' ';
+                gap = 0;
+                memcpy(out + o, p, (size_t)width);
+                o += (size_t)width;
+                ink++;
+            }
+            p += width;
+        }
+        w->len = o;
     }
+    w->gap = gap;
     w->chars += ink;
     if (in_link) w->links += ink;
     return 0;
-}
-
-/* The paragraph's text as Block.text reads it, " ".join(text.split()): each run of
- * whitespace (str.isspace) one space, none at either end; in place, since the text only
- * shrinks. The buffer holds valid UTF-8 here (ink_count checked every run). */
-static size_t
-squeeze_spaces(char *buf, size_t len)
-{
-    const unsigned char *s = (const unsigned char *)buf;
-    size_t in = 0, out = 0;
-    int gap = 0;
-    while (in < len) {
-        unsigned char c = s[in];
-        size_t width = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : 4;
-        if (in + width > len) width = len - in;
-        Py_UCS4 cp = c < 0x80 ? c : width == 2 ? c & 0x1F : width == 3 ? c & 0x0F : c & 0x07;
-        for (size_t k = 1; k < width; k++) cp = (cp << 6) | (s[in + k] & 0x3F);
-        /* most characters are ASCII letters and marks: no table look-up for those */
-        if ((c > ' ' && c < 0x7F) || !Py_UNICODE_ISSPACE(cp)) {
-            if (gap) buf[out++] = ' ';
-            gap = 0;
-            for (size_t k = 0; k < width; k++) buf[out++] = buf[in + k];
-        } else {
-            gap = out > 0;
-        }
-        in += width;
-    }
-    return out;
 }
 
 /* Where each of BLOCK_SLOTS lies in an object of `type`: 0, or -1 with a TypeError when the
@@ -1476,7 +1462,6 @@ static int
 block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
 {
     if (w->chars) {
-        w->len = squeeze_spaces(w->buf, w->len);
         PyObject *text = PyUnicode_DecodeUTF8(w->buf ? w->buf : "", (Py_ssize_t)w->len, NULL);
         if (text == NULL) {
             PyErr_Clear();
@@ -1497,6 +1482,7 @@ block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
         Py_DECREF(item);
     }
     w->len = 0;
+    w->gap = 0;
     w->chars = w->links = 0;
     return 0;
 }
