@@ -1197,6 +1197,7 @@ typedef struct {
     Py_ssize_t offsets[7];    /* where BLOCK_SLOTS lie in a Block */
     PyObject *kinds[2];       /* "paragraph", "heading" */
     PyObject *factor;         /* a key's weight factor, asked once per distinct key; or NULL */
+    PyObject *known;          /* a dict of the factors known by key, or NULL */
 } BlockWalk;
 
 static int
@@ -1266,10 +1267,20 @@ weight_key(BlockWalk *w, vd_node *el, PyObject *tag)
     return key;
 }
 
-/* w->factor(key) into *out; -1 on error. */
+/* The factor of a key, from the factors known (w->known) or else w->factor(key), as a new
+ * reference in *made; -1 on error. */
 static int
 key_factor(BlockWalk *w, PyObject *key, PyObject **made)
 {
+    if (w->known != NULL) { /* most keys were met on earlier pages: no Python call for those */
+        PyObject *known = PyDict_GetItemWithError(w->known, key);
+        if (known != NULL && PyFloat_Check(known) && PyFloat_AS_DOUBLE(known) != 0.0) {
+            Py_INCREF(known);
+            *made = known;
+            return 0;
+        }
+        if (known == NULL && PyErr_Occurred()) return -1;
+    }
     PyObject *value = PyObject_CallOneArg(w->factor, key);
     if (value == NULL) return -1;
     if (!PyFloat_Check(value)) {
@@ -1581,20 +1592,26 @@ factor_results(const BlockWalk *w)
     return out;
 }
 
-/* blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None):
- * (paragraphs, parents, spans, keys, positions) with the paragraphs as tuples (owner,
- * heading, level, text, link chars, chars) and the spans as a dict; with a block_type
- * (visdup.content.blocks.Block), the paragraphs as such objects, the spans as int64 quads
- * and a sixth item, the factor(key) of every element as doubles (None without a factor),
- * factor being asked once per distinct key of the page. */
+/* blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None,
+ * known=None): (paragraphs, parents, spans, keys, positions) with the paragraphs as tuples
+ * (owner, heading, level, text, link chars, chars) and the spans as a dict; with a
+ * block_type (visdup.content.blocks.Block), the paragraphs as such objects, the spans as
+ * int64 quads and a sixth item, the factor(key) of every element as doubles (None without
+ * a factor), read once per distinct key of the page from `known` (a dict by key) or else
+ * asked of factor. */
 static PyObject *
 blocks_walk(PyObject *self, PyObject *args)
 {
     PyObject *root_obj, *block_tags, *headings, *block_type = Py_None, *factor = Py_None;
+    PyObject *known = Py_None;
     int elements = 1; /* 0: the paragraphs alone (no keys, parents, positions or spans) */
-    if (!PyArg_ParseTuple(args, "OO!O!|pOO", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
-                          &headings, &elements, &block_type, &factor))
+    if (!PyArg_ParseTuple(args, "OO!O!|pOOO", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
+                          &headings, &elements, &block_type, &factor, &known))
         return NULL;
+    if (known != Py_None && !PyDict_Check(known)) {
+        PyErr_SetString(PyExc_TypeError, "blocks_walk: known factors must be a dict");
+        return NULL;
+    }
     if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
     vd_node *root = ((ElementHead *)root_obj)->c_node;
     if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
@@ -1607,7 +1624,10 @@ blocks_walk(PyObject *self, PyObject *args)
         }
         w.block_type = (PyTypeObject *)block_type;
         if (block_offsets(w.block_type, w.offsets) < 0) return NULL;
-        if (factor != Py_None && elements) w.factor = factor;
+        if (factor != Py_None && elements) {
+            w.factor = factor;
+            if (known != Py_None) w.known = known;
+        }
     }
     w.blocks = PyList_New(0);
     w.keys = PyList_New(0);
@@ -2634,12 +2654,14 @@ static PyMethodDef methods[] = {
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
     {"blocks_walk", blocks_walk, METH_VARARGS,
-     "blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None)\n"
+     "blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None,\n"
+     "known=None)\n"
      "([(owner, heading, level, text, link_chars, chars)], parents, {element: (first, end,\n"
      "free)}, [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
      "first walk, or None for the Python walk; with elements false, all but the paragraphs\n"
      "stay empty. With a block_type: the paragraphs as its objects, the spans as int64\n"
-     "quads (element, first, end, free) and factor(key) of each element as doubles."},
+     "quads (element, first, end, free) and factor(key) of each element as doubles (from\n"
+     "the dict known when it holds the key)."},
     {"invisible_scan", invisible_scan, METH_VARARGS,
      "invisible_scan(root, never_tags)\n"
      "([path of each outermost never-rendered element], [(style text, media)],\n"

@@ -16,6 +16,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from visdup._native import kernel
@@ -143,14 +144,19 @@ class Spans(Mapping[int, tuple[int, int, bool]]):
         return len(self._elements)
 
 
-def walk(root: Any, factor: Callable[[Key], float] | None = None) -> Walk:
+def walk(
+    root: Any,
+    factor: Callable[[Key], float] | None = None,
+    known: dict[Key, float] | None = None,
+) -> Walk:
     """Paragraphs and element numbers of a subtree, by the compiled walk when it can.
 
-    ``factor``: the weight factor of an element's key, which the compiled walk then asks
-    once per distinct key of the page and keeps in :attr:`Walk.factors`.
+    ``factor``: the weight factor of an element's key, which the compiled walk then reads
+    once per distinct key of the page (from ``known``, the factors already made, when it
+    holds the key) and keeps in :attr:`Walk.factors`.
     """
     if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
-        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, True, Block, factor)
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, True, Block, factor, known)
         if walked is not None:
             blocks, parents, spans, keys, positions, factors = walked
             return Walk(
@@ -272,11 +278,26 @@ def paragraphs(
     return blocks
 
 
+#: (kind, level, text) of a paragraph whose text the walk made.
+_ROW = attrgetter("kind", "level", "_text")
+_ROW_TEXT = itemgetter(2)
+
+
 def join_blocks(blocks: Iterable[Block]) -> list[tuple[str, int, str]]:
     """(kind, level, text) of the paragraphs that hold text: what text prints read."""
-    out: list[tuple[str, int, str]] = []
-    for b in blocks:
-        text = b.text
-        if text:
-            out.append((b.kind, b.level, text))
-    return out
+    blocks = blocks if isinstance(blocks, list) else list(blocks)
+    rows: list[tuple[str, int, str]] = list(map(_ROW, blocks))
+    if all(map(_ROW_TEXT, rows)):  # the compiled walk's: every text made and none empty
+        return rows
+    return [(b.kind, b.level, text) for b in blocks if (text := b.text)]
+
+
+def visible_text(blocks: list[Block]) -> str:
+    """The paragraphs' text, a space apart: the whole visible text of a page."""
+    texts = list(map(_TEXT, blocks))
+    if all(texts):  # the compiled walk's: every text made and none empty
+        return " ".join(texts)
+    return " ".join(t for b in blocks if (t := b.text))
+
+
+_TEXT = attrgetter("_text")

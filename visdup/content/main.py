@@ -20,12 +20,14 @@ from visdup.content.blocks import (
     HEADINGS,
     Block,
     join_blocks,
+    visible_text,
     walk,
     walk_paragraphs,
 )
 from visdup.content.titles import _text_of, page_title
 from visdup.content.visibility import remove_element, remove_invisible
 from visdup.content.weights import (
+    _FACTORS,
     Weights,
     choose,
     factor,
@@ -124,8 +126,8 @@ def main_content(
         title = page_title(root)
         remove_invisible(root)
     body = first_body(root)
-    walked = walk(body, factor)
-    page_text = " ".join([b.text for b in walked.blocks])  # a paragraph holds text
+    walked = walk(body, factor, _FACTORS)
+    page_text = visible_text(walked.blocks)
     if not walked.blocks:
         return MainContent(title, body, "", [], page_text)
     w = weigh(walked)
