@@ -529,63 +529,6 @@ typedef struct {
     Py_ssize_t len;
 } Shingle;
 
-static int
-by_hash_then_text(const void *a, const void *b)
-{
-    const Shingle *x = (const Shingle *)a, *y = (const Shingle *)b;
-    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
-    Py_ssize_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->text, y->text, (size_t)n);
-    if (c) return c;
-    return x->len < y->len ? -1 : (x->len > y->len);
-}
-
-/* The shingles in by_hash_then_text's order: a radix sort on the hash (eight passes of a
- * byte, a pass skipped when every hash has the same byte there), then each run of one hash
- * that holds more than one text (two texts sharing 64 bits: next to never) sorted by text.
- * A page has thousands of shingles: qsort's comparator calls were most of the sort's time.
- * -1: out of memory. */
-static int
-sort_shingles(Shingle *items, Py_ssize_t n)
-{
-    if (n < 64) {
-        qsort(items, (size_t)n, sizeof(Shingle), by_hash_then_text);
-        return 0;
-    }
-    Shingle *spare = (Shingle *)malloc(sizeof(Shingle) * (size_t)n);
-    if (spare == NULL) return -1;
-    Shingle *from = items, *to = spare;
-    for (int shift = 0; shift < 64; shift += 8) {
-        Py_ssize_t counts[256];
-        memset(counts, 0, sizeof(counts));
-        for (Py_ssize_t k = 0; k < n; k++) counts[(from[k].hash >> shift) & 0xFF]++;
-        if (counts[(from[0].hash >> shift) & 0xFF] == n) continue; /* one byte for all */
-        Py_ssize_t at = 0;
-        for (int b = 0; b < 256; b++) {
-            Py_ssize_t c = counts[b];
-            counts[b] = at;
-            at += c;
-        }
-        for (Py_ssize_t k = 0; k < n; k++) to[counts[(from[k].hash >> shift) & 0xFF]++] = from[k];
-        Shingle *t = from;
-        from = to;
-        to = t;
-    }
-    if (from != items) memcpy(items, from, sizeof(Shingle) * (size_t)n);
-    free(spare);
-    for (Py_ssize_t k = 0; k < n;) { /* the runs of one hash, by text */
-        Py_ssize_t j = k + 1;
-        int mixed = 0;
-        while (j < n && items[j].hash == items[k].hash) {
-            if (!mixed && by_hash_then_text(&items[k], &items[j]) != 0) mixed = 1;
-            j++;
-        }
-        if (mixed) qsort(items + k, (size_t)(j - k), sizeof(Shingle), by_hash_then_text);
-        k = j;
-    }
-    return 0;
-}
-
 /* _TOKEN's classes: \w (str.isalnum() or an underscore), and the ideographs, kana and
  * hangul that stand one to a token where a token starts. */
 static inline int
@@ -640,6 +583,7 @@ simhash_of(const unsigned char *const *texts, const Py_ssize_t *lens, Py_ssize_t
     Py_ssize_t *tok_start = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)tok_cap);
     Py_ssize_t *tok_len = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)tok_cap);
     Shingle *shingles = (Shingle *)malloc(sizeof(Shingle) * (size_t)shingle_cap);
+    Py_ssize_t *table = NULL, *counts = NULL; /* the shingles alike, counted */
     PyObject *result = NULL;
     size_t used = 0;
     if (buf == NULL || tok_start == NULL || tok_len == NULL || shingles == NULL) {
@@ -738,23 +682,45 @@ simhash_of(const unsigned char *const *texts, const Py_ssize_t *lens, Py_ssize_t
         result = PyLong_FromLong(0);
         goto done;
     }
-    if (sort_shingles(shingles, nshingles) < 0) {
+    /* Each distinct shingle weighs its count, capped at 255; bit b is set when the weight
+     * of shingles having it is more than half of all. The shingles alike are counted in an
+     * open-addressed table by hash (then text): the sums need no order. */
+    size_t slots = 16;
+    while (slots < 2 * (size_t)nshingles) slots <<= 1;
+    table = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * slots);
+    counts = (Py_ssize_t *)calloc((size_t)nshingles, sizeof(Py_ssize_t));
+    if (table == NULL || counts == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    /* Each distinct shingle weighs its count, capped at 255; bit b is set when the weight
-     * of shingles having it is more than half of all. */
+    for (size_t i = 0; i < slots; i++) table[i] = -1;
+    for (Py_ssize_t k = 0; k < nshingles; k++) {
+        const Shingle *x = &shingles[k];
+        size_t i = (size_t)(x->hash ^ (x->hash >> 32)) & (slots - 1);
+        for (;; i = (i + 1) & (slots - 1)) {
+            Py_ssize_t j = table[i];
+            if (j < 0) { /* a shingle not seen before */
+                table[i] = k;
+                counts[k] = 1;
+                break;
+            }
+            const Shingle *y = &shingles[j];
+            if (y->hash == x->hash && y->len == x->len &&
+                memcmp(y->text, x->text, (size_t)x->len) == 0) {
+                counts[j]++;
+                break;
+            }
+        }
+    }
     uint64_t ones[64];
     uint64_t total = 0;
     memset(ones, 0, sizeof(ones));
-    for (Py_ssize_t k = 0; k < nshingles;) {
-        Py_ssize_t j = k + 1;
-        while (j < nshingles && by_hash_then_text(&shingles[k], &shingles[j]) == 0) j++;
-        uint64_t weight = (uint64_t)(j - k) < 255 ? (uint64_t)(j - k) : 255;
+    for (Py_ssize_t k = 0; k < nshingles; k++) {
+        if (!counts[k]) continue;
+        uint64_t weight = (uint64_t)counts[k] < 255 ? (uint64_t)counts[k] : 255;
         uint64_t h = shingles[k].hash;
         for (int b = 0; b < 64; b++) ones[b] += weight & (0 - (h >> b & 1)); /* no branch */
         total += weight;
-        k = j;
     }
     uint64_t value = 0;
     for (int b = 0; b < 64; b++)
@@ -765,6 +731,8 @@ done:
     free(tok_start);
     free(tok_len);
     free(shingles);
+    free(table);
+    free(counts);
     return result;
 }
 
