@@ -712,14 +712,34 @@ simhash_of(const unsigned char *const *texts, const Py_ssize_t *lens, Py_ssize_t
             }
         }
     }
-    uint64_t ones[64];
-    uint64_t total = 0;
+    /* The weights are summed per bit eight bits at a time: spread[v] holds bit k of v in its
+     * byte k, so that spread[byte] * weight adds the weight to the byte of each bit set, and
+     * eight such bytes side by side take up to 255 of weight before they are added out. */
+    static uint64_t spread[256];
+    if (spread[255] == 0)
+        for (int v = 0; v < 256; v++)
+            for (int k = 0; k < 8; k++) spread[v] |= (uint64_t)((v >> k) & 1) << (8 * k);
+    uint64_t ones[64], packed[8];
+    uint64_t total = 0, pending = 0;
     memset(ones, 0, sizeof(ones));
-    for (Py_ssize_t k = 0; k < nshingles; k++) {
-        if (!counts[k]) continue;
-        uint64_t weight = (uint64_t)counts[k] < 255 ? (uint64_t)counts[k] : 255;
+    memset(packed, 0, sizeof(packed));
+    for (Py_ssize_t k = 0; k <= nshingles; k++) {
+        uint64_t weight = 0;
+        if (k < nshingles) {
+            if (!counts[k]) continue;
+            weight = (uint64_t)counts[k] < 255 ? (uint64_t)counts[k] : 255;
+        }
+        if (pending + weight > 255 || k == nshingles) { /* the bytes full, or the end */
+            for (int i = 0; i < 8; i++) {
+                for (int b = 0; b < 8; b++) ones[8 * i + b] += (packed[i] >> (8 * b)) & 0xFF;
+                packed[i] = 0;
+            }
+            pending = 0;
+            if (k == nshingles) break;
+        }
         uint64_t h = shingles[k].hash;
-        for (int b = 0; b < 64; b++) ones[b] += weight & (0 - (h >> b & 1)); /* no branch */
+        for (int i = 0; i < 8; i++) packed[i] += spread[(h >> (8 * i)) & 0xFF] * weight;
+        pending += weight;
         total += weight;
     }
     uint64_t value = 0;
