@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 from visdup.templates.dom_walk import HEADING_LEVELS, SKIP, tag_name
+from visdup.templates.flat_tree import FlatTree
 from visdup.templates.stm import stm
 
 #: Levels kept below the container.
@@ -300,12 +301,10 @@ def _tree(shape: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(labels), tuple(sizes)
 
 
-class _Flat:
-    __slots__ = ("labels", "sizes")
-
-    def __init__(self, labels: tuple[str, ...], sizes: tuple[int, ...]):
-        self.labels = labels
-        self.sizes = sizes
+@lru_cache(maxsize=4096)
+def _flat(shape: str) -> FlatTree:
+    """A shape as a tree STM reads, made once: a crawl compares each shape with many."""
+    return FlatTree(*_tree(shape))
 
 
 @lru_cache(maxsize=65536)
@@ -313,11 +312,11 @@ def shape_similarity(a: str, b: str) -> float:
     """``2·STM/(n1+n2)`` of two shapes (1.0: equal, or one is unknown)."""
     if a == b or not a or not b:
         return 1.0
-    ta, tb = _tree(a), _tree(b)
-    total = len(ta[0]) + len(tb[0])
+    ta, tb = _flat(a), _flat(b)
+    total = ta.nodes + tb.nodes
     if not total:
         return 1.0
-    common = stm(_Flat(*ta), _Flat(*tb), max_nodes=max(len(ta[0]), len(tb[0]), 1))
+    common = stm(ta, tb, max_nodes=max(ta.nodes, tb.nodes, 1))
     return 2.0 * common / total
 
 
