@@ -430,4 +430,15 @@ class Channel(Generic[T]):
         self.memory.add(page_id, fp)
         self.order.append(page_id)
         self.cache.put(page_id, obj)
+        last = self._last_summary
+        if last is not None and last[0] is obj:  # the summary it was confirmed with
+            with self._summary_lock:
+                self._summaries[page_id] = last[1]
+                while len(self._summaries) > self.cache.capacity:
+                    self._summaries.popitem(last=False)
         self._add_views(page_id, obj)
+
+    def summaries(self, objs: dict[int, T]) -> dict[int, Any]:
+        """The summaries of stored objects (page id -> summary): those the labelling made,
+        and what the bounds learnt of them, are reused."""
+        return self._summaries_of(objs)

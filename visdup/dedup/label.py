@@ -74,6 +74,10 @@ class Pending:
     budget: Any = None
     #: Every similarity measured for the page (page id → score), stored with it.
     compared: dict[int, float] = field(default_factory=dict)
+    #: The page's object where the channel does not take it (too large a term, too thin a
+    #: print): cached with the page all the same, so the final pass reads it without
+    #: loading and parsing it again.
+    kept: Any = None
 
 
 class Labeller:
@@ -127,8 +131,10 @@ class Labeller:
     def prepare(self, name: str, fp: int | None, obj: Any) -> Pending:
         """Steps 1-2 for one channel: candidates and their confirmation (no lock held)."""
         channel = self.channels.get(name)
-        if channel is None or fp is None or obj is None or not channel.accepts(obj):
+        if channel is None or obj is None:
             return Pending()  # this page takes no part in the channel, and is not indexed in it
+        if fp is None or not channel.accepts(obj):
+            return Pending(kept=obj)  # nor here, but its object is cached with it
         pending = Pending(fp=fp, obj=obj, budget=channel.budget())
         pending.seen, pending.watermark = channel.candidates(fp, obj)
         pending.match = channel.confirm(obj, pending.seen, pending.budget, pending.compared)
@@ -230,8 +236,12 @@ class Labeller:
     ) -> None:
         """The committed page, made visible to this process's later pages."""
         for name, pending in prepared.items():
-            if name in self.channels and pending.fp is not None:
+            if name not in self.channels:
+                continue
+            if pending.fp is not None:
                 self.channels[name].added(page_id, pending.fp, pending.obj)
+            elif pending.kept is not None:
+                self.channels[name].cache.put(page_id, pending.kept)
         if replaced is not None:
             self._swapped(page_id, replaced, record)
         elif record.duplicate_of is not None:

@@ -250,7 +250,9 @@ class _Settler:
         for start in range(0, len(members), CHUNK):
             ids = [self.pages[i].id for i in members[start : start + CHUNK]]
             prints.update(channel.cache.get_many(ids))
-        summaries = {i: channel.summarise(prints[self.pages[i].id]) for i in members}
+        # the labelling's own summaries, where it still holds them
+        made = channel.summaries({self.pages[i].id: prints[self.pages[i].id] for i in members})
+        summaries = {i: made[self.pages[i].id] for i in members}
         contained: dict[int, tuple[float, int]] = {}
         postings: dict[int, list[int]] = defaultdict(list)
         for slot, i in enumerate(members):
@@ -331,15 +333,27 @@ class _Settler:
         for i in range(len(self.pages)):
             if self.pages[i].term_key is None:
                 continue
-            for j in self.structure_candidates(i):
-                if j > i and find.find(i) != find.find(j) and self._reaches(i, j, theta):
+            later = [j for j in self.structure_candidates(i) if j > i]
+            profiles = self._profiles  # made with the first candidates
+            mine = profiles.get(i)
+            # every later candidate's cheap bound in one call into the kernel
+            views = [j for j in later if j in profiles] if mine is not None else []
+            tops: dict[int, float] = {}
+            if views:
+                tops = dict(
+                    zip(views, channel.bounds(mine, [profiles[j] for j in views]), strict=True)
+                )
+            for j in later:
+                if find.find(i) != find.find(j) and self._reaches(i, j, theta, tops.get(j)):
                     find.union(i, j)
 
-    def _reaches(self, i: int, j: int, theta: float) -> bool:
+    def _reaches(self, i: int, j: int, theta: float, top: float | None) -> bool:
+        """Whether pages ``i`` and ``j`` lie at or above ``theta``; ``top``: their profiles'
+        cheap bound (None: one has no profile)."""
         channel, known = self.structure, self._layout.get((i, j))
         if known is None and self.pages[i].term_key != self.pages[j].term_key:
             a, b = self._profiles.get(i), self._profiles.get(j)
-            if a is None or b is None or channel is None or a.best_similarity(b) < theta:
+            if a is None or b is None or channel is None or top is None or top < theta:
                 return False
             if channel.refine is not None and channel.refine(a, b, theta) < theta:
                 return False
@@ -379,12 +393,15 @@ class _Settler:
         for start in range(0, len(positions), CHUNK):
             chunk = positions[start : start + CHUNK]
             terms = channel.cache.get_many([self.pages[i].id for i in chunk])
+            taken = {pid: term for pid, term in terms.items() if channel.accepts(term)}
+            # the labelling's own profiles: the sequence bounds it measured are known by them
+            profiles = channel.summaries(taken) if channel.summarise is not None else {}
             for slot, i in enumerate(chunk, start):
-                term = terms.get(self.pages[i].id)
-                if term is None or not channel.accepts(term):
+                term = taken.get(self.pages[i].id)
+                if term is None:
                     continue
                 if channel.summarise is not None:
-                    self._profiles[i] = channel.summarise(term)
+                    self._profiles[i] = profiles[self.pages[i].id]
                 if channel.shape is not None:
                     shapes[slot] = self._shapes_of[i] = channel.shape(term)
                 small = channel.small(term) if channel.small is not None else None

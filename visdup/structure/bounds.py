@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Sequence
-from itertools import zip_longest
+from itertools import count as _count
+from itertools import islice, zip_longest
 from operator import sub
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,7 @@ class Profile:
     any DP; the preorder (label codes and marks) feeds the sequence bound.
     """
 
-    __slots__ = ("codes", "count", "counts", "marks", "weight", "weights")
+    __slots__ = ("codes", "count", "counts", "marks", "serial", "weight", "weights")
 
     def __init__(self, tree: Term | FlatTree):
         codes = label_ids(tree.labels)
@@ -70,6 +71,9 @@ class Profile:
         self.count = sum(counts)
         self.codes = array("i", codes)
         self.marks = tree.marks
+        #: This profile's number, unique in the process: what the sequence distances already
+        #: known are keyed by.
+        self.serial = next(_serials)
 
     def bound(self, other: Profile) -> int:
         """``distance_lower_bound`` of the two trees, from their profiles alone.
@@ -97,7 +101,38 @@ class Profile:
         if total == 0:
             return 1.0
         limit = distance_limit(at_least, total) if at_least > 0 else -1
-        return cmp(sequence_kernel(self.codes, self.marks, other.codes, other.marks, limit), total)
+        a, b = self.serial, other.serial
+        pair = (a << 64 | b) if a < b else (b << 64 | a)
+        known = _KNOWN.get(pair)
+        if known is not None:
+            if known >= 0:  # the distance itself
+                return cmp(known if limit < 0 or known <= limit else limit + 1, total)
+            if 0 <= limit < -known:  # more than the limit: the kernel would say limit + 1
+                return cmp(limit + 1, total)
+        found = sequence_kernel(self.codes, self.marks, other.codes, other.marks, limit)
+        _remember(pair, found if limit < 0 or found <= limit else -found)
+        return cmp(found, total)
+
+
+_serials = _count()
+#: Sequence distances measured (profile pair -> the distance, or minus a number it reaches),
+#: the most recent :data:`KNOWN_PAIRS`. The distance is symmetric, and with a limit the kernel
+#: answers min(distance, limit + 1): what one measure learnt answers the same pair later, from
+#: either side (a candidate's bound again, the final pass's search for template peers).
+_KNOWN: dict[int, int] = {}
+#: Pairs remembered at most.
+KNOWN_PAIRS = 1 << 17
+
+
+def _remember(pair: int, value: int) -> None:
+    known = _KNOWN
+    if len(known) >= KNOWN_PAIRS:
+        try:
+            for old in list(islice(known, KNOWN_PAIRS // 4)):  # the oldest quarter
+                known.pop(old, None)
+        except RuntimeError:  # another thread changed it meanwhile: start afresh
+            known.clear()
+    known[pair] = value
 
 
 _best_similarities = getattr(ted, "best_similarities", None)

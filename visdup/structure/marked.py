@@ -27,10 +27,15 @@ class TermSyntaxError(InputError, ValueError):
 
 
 def _revive(
-    labels: tuple[str, ...], marks: tuple[int, ...], sizes: tuple[int, ...], shape: int | None
+    labels: tuple[str, ...],
+    marks: tuple[int, ...],
+    sizes: tuple[int, ...],
+    shape: int | None,
+    text: str | None = None,
 ) -> Term:
     term = Term(labels, marks, sizes)
     term._shape = shape
+    term._text = text
     return term
 
 
@@ -41,7 +46,7 @@ class Term:
     ``i + 1``, then ``j + sizes[j]`` while below ``i + sizes[i]``.
     """
 
-    __slots__ = ("_hash", "_shape", "labels", "marks", "sizes")
+    __slots__ = ("_hash", "_shape", "_text", "labels", "marks", "sizes")
 
     labels: tuple[str, ...]
     marks: tuple[int, ...]
@@ -54,11 +59,15 @@ class Term:
         self._hash: int | None = None
         #: Its shape SimHash, once computed (:func:`visdup.structure.fingerprint.shape_simhash`).
         self._shape: int | None = None
+        #: Its text form, once printed: the analysis prints every term it stores, and the
+        #: labelling's term keys read the same text again.
+        self._text: str | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # The shape SimHash travels (an analysis worker computes it, the labelling reads it);
-        # the hash does not: hash() of strings is salted per process.
-        return (_revive, (self.labels, self.marks, self.sizes, self._shape))
+        # The shape SimHash and the text travel (an analysis worker computes them, the
+        # labelling, one serial process, reads them); the hash does not: hash() of strings is
+        # salted per process.
+        return (_revive, (self.labels, self.marks, self.sizes, self._shape, self._text))
 
     @classmethod
     def from_arrays(cls, labels: Sequence[str], marks: Sequence[int], sizes: Sequence[int]) -> Term:
@@ -118,6 +127,12 @@ class Term:
         return self._hash
 
     def __str__(self) -> str:
+        text = self._text
+        if text is None:
+            text = self._text = self._print()
+        return text
+
+    def _print(self) -> str:
         out: list[str] = []
         ends: list[int] = []
         for i, label in enumerate(self.labels):
