@@ -627,6 +627,15 @@ sequence_dp(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
      * costs at least their weight difference). That is <= limit exactly when
      * 2B lies in [2A + D - limit, 2A + D + limit], D = WB - WA: an interval of j that only
      * moves right as i grows. Outside it a cell holds SEQ_INF.
+     *
+     * Inside it, a cell's value v bounds the prefix's cost better than |A - B|: a cell with
+     * v + |(WA - A) - (WB - B)| > limit lies on no path of cost <= limit either, and holds
+     * SEQ_INF too. Every cell of a path of cost <= limit keeps a value no larger than the
+     * path's cost so far (by induction along the path), so such a path is never cut, and
+     * the answer stays min(distance, limit + 1). The finite cells of a row then span
+     * [first, last]; the next row's cells left of ``first`` (but the first column, which
+     * deletes a's prefix) and right of ``last + 1`` can only be reached from the left, and
+     * stay SEQ_INF once a cell there is.
      */
     int64_t wa = 0;
     for (Py_ssize_t i = 0; i < n1; i++) {
@@ -657,10 +666,12 @@ sequence_dp(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
             hi = j;
         }
     }
+    Py_ssize_t first = lo, last = hi; /* the finite cells of the row before */
     int64_t result = SEQ_INF;
     for (Py_ssize_t i = 0; i < n1 && lo <= hi; i++) {
         const int64_t li = l1[i], ri = m1[i];
         a += ri;
+        const int64_t rest = wa - a; /* weight of a's suffix after this row */
         const Py_ssize_t old_lo = lo;
         while (lo <= n2 && 2 * pb[lo] < 2 * a + d - limit) {
             lo++;
@@ -671,14 +682,34 @@ sequence_dp(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
         if (lo > hi) {
             break;
         }
-        int64_t low = SEQ_INF, left = SEQ_INF, diag = lo > 0 ? row[lo - 1] : SEQ_INF;
+        Py_ssize_t new_first = -1, new_last = -1;
+        int64_t left = SEQ_INF;
         Py_ssize_t j = lo;
+        int64_t diag = SEQ_INF;
         if (j == 0) {
-            diag = row[0];
-            row[0] = left = low = a;
+            const int64_t slack = rest - wb;
+            int64_t v = a;
+            if (v + (slack > 0 ? slack : -slack) > limit) {
+                v = SEQ_INF;
+            }
+            else {
+                new_first = new_last = 0;
+            }
+            diag = row[0]; /* the row before's, read before this row's replaces it */
+            row[0] = left = v;
             j = 1;
         }
+        if (left >= SEQ_INF && j < first) {
+            j = first; /* the cells before hold SEQ_INF, and so would this row's */
+            diag = SEQ_INF; /* row[first - 1], the row before's */
+        }
+        else if (j > 1 || lo > 0) {
+            diag = row[j - 1];
+        }
         for (; j <= hi; j++) {
+            if (left >= SEQ_INF && j > last + 1) {
+                break; /* reached from the left only: SEQ_INF, as row[] already holds */
+            }
             const int64_t rj = m2[j - 1], up = row[j], lj = l2[j - 1];
             int64_t v =
                 diag + (li == lj ? (ri > rj ? ri - rj : rj - ri) : (ri > rj ? ri : rj));
@@ -688,21 +719,27 @@ sequence_dp(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
             if (left + rj < v) {
                 v = left + rj;
             }
-            if (v > SEQ_INF) {
+            const int64_t slack = rest - (wb - pb[j]);
+            if (v + (slack > 0 ? slack : -slack) > limit) {
                 v = SEQ_INF;
+            }
+            else {
+                if (new_first < 0) {
+                    new_first = j;
+                }
+                new_last = j;
             }
             diag = up;
             row[j] = left = v;
-            if (v < low) {
-                low = v;
-            }
         }
         for (Py_ssize_t k = old_lo; k < lo; k++) {
             row[k] = SEQ_INF; /* left the band: the next row must not read them */
         }
-        if (low > limit) {
-            break;
+        if (new_first < 0) {
+            break; /* no cell of this row lies on a path of cost <= limit */
         }
+        first = new_first;
+        last = new_last;
         if (i == n1 - 1 && hi == n2) {
             result = row[n2];
         }
