@@ -1163,12 +1163,6 @@ typedef struct {
     int owned;
 } TagFlags;
 
-#include <structmember.h> /* the slots of the Block objects the walk makes */
-
-/* The slots a Block is made of, in the order make_block fills them. */
-static const char *BLOCK_SLOTS[7] = {"owner", "kind", "level", "parts", "link_chars", "chars",
-                                     "_text"};
-
 typedef struct {
     Py_ssize_t parent, position; /* the parent's number, the place among its children */
     double factor;               /* the weight factor of the element's key (0: not asked) */
@@ -1193,9 +1187,10 @@ typedef struct {
     Py_ssize_t nel, elcap;
     SpanInfo *spans; /* per block element, in preorder */
     Py_ssize_t nspans, spancap;
-    PyTypeObject *block_type; /* the paragraphs as Block objects; NULL: as tuples */
-    Py_ssize_t offsets[7];    /* where BLOCK_SLOTS lie in a Block */
-    PyObject *kinds[2];       /* "paragraph", "heading" */
+    int rows;            /* the paragraphs as (kind, level, text) rows and int64 columns */
+    int64_t *columns;    /* per paragraph of rows: its owner, link characters, characters */
+    Py_ssize_t ncolumns, columncap;
+    PyObject *kinds[2];  /* "paragraph", "heading" */
     PyObject *factor;         /* a key's weight factor, asked once per distinct key; or NULL */
     PyObject *known;          /* a dict of the factors known by key, or NULL */
 } BlockWalk;
@@ -1422,51 +1417,44 @@ block_text(BlockWalk *w, vd_node *first, int in_link)
     return 0;
 }
 
-/* Where each of BLOCK_SLOTS lies in an object of `type`: 0, or -1 with a TypeError when the
- * type is not a class of those slots made by object.__new__. */
+/* Room for one more item in *items, which holds `count` of *cap; -1 out of memory. */
 static int
-block_offsets(PyTypeObject *type, Py_ssize_t *offsets)
+walk_room(void **items, Py_ssize_t count, Py_ssize_t *cap, size_t size)
 {
-    if (type->tp_new != PyBaseObject_Type.tp_new || type->tp_itemsize != 0) goto unfit;
-    for (int k = 0; k < 7; k++) {
-        PyObject *d = PyObject_GetAttrString((PyObject *)type, BLOCK_SLOTS[k]);
-        if (d == NULL) return -1;
-        int fit = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
-                  ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX &&
-                  !(((PyMemberDescrObject *)d)->d_member->flags & READONLY);
-        if (fit) offsets[k] = ((PyMemberDescrObject *)d)->d_member->offset;
-        Py_DECREF(d);
-        if (!fit) goto unfit;
+    if (count < *cap) return 0;
+    Py_ssize_t more = *cap ? *cap * 2 : 256;
+    void *grown = realloc(*items, size * (size_t)more);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
     }
+    *items = grown;
+    *cap = more;
     return 0;
-unfit:
-    PyErr_SetString(PyExc_TypeError, "blocks_walk: the block type needs the slots of Block");
-    return -1;
 }
 
-/* Block(owner, kind, level, [text], links, chars, text), its slots filled as its __init__
- * fills them (no Python frame per paragraph). */
+/* The paragraph as a row (kind, level, text), its numbers to the columns; NULL on error. */
 static PyObject *
-make_block(BlockWalk *w, Py_ssize_t owner, int heading, int level, PyObject *text)
+make_row(BlockWalk *w, Py_ssize_t owner, int heading, int level, PyObject *text)
 {
-    PyObject *block = w->block_type->tp_alloc(w->block_type, 0);
-    if (block == NULL) return NULL;
-    PyObject *values[7] = {PyLong_FromSsize_t(owner), w->kinds[heading ? 1 : 0],
-                           PyLong_FromLong(level), PyList_New(1), PyLong_FromSsize_t(w->links),
-                           PyLong_FromSsize_t(w->chars), text};
-    Py_INCREF(values[1]);
-    Py_INCREF(values[6]);
-    int failed = 0;
-    for (int k = 0; k < 7; k++) failed |= values[k] == NULL;
-    if (failed) {
-        for (int k = 0; k < 7; k++) Py_XDECREF(values[k]);
-        Py_DECREF(block);
+    if (walk_room((void **)&w->columns, w->ncolumns, &w->columncap, 3 * sizeof(int64_t)) < 0)
+        return NULL;
+    int64_t *column = &w->columns[3 * w->ncolumns++];
+    column[0] = owner;
+    column[1] = w->links;
+    column[2] = w->chars;
+    PyObject *row = PyTuple_New(3), *lv = PyLong_FromLong(level);
+    if (row == NULL || lv == NULL) {
+        Py_XDECREF(row);
+        Py_XDECREF(lv);
         return NULL;
     }
+    Py_INCREF(w->kinds[heading ? 1 : 0]);
     Py_INCREF(text);
-    PyList_SET_ITEM(values[3], 0, text);
-    for (int k = 0; k < 7; k++) *(PyObject **)((char *)block + w->offsets[k]) = values[k];
-    return block;
+    PyTuple_SET_ITEM(row, 0, w->kinds[heading ? 1 : 0]);
+    PyTuple_SET_ITEM(row, 1, lv);
+    PyTuple_SET_ITEM(row, 2, text);
+    return row;
 }
 
 static int
@@ -1480,8 +1468,8 @@ block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
             return 0;
         }
         PyObject *item;
-        if (w->block_type != NULL) {
-            item = make_block(w, owner, heading, level, text);
+        if (w->rows) {
+            item = make_row(w, owner, heading, level, text);
             Py_DECREF(text);
         } else {
             item = Py_BuildValue("(niiNnn)", owner, heading, level, text, w->links, w->chars);
@@ -1517,21 +1505,6 @@ walk_child(vd_node *c, int *bad, Py_ssize_t *pos)
     return c;
 }
 
-/* Room for one more item in *items, which holds `count` of *cap; -1 out of memory. */
-static int
-walk_room(void **items, Py_ssize_t count, Py_ssize_t *cap, size_t size)
-{
-    if (count < *cap) return 0;
-    Py_ssize_t more = *cap ? *cap * 2 : 256;
-    void *grown = realloc(*items, size * (size_t)more);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    *items = grown;
-    *cap = more;
-    return 0;
-}
 
 /* The elements' parents (which = 0) or child positions (1) as a list; NULL on error. */
 static PyObject *
@@ -1555,7 +1528,7 @@ element_list(const BlockWalk *w, int which)
 static PyObject *
 span_results(const BlockWalk *w)
 {
-    if (w->block_type != NULL) {
+    if (w->rows) {
         PyObject *out = PyBytes_FromStringAndSize(NULL, w->nspans * 4 * (Py_ssize_t)sizeof(int64_t));
         if (out == NULL) return NULL;
         int64_t *q = (int64_t *)PyBytes_AS_STRING(out);
@@ -1592,21 +1565,22 @@ factor_results(const BlockWalk *w)
     return out;
 }
 
-/* blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None,
+/* blocks_walk(root, block_tags, headings, elements=True, rows=False, factor=None,
  * known=None): (paragraphs, parents, spans, keys, positions) with the paragraphs as tuples
- * (owner, heading, level, text, link chars, chars) and the spans as a dict; with a
- * block_type (visdup.content.blocks.Block), the paragraphs as such objects, the spans as
- * int64 quads and a sixth item, the factor(key) of every element as doubles (None without
- * a factor), read once per distinct key of the page from `known` (a dict by key) or else
- * asked of factor. */
+ * (owner, heading, level, text, link chars, chars) and the spans as a dict; with rows, the
+ * paragraphs as (kind, level, text) rows (what text prints read) with their owner, link
+ * characters and characters as int64 triples apart, the spans as int64 quads (element,
+ * first, end, free), and the factor(key) of every element as doubles (None without a
+ * factor), read once per distinct key of the page from `known` (a dict by key) or else
+ * asked of factor: (rows, parents, spans, keys, positions, factors, columns). */
 static PyObject *
 blocks_walk(PyObject *self, PyObject *args)
 {
-    PyObject *root_obj, *block_tags, *headings, *block_type = Py_None, *factor = Py_None;
-    PyObject *known = Py_None;
+    PyObject *root_obj, *block_tags, *headings, *factor = Py_None, *known = Py_None;
     int elements = 1; /* 0: the paragraphs alone (no keys, parents, positions or spans) */
-    if (!PyArg_ParseTuple(args, "OO!O!|pOOO", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
-                          &headings, &elements, &block_type, &factor, &known))
+    int rows = 0;
+    if (!PyArg_ParseTuple(args, "OO!O!|ppOO", &root_obj, &PySet_Type, &block_tags, &PyDict_Type,
+                          &headings, &elements, &rows, &factor, &known))
         return NULL;
     if (known != Py_None && !PyDict_Check(known)) {
         PyErr_SetString(PyExc_TypeError, "blocks_walk: known factors must be a dict");
@@ -1617,13 +1591,8 @@ blocks_walk(PyObject *self, PyObject *args)
     if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
     BlockWalk w;
     memset(&w, 0, sizeof(w));
-    if (block_type != Py_None) {
-        if (!PyType_Check(block_type)) {
-            PyErr_SetString(PyExc_TypeError, "blocks_walk: block_type must be a type");
-            return NULL;
-        }
-        w.block_type = (PyTypeObject *)block_type;
-        if (block_offsets(w.block_type, w.offsets) < 0) return NULL;
+    if (rows) {
+        w.rows = 1;
         if (factor != Py_None && elements) {
             w.factor = factor;
             if (known != Py_None) w.known = known;
@@ -1761,12 +1730,18 @@ done_or_fallback:
             factors = Py_None;
             Py_INCREF(factors);
         }
+        PyObject *columns = w.rows ? PyBytes_FromStringAndSize(
+                                         (const char *)w.columns,
+                                         w.ncolumns * 3 * (Py_ssize_t)sizeof(int64_t))
+                                   : NULL;
         if (parents != NULL && positions != NULL && spans != NULL && factors != NULL) {
-            if (w.block_type != NULL)
-                result = PyTuple_Pack(6, w.blocks, parents, spans, w.keys, positions, factors);
-            else
+            if (w.rows && columns != NULL)
+                result = PyTuple_Pack(7, w.blocks, parents, spans, w.keys, positions, factors,
+                                      columns);
+            else if (!w.rows)
                 result = PyTuple_Pack(5, w.blocks, parents, spans, w.keys, positions);
         }
+        Py_XDECREF(columns);
         Py_XDECREF(parents);
         Py_XDECREF(positions);
         Py_XDECREF(spans);
@@ -1778,6 +1753,7 @@ done:
     free(w.buf);
     free(w.els);
     free(w.spans);
+    free(w.columns);
     attr_cache_close(&w.seen);
     for (int k = 0; k < w.ncache; k++) Py_XDECREF(w.cache[k].tag);
     Py_XDECREF(w.blocks);
@@ -2654,14 +2630,14 @@ static PyMethodDef methods[] = {
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
     {"blocks_walk", blocks_walk, METH_VARARGS,
-     "blocks_walk(root, block_tags, headings, elements=True, block_type=None, factor=None,\n"
+     "blocks_walk(root, block_tags, headings, elements=True, rows=False, factor=None,\n"
      "known=None)\n"
      "([(owner, heading, level, text, link_chars, chars)], parents, {element: (first, end,\n"
      "free)}, [(tag, class, id, role, itemprop)], child positions) of visdup.denoise's\n"
      "first walk, or None for the Python walk; with elements false, all but the paragraphs\n"
-     "stay empty. With a block_type: the paragraphs as its objects, the spans as int64\n"
-     "quads (element, first, end, free) and factor(key) of each element as doubles (from\n"
-     "the dict known when it holds the key)."},
+     "stay empty. With rows: the paragraphs as (kind, level, text), the spans as int64\n"
+     "quads (element, first, end, free), factor(key) of each element as doubles (from the\n"
+     "dict known when it holds the key) and (owner, link_chars, chars) as int64 triples."},
     {"invisible_scan", invisible_scan, METH_VARARGS,
      "invisible_scan(root, never_tags)\n"
      "([path of each outermost never-rendered element], [(style text, media)],\n"

@@ -5,7 +5,8 @@
  * - weigh(parents, owners, values, chars, links, teasers, factors): the per-element sums,
  *   as bytes of doubles (net, good, teasers, linked) and of int64 (chars, links, count);
  * - weigh_blocks(parents, blocks, factors, ...rules): the same sums from the paragraphs
- *   themselves, each valued in C as block_value and is_teaser value it;
+ *   themselves, each valued in C as block_value and is_teaser value it; weigh_rows the same
+ *   of the compiled walk's rows and columns;
  * - ancestry(parents, factors): each element's smallest ancestor factor and its depth;
  * - choose(values, factors, path, depth, bonus, cap): the element of highest weight H;
  * - prune(index, parents, keys, headings, prune_tags, mass, factors, net, good, links,
@@ -313,6 +314,10 @@ int_attr(PyObject *block, PyObject *name)
     return x;
 }
 
+static int read_marks(Rules *r, PyObject *marks);
+static int value_of(const Rules *r, int heading, Py_ssize_t chars, Py_ssize_t links,
+                    PyObject *text, double *value, unsigned char *teaser);
+
 static PyObject *
 py_weigh_blocks(PyObject *self, PyObject *args)
 {
@@ -323,18 +328,7 @@ py_weigh_blocks(PyObject *self, PyObject *args)
                           &r.max_link_share, &r.link_cost, &r.plain_cost, &r.link_cost_not_prose,
                           &r.heading_share, &r.heading_cost, &PyTuple_Type, &r.endings, &marks))
         return NULL;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(r.endings); k++) {
-        if (!PyUnicode_Check(PyTuple_GET_ITEM(r.endings, k))) {
-            PyErr_SetString(PyExc_TypeError, "weigh_blocks: endings must be str");
-            return NULL;
-        }
-    }
-    r.nmarks = (int)PyUnicode_GET_LENGTH(marks);
-    if (r.nmarks > 32) {
-        PyErr_SetString(PyExc_ValueError, "weigh_blocks: at most 32 sentence marks");
-        return NULL;
-    }
-    for (int k = 0; k < r.nmarks; k++) r.marks[k] = PyUnicode_READ_CHAR(marks, k);
+    if (read_marks(&r, marks) < 0) return NULL;
     static PyObject *s_owner, *s_kind, *s_chars, *s_links, *s_text, *s_cached, *s_heading;
     if (s_owner == NULL) {
         s_owner = PyUnicode_InternFromString("owner");
@@ -395,32 +389,18 @@ py_weigh_blocks(PyObject *self, PyObject *args)
         owners[b] = owner;
         bchars[b] = chars;
         blinks[b] = links;
-        if (heading) {
-            int linked = (double)links > r.heading_share * (double)chars;
-            values[b] = linked ? -r.heading_cost * (double)chars : 0.0;
-            teaser[b] = (unsigned char)linked;
-            continue;
+        PyObject *text = NULL;
+        if (!heading) {
+            text = PyObject_GetAttr(block, s_cached); /* the text the walk made */
+            if (text == Py_None) {
+                Py_DECREF(text);
+                text = PyObject_GetAttr(block, s_text);
+            }
+            if (text == NULL) goto done;
         }
-        PyObject *text = PyObject_GetAttr(block, s_cached); /* the text the walk made */
-        if (text == Py_None) {
-            Py_DECREF(text);
-            text = PyObject_GetAttr(block, s_text);
-        }
-        if (text == NULL) goto done;
-        if (!PyUnicode_Check(text)) {
-            Py_DECREF(text);
-            PyErr_SetString(PyExc_TypeError, "weigh_blocks: a block's text must be str");
-            goto done;
-        }
-        int prose = is_prose(&r, chars, links, text);
-        int ends = prose < 0 ? -1 : chars >= r.min_prose ? ends_as_teaser(&r, text) : 0;
-        Py_DECREF(text);
-        if (prose < 0 || ends < 0) goto done;
-        teaser[b] = (unsigned char)ends;
-        if (prose)
-            values[b] = (double)chars - r.link_cost * (double)links;
-        else
-            values[b] = -r.plain_cost * (double)(chars - links) - r.link_cost_not_prose * (double)links;
+        int rc = value_of(&r, heading, chars, links, text, &values[b], &teaser[b]);
+        Py_XDECREF(text);
+        if (rc < 0) goto done;
     }
     if (weigh_sums(n, parents, factors, nb, owners, values, bchars, blinks, teaser, &sums) < 0)
         goto done;
@@ -430,6 +410,123 @@ done:
         PyBuffer_Release(&fv);
     else
         free(factors);
+    free(parents);
+    free(owners);
+    free(bchars);
+    free(blinks);
+    free(values);
+    free(teaser);
+    return result;
+}
+
+/* The sentence marks and endings of the rules, checked; -1 on error. */
+static int
+read_marks(Rules *r, PyObject *marks)
+{
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(r->endings); k++) {
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(r->endings, k))) {
+            PyErr_SetString(PyExc_TypeError, "weigh: endings must be str");
+            return -1;
+        }
+    }
+    if (PyUnicode_GET_LENGTH(marks) > 32) {
+        PyErr_SetString(PyExc_ValueError, "weigh: at most 32 sentence marks");
+        return -1;
+    }
+    r->nmarks = (int)PyUnicode_GET_LENGTH(marks);
+    for (int k = 0; k < r->nmarks; k++) r->marks[k] = PyUnicode_READ_CHAR(marks, k);
+    return 0;
+}
+
+/* A paragraph's value and whether it is a teaser, as block_value and is_teaser give them;
+ * -1 on error. */
+static int
+value_of(const Rules *r, int heading, Py_ssize_t chars, Py_ssize_t links, PyObject *text,
+         double *value, unsigned char *teaser)
+{
+    if (heading) {
+        int linked = (double)links > r->heading_share * (double)chars;
+        *value = linked ? -r->heading_cost * (double)chars : 0.0;
+        *teaser = (unsigned char)linked;
+        return 0;
+    }
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "weigh: a paragraph's text must be str");
+        return -1;
+    }
+    int prose = is_prose(r, chars, links, text);
+    int ends = prose < 0 ? -1 : chars >= r->min_prose ? ends_as_teaser(r, text) : 0;
+    if (prose < 0 || ends < 0) return -1;
+    *teaser = (unsigned char)ends;
+    if (prose)
+        *value = (double)chars - r->link_cost * (double)links;
+    else
+        *value = -r->plain_cost * (double)(chars - links) - r->link_cost_not_prose * (double)links;
+    return 0;
+}
+
+/* weigh_rows: weigh_blocks of the compiled walk's rows (kind, level, text) and its int64
+ * columns (owner, link characters, characters) per paragraph. */
+static PyObject *
+py_weigh_rows(PyObject *self, PyObject *args)
+{
+    PyObject *parents_obj, *rows, *factors_obj, *marks;
+    Py_buffer cv;
+    Rules r;
+    if (!PyArg_ParseTuple(args, "OO!y*OnnnddddddO!U", &parents_obj, &PyList_Type, &rows, &cv,
+                          &factors_obj, &r.min_prose, &r.long_prose, &r.sentence_prose,
+                          &r.max_link_share, &r.link_cost, &r.plain_cost, &r.link_cost_not_prose,
+                          &r.heading_share, &r.heading_cost, &PyTuple_Type, &r.endings, &marks))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t n = PyObject_Length(parents_obj), nb = PyList_GET_SIZE(rows);
+    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
+    double *values = NULL;
+    unsigned char *teaser = NULL;
+    Py_buffer fv;
+    int have_view = 0;
+    Sums sums = {NULL};
+    const int64_t *columns = (const int64_t *)cv.buf;
+    if (n < 0 || read_marks(&r, marks) < 0) goto done;
+    if (cv.len != nb * 3 * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "weigh_rows: three int64 columns per row expected");
+        goto done;
+    }
+    if (get_array(factors_obj, &fv, 'd', n, "factors") < 0) goto done;
+    have_view = 1;
+    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
+    teaser = (unsigned char *)malloc((size_t)(nb + 1));
+    if (!parents || !owners || !bchars || !blinks || !values || !teaser) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (read_parents(parents_obj, n, parents) < 0) goto done;
+    for (Py_ssize_t b = 0; b < nb; b++) {
+        PyObject *row = PyList_GET_ITEM(rows, b);
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 3) {
+            PyErr_SetString(PyExc_TypeError, "weigh_rows: (kind, level, text) rows expected");
+            goto done;
+        }
+        PyObject *kind = PyTuple_GET_ITEM(row, 0);
+        int heading = PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "heading") == 0;
+        owners[b] = (Py_ssize_t)columns[3 * b];
+        blinks[b] = (Py_ssize_t)columns[3 * b + 1];
+        bchars[b] = (Py_ssize_t)columns[3 * b + 2];
+        if (value_of(&r, heading, bchars[b], blinks[b], PyTuple_GET_ITEM(row, 2), &values[b],
+                     &teaser[b]) < 0)
+            goto done;
+    }
+    if (weigh_sums(n, parents, (const double *)fv.buf, nb, owners, values, bchars, blinks, teaser,
+                   &sums) < 0)
+        goto done;
+    result = sums_tuple(&sums);
+done:
+    if (have_view) PyBuffer_Release(&fv);
+    PyBuffer_Release(&cv);
     free(parents);
     free(owners);
     free(bchars);
@@ -645,6 +742,11 @@ static PyMethodDef methods[] = {
      "weigh_blocks(parents, blocks, factors, min_prose, long_prose, sentence_prose, "
      "max_link_share, link_cost, plain_cost, link_cost_not_prose, heading_share, heading_cost, "
      "endings, marks) -> weigh's sums, each paragraph valued as block_value and is_teaser do"},
+    {"weigh_rows", py_weigh_rows, METH_VARARGS,
+     "weigh_rows(parents, rows, columns, factors, min_prose, long_prose, sentence_prose, "
+     "max_link_share, link_cost, plain_cost, link_cost_not_prose, heading_share, heading_cost, "
+     "endings, marks) -> weigh_blocks of the walk's rows and int64 columns (owner, link "
+     "chars, chars)"},
     {"ancestry", py_ancestry, METH_VARARGS,
      "ancestry(parents, factors) -> (smallest ancestor factor, depth) as bytes"},
     {"choose", py_choose, METH_VARARGS,

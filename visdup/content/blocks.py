@@ -86,7 +86,10 @@ class Block:
         return text
 
 
-@dataclass
+#: A paragraph as text prints read it: (kind, level, text).
+Row = tuple[str, int, str]
+
+
 class Walk:
     """One walk of a subtree: paragraphs with their owners numbered in preorder.
 
@@ -95,16 +98,69 @@ class Walk:
     walk of element i alone gives exactly those paragraphs). An element is reached through
     ``elements`` (the Python walk keeps them) or through its child ``positions``.
     ``factors``: each element's weight factor, when the walk was asked for them.
+
+    The compiled walk gives its paragraphs as ``rows`` (kind, level, text) and int64
+    ``columns`` (owner, link characters, characters per paragraph): what the weights, the
+    page text and the kept content read, with no object per paragraph besides its row.
+    :attr:`blocks` makes the :class:`Block` objects of those on first use.
     """
 
-    root: Any
-    blocks: list[Block]
-    parents: list[int]
-    spans: Mapping[int, tuple[int, int, bool]]
-    keys: list[Key]
-    positions: list[int] | None = None
-    elements: list[Any] | None = None
-    factors: Sequence[float] | None = None
+    __slots__ = (
+        "_blocks", "columns", "elements", "factors", "keys", "parents", "positions", "root",
+        "rows", "spans",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        root: Any,
+        blocks: list[Block] | None,
+        parents: list[int],
+        spans: Mapping[int, tuple[int, int, bool]],
+        keys: list[Key],
+        positions: list[int] | None = None,
+        elements: list[Any] | None = None,
+        factors: Sequence[float] | None = None,
+        rows: list[Row] | None = None,
+        columns: Sequence[int] | None = None,
+    ) -> None:
+        self.root = root
+        self._blocks = blocks
+        self.parents = parents
+        self.spans = spans
+        self.keys = keys
+        self.positions = positions
+        self.elements = elements
+        self.factors = factors
+        self.rows = rows
+        self.columns = columns
+
+    @property
+    def blocks(self) -> list[Block]:
+        blocks = self._blocks
+        if blocks is None:
+            rows, columns = self.rows or [], self.columns or []
+            blocks = self._blocks = [
+                Block(columns[k], kind, level, [text], columns[k + 1], columns[k + 2], text)
+                for k, (kind, level, text) in zip(range(0, 3 * len(rows), 3), rows, strict=True)
+            ]
+        return blocks
+
+    @property
+    def count(self) -> int:
+        """How many paragraphs the walk found."""
+        return len(self.rows) if self.rows is not None else len(self.blocks)
+
+    def joined(self, first: int = 0, end: int | None = None) -> list[Row]:
+        """:func:`join_blocks` of paragraphs [first, end)."""
+        if self.rows is not None:
+            return self.rows[first:end]  # every row the compiled walk made holds text
+        return join_blocks(self.blocks[first:end])
+
+    def visible_text(self) -> str:
+        """The paragraphs' text, a space apart: the whole visible text of the walked page."""
+        if self.rows is not None:
+            return " ".join(map(_ROW_TEXT, self.rows))
+        return " ".join(t for b in self.blocks if (t := b.text))
 
     def element(self, i: int) -> Any:
         if self.elements is not None:
@@ -156,17 +212,19 @@ def walk(
     holds the key) and keeps in :attr:`Walk.factors`.
     """
     if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
-        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, True, Block, factor, known)
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, True, True, factor, known)
         if walked is not None:
-            blocks, parents, spans, keys, positions, factors = walked
+            rows, parents, spans, keys, positions, factors, columns = walked
             return Walk(
                 root,
-                blocks,
+                None,
                 parents,
                 Spans(spans),
                 keys,
                 positions,
                 factors=None if factors is None else array("d", factors),
+                rows=rows,
+                columns=memoryview(columns).cast("q"),
             )
     return python_walk(root)
 
@@ -175,11 +233,21 @@ def walk_paragraphs(root: Any) -> list[Block]:
     """The paragraphs of :func:`walk` alone: a second walk of the content needs no element
     numbers, keys or spans, and the compiled walk then makes none."""
     if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
-        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, False, Block)
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, False, True)
         if walked is not None:
-            blocks: list[Block] = walked[0]
-            return blocks
+            rows, columns = walked[0], memoryview(walked[6]).cast("q")
+            return Walk(root, None, [], {}, [], rows=rows, columns=columns).blocks
     return python_walk(root).blocks
+
+
+def paragraph_rows(root: Any) -> list[Row]:
+    """:func:`join_blocks` of :func:`walk_paragraphs`: the rows the compiled walk makes."""
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
+        walked = _kernel.blocks_walk(root, _BLOCK_SET, _HEADING_LEVELS, False, True)
+        if walked is not None:
+            rows: list[Row] = walked[0]
+            return rows
+    return join_blocks(python_walk(root).blocks)
 
 
 def python_walk(root: Any) -> Walk:
@@ -283,21 +351,10 @@ _ROW = attrgetter("kind", "level", "_text")
 _ROW_TEXT = itemgetter(2)
 
 
-def join_blocks(blocks: Iterable[Block]) -> list[tuple[str, int, str]]:
+def join_blocks(blocks: Iterable[Block]) -> list[Row]:
     """(kind, level, text) of the paragraphs that hold text: what text prints read."""
     blocks = blocks if isinstance(blocks, list) else list(blocks)
-    rows: list[tuple[str, int, str]] = list(map(_ROW, blocks))
-    if all(map(_ROW_TEXT, rows)):  # the compiled walk's: every text made and none empty
+    rows: list[Row] = list(map(_ROW, blocks))
+    if all(map(_ROW_TEXT, rows)):  # every text made and none empty
         return rows
     return [(b.kind, b.level, text) for b in blocks if (text := b.text)]
-
-
-def visible_text(blocks: list[Block]) -> str:
-    """The paragraphs' text, a space apart: the whole visible text of a page."""
-    texts = list(map(_TEXT, blocks))
-    if all(texts):  # the compiled walk's: every text made and none empty
-        return " ".join(texts)
-    return " ".join(t for b in blocks if (t := b.text))
-
-
-_TEXT = attrgetter("_text")

@@ -18,11 +18,9 @@ from visdup._native import kernel
 from visdup.content.blocks import (
     BLOCK_TAGS,
     HEADINGS,
-    Block,
     join_blocks,
-    visible_text,
+    paragraph_rows,
     walk,
-    walk_paragraphs,
 )
 from visdup.content.titles import _text_of, page_title
 from visdup.content.visibility import remove_element, remove_invisible
@@ -127,8 +125,8 @@ def main_content(
         remove_invisible(root)
     body = first_body(root)
     walked = walk(body, factor, _FACTORS)
-    page_text = visible_text(walked.blocks)
-    if not walked.blocks:
+    page_text = walked.visible_text()
+    if not walked.count:
         return MainContent(title, body, "", [], page_text)
     w = weigh(walked)
     best = _widen(w, choose(w))
@@ -166,10 +164,9 @@ def main_content(
         return MainContent(title, body, "", [], page_text)
     span = walked.spans.get(best)
     if _prune(best, w, mass) or span is None or not span[2]:
-        inside: list[Block] = walk_paragraphs(node)
+        kept = paragraph_rows(node)
     else:  # nothing left the content: its paragraphs are those the first walk found
-        inside = walked.blocks[span[0] : span[1]]
-    kept = join_blocks(inside)
+        kept = walked.joined(span[0], span[1])
     heading = next((t for kind, _, t in kept if kind == "heading"), None)
     kept = _tidy(kept, title)
     text = "\n\n".join(t for _, _, t in kept)

@@ -341,16 +341,19 @@ def weigh(walk: Walk, m_of: Sequence[float] | None = None) -> Weights:
         m_of = [cached(key) or factor(key) for key in walk.keys]
     if _kernel is not None:
         # every paragraph valued in C, as block_value and is_teaser value it
-        sums = _kernel.weigh_blocks(
-            walk.parents, walk.blocks, m_of, MIN_PROSE_CHARS, LONG_PROSE_CHARS,
-            SENTENCE_PROSE_CHARS, MAX_PROSE_LINK_SHARE, LINK_COST, PLAIN_COST,
-            LINK_COST_NOT_PROSE, LINKED_HEADING_SHARE, LINKED_HEADING_COST, TEASER_ENDINGS,
-            _SENTENCE_MARKS,
+        factors = m_of if isinstance(m_of, array) else array("d", m_of)
+        rules = (
+            MIN_PROSE_CHARS, LONG_PROSE_CHARS, SENTENCE_PROSE_CHARS, MAX_PROSE_LINK_SHARE,
+            LINK_COST, PLAIN_COST, LINK_COST_NOT_PROSE, LINKED_HEADING_SHARE,
+            LINKED_HEADING_COST, TEASER_ENDINGS, _SENTENCE_MARKS,
         )  # fmt: skip
+        if walk.rows is not None and walk.columns is not None:  # the compiled walk's
+            sums = _kernel.weigh_rows(walk.parents, walk.rows, walk.columns, factors, *rules)
+        else:
+            sums = _kernel.weigh_blocks(walk.parents, walk.blocks, factors, *rules)
         net_, good_, chars_, links_, teasers_, count_, linked_ = (
             array(code, raw) for code, raw in zip("ddqqdqd", sums, strict=True)
         )
-        factors = m_of if isinstance(m_of, array) else array("d", m_of)
         return Weights(walk, net_, good_, chars_, links_, teasers_, count_, linked_, factors)
     n = len(walk.parents)
     net = [0.0] * n
