@@ -111,7 +111,7 @@ LINKED_HEADING_COST = 3.0
 #: Endings of a teaser for another page, not this page's prose.
 TEASER_ENDINGS = ("…", "...", "[…]")
 
-_WORD_SPLIT = re.compile(r"[^a-z0-9]+")
+_WORD = re.compile(r"[a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 #: What ends a sentence, or a clause inside one.
 _SENTENCE_MARKS = ".!?。！？;；:,，、"
@@ -127,7 +127,9 @@ def _words(key: Key) -> set[str]:
     words: set[str] = set()
     for attr in key[1:]:
         if attr:
-            words.update(w for w in _WORD_SPLIT.split(_CAMEL.sub(" ", attr).lower()) if w)
+            if not attr.islower():  # no upper case letter: no camelCase to split
+                attr = _CAMEL.sub(" ", attr)
+            words.update(_WORD.findall(attr.lower()))
     return words
 
 
