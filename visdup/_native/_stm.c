@@ -22,6 +22,7 @@ typedef struct {
     int32_t *first;     /* index into kids of the first child */
     int32_t *nkids;
     int32_t *kids;
+    uint64_t *hash; /* each subtree's digest (tree_hashes), or NULL */
 } Tree;
 
 typedef struct {
@@ -43,7 +44,46 @@ static void tree_free(Tree *t) {
     free(t->first);
     free(t->nkids);
     free(t->kids);
+    free(t->hash);
     t->first = t->nkids = t->kids = NULL;
+    t->hash = NULL;
+}
+
+static inline uint64_t stm_mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h *= 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 33);
+}
+
+/* Each subtree's digest of its labels, sizes and (with_det) details, children before their
+ * parent. Two subtrees with one digest are then compared node by node (same_subtree): a
+ * digest only says where to look. Returns 0, or -2 for no memory (the caller then goes on
+ * without the shortcut: nothing but speed depends on it). */
+static int tree_hashes(Tree *t, int with_det) {
+    Py_ssize_t i;
+    t->hash = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(t->n > 0 ? t->n : 1));
+    if (!t->hash) return -2;
+    for (i = t->n - 1; i >= 0; i--) {
+        uint64_t h = stm_mix((uint64_t)(uint32_t)t->lab[i], (uint64_t)(uint32_t)t->size[i]);
+        int32_t c;
+        if (with_det && t->det) h = stm_mix(h, (uint64_t)(uint32_t)t->det[i]);
+        for (c = 0; c < t->nkids[i]; c++) h = stm_mix(h, t->hash[t->kids[t->first[i] + c]]);
+        t->hash[i] = h;
+    }
+    return 0;
+}
+
+/* Whether the subtrees at ``i`` and ``j`` are the same tree: the same labels, sizes and
+ * (with_det) details in preorder. STM then maps every node of one onto the same node of the
+ * other (the only mapping of all their nodes, and the one the matrices' back-trace takes),
+ * so the pair needs no matrices. */
+static int same_subtree(const Tree *a, const Tree *b, int32_t i, int32_t j, int with_det) {
+    int32_t n = a->size[i];
+    if (!a->hash || !b->hash || n != b->size[j] || a->hash[i] != b->hash[j]) return 0;
+    if (memcmp(a->lab + i, b->lab + j, sizeof(int32_t) * (size_t)n) != 0) return 0;
+    if (memcmp(a->size + i, b->size + j, sizeof(int32_t) * (size_t)n) != 0) return 0;
+    if (with_det && memcmp(a->det + i, b->det + j, sizeof(int32_t) * (size_t)n) != 0) return 0;
+    return 1;
 }
 
 /* Builds child lists; returns 0, or -1 for an invalid size array, -2 for no memory. */
@@ -140,6 +180,23 @@ static int push_frame(Work *w, const Tree *a, const Tree *b, int32_t i, int32_t 
     }
     w->depth++;
     return 0;
+}
+
+/* A record for a pair of equal subtrees: every node maps onto the same node of the other
+ * (count IDENTITY: the reader emits the pairs, start is unused). Returns its index, -1 for no
+ * memory. */
+#define IDENTITY (-1)
+static int32_t identity_record(Work *w) {
+    if (w->nrecs == w->rcap) {
+        Py_ssize_t nc = w->rcap ? w->rcap * 2 : 256;
+        Record *nr = (Record *)realloc(w->recs, sizeof(Record) * (size_t)nc);
+        if (!nr) return -1;
+        w->recs = nr;
+        w->rcap = nc;
+    }
+    w->recs[w->nrecs].start = 0;
+    w->recs[w->nrecs].count = IDENTITY;
+    return (int32_t)w->nrecs++;
 }
 
 /* Fills the DP over one frame's child pairs; returns the frame's score, record via *rec. */
@@ -253,6 +310,7 @@ static int64_t frame_score(Work *w, Frame *f, int mapping, int32_t *rec) {
 /* Runs STM; returns score >= 0, -1 on no memory. In mapping mode *root_rec gets the root record. */
 static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32_t *root_rec) {
     int64_t result = 0;
+    int with_det = a->det && b->det;
     *root_rec = -1;
     if (a->n == 0 || b->n == 0 || !node_match(a, b, 0, 0)) return 0;
     if (push_frame(w, a, b, 0, 0, -1, mapping) < 0) return -1;
@@ -273,6 +331,13 @@ static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32
             } else if (a->nkids[ci] == 0 || b->nkids[cj] == 0) {
                 f->W[cell] = 1;
                 if (mapping) f->R[cell] = -1;
+            } else if (same_subtree(a, b, ci, cj, with_det)) {
+                f->W[cell] = a->size[ci];
+                if (mapping) {
+                    int32_t rec = identity_record(w);
+                    if (rec < 0) return -1;
+                    f->R[cell] = rec;
+                }
             } else {
                 if (push_frame(w, a, b, ci, cj, (int64_t)cell, mapping) < 0) return -1;
                 descended = 1;
@@ -357,6 +422,12 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
     if (!err) {
         err = tree_build(&b);
         if (!err) {
+            /* without digests (no memory for them) every pair goes through its matrices */
+            if (tree_hashes(&a, a.det && b.det) < 0 || tree_hashes(&b, a.det && b.det) < 0) {
+                free(a.hash);
+                free(b.hash);
+                a.hash = b.hash = NULL;
+            }
             score = run_stm(&a, &b, mapping, &w, &root_rec);
             if (score < 0) err = -2;
         }
@@ -412,6 +483,22 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
                 pi = stack_i[sp];
                 pj = stack_j[sp];
                 if (r < 0) continue;
+                if (w.recs[r].count == IDENTITY) { /* equal subtrees: node k onto node k */
+                    int32_t k, n = a.size[pi];
+                    for (k = 1; k < n; k++) {
+                        PyObject *t = Py_BuildValue("(ii)", pi + k, pj + k);
+                        if (!t || PyList_Append(pairs, t) < 0) {
+                            Py_XDECREF(t);
+                            Py_DECREF(pairs);
+                            free(stack_rec);
+                            free(stack_i);
+                            free(stack_j);
+                            goto done;
+                        }
+                        Py_DECREF(t);
+                    }
+                    continue;
+                }
                 for (c = 0; c < w.recs[r].count; c++) {
                     Pair *pr = &w.pairs[w.recs[r].start + c];
                     int32_t ni = a.kids[a.first[pi] + pr->ci];
