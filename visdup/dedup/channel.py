@@ -181,6 +181,7 @@ class Channel(Generic[T]):
         self.sql = band_index(store, name, k, max_lookup)
         self.cache: ObjectCache[T] = ObjectCache(load)
         self.order: list[int] = []  # keys in insertion order, for the catch-up check
+        self._taken: set[int] = set()  # pages added here, whose objects the channel takes
         self._count = count
         self.keys = keys
         self.good_enough = good_enough
@@ -362,9 +363,14 @@ class Channel(Generic[T]):
         highest ceiling first; those that cannot reach the floor are left out (with
         ``exact_bound``, their scores still go to ``sink``)."""
         first: dict[int, int] = {}  # page id -> its position among the candidates
+        taken = self._taken
         for position, page_id in enumerate(ids):
             other = stored.get(page_id)
-            if other is not None and page_id not in first and self.accepts(other):
+            if (
+                other is not None
+                and page_id not in first
+                and (page_id in taken or self.accepts(other))
+            ):
                 first[page_id] = position
         views: dict[int, Any] = (
             self._summaries_of({page_id: stored[page_id] for page_id in first})
@@ -394,6 +400,8 @@ class Channel(Generic[T]):
         self, conn: Handle | None, fp: int, obj: T, seen: list[int], watermark: int
     ) -> list[int]:
         """Near pages stored after the candidates were taken (here or, with ``conn``, by others)."""
+        if watermark >= len(self.order) and (conn is None or self.sql is None):
+            return []  # none stored since, and no other process stores any
         known = set(seen)
         mine = frozenset(self.keys(obj)) if self.keys is not None else frozenset()
         shape = self.shape(obj) if self.shape is not None and self.shapes is not None else None
@@ -427,8 +435,10 @@ class Channel(Generic[T]):
         return late[:LOOKUP_PAGES]
 
     def added(self, page_id: int, fp: int, obj: T) -> None:
+        """A page stored with ``obj``, an object the channel takes (``accepts``)."""
         self.memory.add(page_id, fp)
         self.order.append(page_id)
+        self._taken.add(page_id)
         self.cache.put(page_id, obj)
         last = self._last_summary
         if last is not None and last[0] is obj:  # the summary it was confirmed with

@@ -492,6 +492,7 @@ def structure_channel(
     from visdup.structure.distance import (
         OverBudget,
         Profile,
+        Similarities,
         WorkBudget,
         best_similarities,
         similarity,
@@ -505,11 +506,16 @@ def structure_channel(
     max_cells = opts.ted_max_cells
     page_cells = opts.ted_page_cells
 
+    # pairs measured: a page confirmed again against one stored page (the pages stored
+    # meanwhile, the original of its content), and the final pass, take them from here
+    known = Similarities()
+
     def measure_terms(a: Term, b: Term, budget: WorkBudget | None) -> tuple[float, str | None]:
-        count("visdup/ted_calls", 1)
+        if known.get(a, b) is None:
+            count("visdup/ted_calls", 1)
         try:
             # no at_least: Channel.confirm measures only pairs whose bound reaches the floor
-            sim = similarity(a, b, max_nodes=max_nodes, budget=budget)
+            sim = similarity(a, b, max_nodes=max_nodes, budget=budget, known=known)
         except OverBudget as exc:
             count("visdup/ted_skipped", 1)
             logger.debug("visdup: comparison skipped, %s", exc)

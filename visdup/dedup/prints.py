@@ -122,9 +122,9 @@ def content_bound(a: PrintSummary, b: PrintSummary) -> float:
         return 0.0
     if a.document == b.document:
         return 1.0
-    s = _shared(a.sentences, a.sentence_repeats, b.sentences, b.sentence_repeats)
-    if not s:
+    if a.sentences.isdisjoint(b.sentences):  # most candidates: no call beyond this one
         return 0.0
+    s = _shared(a.sentences, a.sentence_repeats, b.sentences, b.sentence_repeats)
     bound = 2 * s / (na + nb) if a.listing or b.listing else s / min(na, nb)
     pa, pb = a.paragraph_count, b.paragraph_count
     if pa and pb and 2 * min(s, pa, pb) / (pa + pb) > bound:

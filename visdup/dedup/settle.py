@@ -258,12 +258,15 @@ class _Settler:
         for slot, i in enumerate(members):
             for key in summaries[i].sentences:
                 postings[key].append(slot)
+        # the keys that propose candidates: shared, but by no more than MAX_POSTINGS pages (a
+        # key of one page proposes only that page)
+        proposing = frozenset(
+            key for key, posting in postings.items() if 1 < len(posting) <= MAX_POSTINGS
+        )
         for slot, i in enumerate(members):
             near = set(_near(fps, self.pages[i].content_simhash or 0, channel.radius).tolist())
-            for key in summaries[i].sentences:
-                posting = postings[key]
-                if len(posting) <= MAX_POSTINGS:
-                    near.update(posting)
+            for key in summaries[i].sentences & proposing:
+                near.update(postings[key])
             later = sorted(s for s in near if s > slot)
             if not later:
                 continue

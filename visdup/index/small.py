@@ -124,17 +124,33 @@ class SmallTerms:
         if mine is None:
             return []
         weight, count = int(mine[2 * CODES]), int(mine[2 * CODES + 1])
-        found: list[tuple[float, int, int]] = []
+        chosen: list[_Bucket] = []
         read = 0
-        for rank, number in enumerate(self._reach(weight)):
+        for number in self._reach(weight):
             bucket = self._buckets[number]
             if read + bucket.n > self.max_scan and read:
                 self.truncated += 1
                 break
             read += bucket.n
-            sims = _similarities(mine, bucket.rows[: bucket.n], weight, count)
-            for slot in np.flatnonzero(sims >= self.at_least).tolist():
-                found.append((-float(sims[slot]), rank * (1 << 40) + slot, bucket.keys[slot]))
+            chosen.append(bucket)
+        if not chosen:
+            return []
+        # the buckets' rows side by side, bounded in one numpy pass (the same numbers, row by
+        # row, as one pass a bucket); a hit's rank is its bucket's place in reading order
+        rows = (
+            np.concatenate([b.rows[: b.n] for b in chosen])
+            if len(chosen) > 1
+            else chosen[0].rows[: chosen[0].n]
+        )
+        sims = _similarities(mine, rows, weight, count)
+        hits = np.flatnonzero(sims >= self.at_least)
+        found: list[tuple[float, int, int]] = []
+        if len(hits):
+            starts = np.cumsum([0] + [b.n for b in chosen[:-1]])
+            ranks = np.searchsorted(starts, hits, side="right") - 1
+            slots = hits - starts[ranks]
+            for hit, rank, slot in zip(hits.tolist(), ranks.tolist(), slots.tolist(), strict=True):
+                found.append((-float(sims[hit]), rank * (1 << 40) + slot, chosen[rank].keys[slot]))
         found.sort()
         if limit is not None:
             del found[limit:]

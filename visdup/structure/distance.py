@@ -14,7 +14,8 @@ spend in :mod:`visdup.structure.budget`. Their public names are importable from 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from contextlib import suppress
+from typing import TYPE_CHECKING, Any
 
 from visdup.structure import ted_kernel
 from visdup.structure.bounds import (
@@ -37,6 +38,7 @@ __all__ = [
     "KERNEL",
     "OverBudget",
     "Profile",
+    "Similarities",
     "WorkBudget",
     "best_similarities",
     "distance_lower_bound",
@@ -84,6 +86,32 @@ def tree_distance(
     )
 
 
+class Similarities:
+    """Similarities measured (a pair of terms, either way round -> cmp), the most recent
+    ``capacity``: one pair is measured again where a page is confirmed twice against one
+    stored page, and in the final pass. The distance is symmetric and exact, so a pair
+    remembered gives the number its measure would. Terms are kept by value; they hash once.
+    """
+
+    __slots__ = ("_known", "capacity")
+
+    def __init__(self, capacity: int = 4096):
+        self.capacity = capacity
+        self._known: dict[tuple[Any, Any], float] = {}
+
+    def get(self, a: Any, b: Any) -> float | None:
+        known = self._known
+        found = known.get((a, b))
+        return found if found is not None else known.get((b, a))
+
+    def put(self, a: Any, b: Any, value: float) -> None:
+        known = self._known
+        if len(known) >= self.capacity:
+            with suppress(StopIteration, RuntimeError, KeyError):  # emptied meanwhile
+                del known[next(iter(known))]  # the oldest
+        known[(a, b)] = value
+
+
 def similarity(
     a: Term | FlatTree,
     b: Term | FlatTree,
@@ -91,6 +119,7 @@ def similarity(
     at_least: float | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     budget: WorkBudget | None = None,
+    known: Similarities | None = None,
 ) -> float:
     """cmp(a, b) = 1 - delta / (|a| + |b|) with |t| the sum of marks; 1.0 for two empty terms.
 
@@ -104,6 +133,10 @@ def similarity(
 
     With a ``budget``, the DP's cells (``dp_cells``) are counted before it runs and taken from
     the budget; when they do not fit, :class:`OverBudget` is raised and nothing runs.
+
+    ``known``: the similarities measured before; a pair found there is not measured again,
+    but its cells are taken from the budget all the same, so what the budget allows later
+    does not depend on it.
     """
     wa = sum(a.marks)
     wb = sum(b.marks)
@@ -125,7 +158,13 @@ def similarity(
         cells = dp_cells(a, b)
         if not budget.take(cells):
             raise OverBudget(cells, budget.allowed())
-    return cmp(tree_distance(a, b, max_nodes=max_nodes), total)
+    if known is None:
+        return cmp(tree_distance(a, b, max_nodes=max_nodes), total)
+    found = known.get(a, b)
+    if found is None:
+        found = cmp(tree_distance(a, b, max_nodes=max_nodes), total)
+        known.put(a, b, found)
+    return found
 
 
 def _same(a: Term | FlatTree, b: Term | FlatTree) -> bool:
