@@ -559,6 +559,9 @@ def structure_channel(
 
 def term_key(term: Any) -> bytes:
     """A term's identity in 16 bytes: pages of one term are one candidate."""
+    digest = getattr(term, "digest", None)  # a Term's own, made once
+    if digest is not None:
+        return bytes(digest())
     return hashlib.blake2b(str(term).encode(), digest_size=16).digest()
 
 

@@ -149,8 +149,7 @@ class _Settler:
                 for p in chunk:
                     term = terms.get(p.id)
                     if term is not None:
-                        text = str(term).encode()
-                        p.term_key = hashlib.blake2b(text, digest_size=16).digest()
+                        p.term_key = _term_key(term)
             if self.content is not None:
                 prints = self.content.cache.get_many([p.id for p in chunk])
                 for p in chunk:
@@ -525,6 +524,14 @@ class _Settler:
         if kind in (CONTENT, THIN) and (layout is None or layout < floor):
             labels["verdict"] = MOVED
         return labels
+
+
+def _term_key(term: Any) -> bytes:
+    """A term's identity in 16 bytes (``visdup.dedup.label.term_key``)."""
+    digest = getattr(term, "digest", None)  # a Term's own, made once
+    if digest is not None:
+        return bytes(digest())
+    return hashlib.blake2b(str(term).encode(), digest_size=16).digest()
 
 
 def _blank(verdict: str) -> dict[str, Any]:

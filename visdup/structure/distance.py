@@ -89,27 +89,39 @@ def tree_distance(
 class Similarities:
     """Similarities measured (a pair of terms, either way round -> cmp), the most recent
     ``capacity``: one pair is measured again where a page is confirmed twice against one
-    stored page, and in the final pass. The distance is symmetric and exact, so a pair
-    remembered gives the number its measure would. Terms are kept by value; they hash once.
+    stored page or against pages of one term, and in the final pass. The distance is
+    symmetric and exact, so a pair remembered gives the number its measure would. Terms are
+    known by their digest (:meth:`visdup.structure.marked.Term.digest`): none is kept alive
+    here; a tree without one is not remembered.
     """
 
     __slots__ = ("_known", "capacity")
 
-    def __init__(self, capacity: int = 4096):
+    def __init__(self, capacity: int = 1 << 16):
         self.capacity = capacity
-        self._known: dict[tuple[Any, Any], float] = {}
+        self._known: dict[bytes, float] = {}
 
     def get(self, a: Any, b: Any) -> float | None:
-        known = self._known
-        found = known.get((a, b))
-        return found if found is not None else known.get((b, a))
+        pair = _pair(a, b)
+        return None if pair is None else self._known.get(pair)
 
     def put(self, a: Any, b: Any, value: float) -> None:
+        pair = _pair(a, b)
+        if pair is None:
+            return
         known = self._known
         if len(known) >= self.capacity:
             with suppress(StopIteration, RuntimeError, KeyError):  # emptied meanwhile
                 del known[next(iter(known))]  # the oldest
-        known[(a, b)] = value
+        known[pair] = value
+
+
+def _pair(a: Any, b: Any) -> bytes | None:
+    da, db = getattr(a, "digest", None), getattr(b, "digest", None)
+    if da is None or db is None:
+        return None
+    x, y = da(), db()
+    return x + y if x <= y else y + x
 
 
 def similarity(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from hashlib import blake2b
 from typing import Any
 
 from visdup.errors import InputError
@@ -46,7 +47,7 @@ class Term:
     ``i + 1``, then ``j + sizes[j]`` while below ``i + sizes[i]``.
     """
 
-    __slots__ = ("_hash", "_shape", "_text", "labels", "marks", "sizes")
+    __slots__ = ("_digest", "_hash", "_shape", "_text", "labels", "marks", "sizes")
 
     labels: tuple[str, ...]
     marks: tuple[int, ...]
@@ -62,6 +63,8 @@ class Term:
         #: Its text form, once printed: the analysis prints every term it stores, and the
         #: labelling's term keys read the same text again.
         self._text: str | None = None
+        #: Its identity in 16 bytes, once asked for (:meth:`digest`).
+        self._digest: bytes | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The shape SimHash and the text travel (an analysis worker computes them, the
@@ -131,6 +134,14 @@ class Term:
         if text is None:
             text = self._text = self._print()
         return text
+
+    def digest(self) -> bytes:
+        """The term's identity in 16 bytes (BLAKE2b of its text): equal terms, and only
+        they, share it. Pages of one term are one candidate; measures are remembered by it."""
+        digest = self._digest
+        if digest is None:
+            digest = self._digest = blake2b(str(self).encode(), digest_size=16).digest()
+        return digest
 
     def _print(self) -> str:
         out: list[str] = []
