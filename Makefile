@@ -12,7 +12,7 @@ BROWSER_STAMP := $(VENV)/.browser-stamp
 
 .PHONY: install bytecode browser demo test test-oldest lint bench clean
 
-$(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c)
+$(STAMP): pyproject.toml setup.py $(wildcard visdup/_native/*.c) $(wildcard visdup/_native/*.h)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel
 	$(BIN)/python -m pip install -q -e '.[test]'

@@ -22,6 +22,12 @@ setup(
     ext_modules=[
         Extension("visdup._native._ted", ["visdup/_native/_ted.c"], optional=True),
         Extension("visdup._native._stm", ["visdup/_native/_stm.c"], optional=True),
+        Extension(
+            "visdup._native._dom",
+            ["visdup/_native/_dom.c"],
+            depends=["visdup/_native/_lxml_tree.h"],
+            optional=True,
+        ),
         Extension("visdup._native._text", ["visdup/_native/_text.c"], optional=True),
         Extension(
             "visdup._native._weights",
@@ -33,6 +39,7 @@ setup(
         Extension(
             "visdup._native._term",
             ["visdup/_native/_term.c"],
+            depends=["visdup/_native/_lxml_tree.h"],
             include_dirs=_libxml2_includes(),
             optional=True,
         ),

@@ -20,3 +20,4 @@ def python_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     """From here to the end of the test, every per-call kernel check takes the Python path."""
     for module in HOLDERS:
         monkeypatch.setattr(module, "_kernel", None)
+    monkeypatch.setattr(stm, "_walks", None)  # stm's walks kernel beside its matching one

@@ -72,7 +72,7 @@ PAGES = _pages()
 
 
 @pytest.mark.skipif(
-    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    stm_module._walks is None or not stm_module._walks.DOM_WALK,
     reason="compiled DOM walk not built",
 )
 @pytest.mark.parametrize("classes", [False, True])
@@ -85,7 +85,7 @@ def test_compiled_dom_walk_equals_python(classes: bool, text: bool, max_nodes: i
         root = parse_html(body).root
         if root is None:
             continue
-        walked = stm_module._kernel.dom_walk(root, skip, "#text", classes, text, max_nodes)
+        walked = stm_module._walks.dom_walk(root, skip, "#text", classes, text, max_nodes)
         assert walked is not None  # HTML pages never need the fallback
         expected = _dom_walk(root, classes=classes, text=text, max_nodes=max_nodes)
         assert walked == expected
@@ -238,7 +238,7 @@ def test_dom_tree_on_a_tree_thousands_deep(monkeypatch) -> None:
 
 
 @pytest.mark.skipif(
-    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    stm_module._walks is None or not stm_module._walks.DOM_WALK,
     reason="compiled walks not built",
 )
 def test_compiled_paragraph_walk_equals_python() -> None:
@@ -255,7 +255,7 @@ def test_compiled_paragraph_walk_equals_python() -> None:
         if root is None:
             continue
         top = (root.xpath("//body") or [root])[0]
-        raw, parents, spans, keys, positions = stm_module._kernel.blocks_walk(
+        raw, parents, spans, keys, positions = stm_module._walks.blocks_walk(
             top, set(BLOCK_TAGS), dict(HEADINGS)
         )
         elements = list(top.iter(lxml.etree.Element))
@@ -321,8 +321,8 @@ def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
             root = parse_html(body).root
             if root is None:
                 continue
-            if stm_module._kernel is not None and stm_module._kernel.DOM_WALK:
-                assert stm_module._kernel.invisible_scan(root, set()) is not None
+            if stm_module._walks is not None and stm_module._walks.DOM_WALK:
+                assert stm_module._walks.invisible_scan(root, set()) is not None
             count = remove_invisible(root)
             out.append((count, lxml.etree.tostring(root)))
         return out
@@ -429,14 +429,14 @@ def test_paragraphs_alone_equal_the_walks_paragraphs(monkeypatch) -> None:
 
 
 @pytest.mark.skipif(
-    stm_module._kernel is None or not hasattr(stm_module._kernel, "text_length"),
+    stm_module._walks is None or not hasattr(stm_module._walks, "text_length"),
     reason="compiled text length not built",
 )
 def test_compiled_text_length_equals_xpath() -> None:
     """One element at a time, and every element of a tree from one walk (the table)."""
     from visdup.templates.signature import _TEXT_LENGTH
 
-    kernel = stm_module._kernel
+    kernel = stm_module._walks
     count = kernel.text_length
 
     def xpath(el) -> int:
@@ -555,7 +555,7 @@ LINK_PAGES = [
 
 
 @pytest.mark.skipif(
-    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    stm_module._walks is None or not stm_module._walks.DOM_WALK,
     reason="compiled walks not built",
 )
 @pytest.mark.parametrize("cap", [0, 1, 3, 40])
@@ -565,7 +565,7 @@ def test_compiled_links_equal_python(monkeypatch, cap: int) -> None:
     from visdup.page import links as links_module
 
     assert links_module in HOLDERS
-    assert stm_module._kernel.links_walk(parse_html(LINK_PAGES[0].encode()).root, 0) is not None
+    assert stm_module._walks.links_walk(parse_html(LINK_PAGES[0].encode()).root, 0) is not None
     roots = []
     for html in [*LINK_PAGES, *(p.decode("utf-8", "replace") for p in PAGES)]:
         roots.append(parse_html(html.encode()).root)
@@ -579,7 +579,7 @@ def test_compiled_links_equal_python(monkeypatch, cap: int) -> None:
 
 
 @pytest.mark.skipif(
-    stm_module._kernel is None or not stm_module._kernel.DOM_WALK,
+    stm_module._walks is None or not stm_module._walks.DOM_WALK,
     reason="compiled walks not built",
 )
 def test_compiled_links_on_a_tree_thousands_deep(monkeypatch) -> None:

@@ -34,13 +34,8 @@
 
 enum { GRP = 0, ROW = 1, COL = 2, TEXT = 3, NEVER = -1 };
 
-/* The leading fields of lxml's `struct LxmlElement` (lxml/etree.h). */
-typedef struct {
-    PyObject_HEAD
-    PyObject *doc;
-    xmlNode *c_node;
-    PyObject *tag;
-} ElementHead;
+/* lxml's element object, as the walks of _dom read it: its c_node is an xmlNode here. */
+#include "_lxml_tree.h"
 
 static PyTypeObject *element_type = NULL; /* lxml.etree._Element */
 
@@ -778,7 +773,7 @@ term_translate(PyObject *Py_UNUSED(self), PyObject *args)
                      Py_TYPE(root_obj)->tp_name);
         return NULL;
     }
-    xmlNode *root = ((ElementHead *)root_obj)->c_node;
+    xmlNode *root = (xmlNode *)((ElementHead *)root_obj)->c_node;
     if (root == NULL || root->type != XML_ELEMENT_NODE) {
         /* iterwalk refuses comments, PIs and entities as roots the same way */
         PyErr_SetString(PyExc_ValueError, "translate needs an element as the root");
@@ -1360,7 +1355,8 @@ probe_layout(PyObject *etree)
     if (doc == NULL || strstr(Py_TYPE(doc)->tp_name, "_Document") == NULL) {
         goto out;
     }
-    xmlNode *r = ((ElementHead *)root)->c_node, *s = ((ElementHead *)sub)->c_node;
+    xmlNode *r = (xmlNode *)((ElementHead *)root)->c_node;
+    xmlNode *s = (xmlNode *)((ElementHead *)sub)->c_node;
     ok = r != NULL && s != NULL && r->type == XML_ELEMENT_NODE && r->name != NULL &&
          strcmp((const char *)r->name, "visdup-probe") == 0 && r->children == s &&
          s->parent == r && s->type == XML_ELEMENT_NODE && s->properties != NULL &&

@@ -4,7 +4,7 @@ Text is split at block elements (``<p>``, ``<div>``, ``<li>``, headings...); a p
 belongs to the deepest element that holds all of its text. One walk gives the paragraphs,
 every element's number (preorder) and parent, and the attributes the weights read, so that
 weighing and pruning never walk the tree again. The compiled walk
-(``visdup._native._stm.blocks_walk``) reads libxml2's nodes directly and gives the same
+(``visdup._native._dom.blocks_walk``) reads libxml2's nodes directly and gives the same
 :class:`Walk` as the Python one (tests compare them); both are iterative, since pages nest
 thousands deep.
 """
@@ -22,7 +22,7 @@ from typing import Any
 from visdup._native import kernel
 from visdup.page.dom import events
 
-_kernel = kernel("_stm")
+_kernel = kernel("_dom")
 
 #: Elements that start a new paragraph of text; everything else flows inline.
 BLOCK_TAGS = frozenset(

@@ -4,7 +4,7 @@ Seed 001's first step. Never-rendered elements (scripts, styles, the head, widge
 ``hidden`` attribute, closed dialogs) go first; then the page's own style rules and inline
 styles are resolved (:mod:`visdup.content.css`) and what they hide goes, unless it holds most
 of the page's prose (a script reveals it on load). The compiled scan
-(``visdup._native._stm.invisible_scan``) finds the never-rendered elements and the styles
+(``visdup._native._dom.invisible_scan``) finds the never-rendered elements and the styles
 without building a Python object per element; the Python scan is its reference.
 """
 
@@ -23,7 +23,7 @@ from visdup.page.dom import events, outermost
 
 logger = logging.getLogger(__name__)
 
-_kernel = kernel("_stm")
+_kernel = kernel("_dom")
 
 #: Elements that are never rendered, or rendered as widgets rather than text.
 NEVER_RENDERED = frozenset(

@@ -14,7 +14,7 @@ from typing import Any
 
 from visdup._native import kernel
 
-_kernel = kernel("_stm")
+_kernel = kernel("_dom")
 _SIZES = getattr(_kernel, "subtree_sizes", None)  # an older build lacks it
 
 

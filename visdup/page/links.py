@@ -13,7 +13,7 @@ from typing import Any
 
 from visdup._native import kernel
 
-_kernel = kernel("_stm")
+_kernel = kernel("_dom")
 
 
 @dataclass(frozen=True, slots=True)

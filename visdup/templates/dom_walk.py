@@ -2,7 +2,7 @@
 knows of elements.
 
 :func:`visdup.templates.stm.dom_tree` takes its columns from the compiled walk
-(``visdup._native._stm``) when there is one, and from :func:`dom_walk` otherwise: this is
+(``visdup._native._dom``) when there is one, and from :func:`dom_walk` otherwise: this is
 the walk the compiled one is held to. The facts about elements (those that never render, the
 heading levels, an element's tag name) are shared with the layout signature's walks.
 """

@@ -131,9 +131,9 @@ TEXT_SHARE = 0.5
 _TEXT_LENGTH = etree.XPath("string-length(normalize-space(.))")
 
 
-#: The compiled walks (``visdup._native._stm``): its text_length counts what the XPath
+#: The compiled walks (``visdup._native._dom``): its text_length counts what the XPath
 #: below counts, without building the element's text.
-_kernel = kernel("_stm")
+_kernel = kernel("_dom")
 
 
 def _text_length(el: Any) -> int:

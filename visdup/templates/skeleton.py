@@ -1,7 +1,7 @@
 """The layout walk in Python: a page's element skeleton, compressed, around its content region.
 
 :func:`visdup.templates.signature.layout_signature` takes the skeleton from the compiled walk
-(``visdup._native._stm``) when it can, and from :class:`SkeletonWalk` otherwise (and for the
+(``visdup._native._dom``) when it can, and from :class:`SkeletonWalk` otherwise (and for the
 labels by id or class that only ``bench/bench_cluster.py`` measures): this is the walk the
 compiled one is held to. Either way :func:`made` turns the walk's nodes into the
 :class:`visdup.templates.layout.Layout`.

@@ -6,9 +6,10 @@ unmaps a whole subtree) but cheap and good at telling pages of one template apar
 which is what clustering and extraction need.
 
 A tree is any object with ``labels`` and ``sizes`` in preorder (a :class:`FlatTree`, a
-:class:`visdup.structure.term.Term`). This module is the face of the compiled kernel
-``visdup._native._stm``: matching, the label-path bound and the DOM walk run there with the
-GIL released, and ``VISDUP_PURE_PYTHON=1`` or a missing compiler selects the Python code
+:class:`visdup.structure.term.Term`). This module is the face of the compiled kernels
+``visdup._native._stm`` (matching and the label-path bound, with the GIL released) and
+``visdup._native._dom`` (the DOM walk), and ``VISDUP_PURE_PYTHON=1`` or a missing compiler
+selects the Python code
 (:mod:`visdup.templates.stm_python`, :mod:`visdup.templates.dom_walk`). Both walk the trees
 with explicit stacks: pages can nest thousands of levels deep. The trees themselves are
 :mod:`visdup.templates.flat_tree`'s; they are imported from here.
@@ -65,6 +66,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _kernel = kernel("_stm")
+_walks = kernel("_dom")
 
 #: DOM trees are cut to this many nodes (a preorder prefix) before matching, to bound time and
 #: memory. Not the TED cap of ``visdup.structure.distance`` (5000 term nodes, quadratic memory):
@@ -189,8 +191,8 @@ def dom_tree(
         else:
             remove_invisible(root)
     walked = None
-    if _kernel is not None and _kernel.DOM_WALK and use_compiled():
-        walked = _kernel.dom_walk(root, _SKIP_SET, TEXT, classes, text, max_nodes)
+    if _walks is not None and _walks.DOM_WALK and use_compiled():
+        walked = _walks.dom_walk(root, _SKIP_SET, TEXT, classes, text, max_nodes)
     if walked is None:
         walked = _dom_walk(root, classes=classes, text=text, max_nodes=max_nodes)
     labels, texts, hints, parent, truncated = walked
