@@ -332,20 +332,34 @@ class _Settler:
         channel = self.structure
         assert channel is not None
         theta = channel.good_enough
+        # the pairs a bound cannot rule out: measured already (seeded), or of one term
+        seeded: dict[int, set[int]] = defaultdict(set)
+        for a, b in self._layout:
+            seeded[a].add(b)
+        same: dict[bytes, list[int]] = defaultdict(list)
+        for i, p in enumerate(self.pages):
+            if p.term_key is not None:
+                same[p.term_key].append(i)
         for i in range(len(self.pages)):
-            if self.pages[i].term_key is None:
+            key = self.pages[i].term_key
+            if key is None:
                 continue
             later = [j for j in self.structure_candidates(i) if j > i]
             profiles = self._profiles  # made with the first candidates
             mine = profiles.get(i)
-            # every later candidate's cheap bound in one call into the kernel
+            # every later candidate's cheap bound in one call into the kernel; those below the
+            # threshold are ruled out (``_reaches`` says no to them, and changes nothing)
             views = [j for j in later if j in profiles] if mine is not None else []
             tops: dict[int, float] = {}
             if views:
-                tops = dict(
-                    zip(views, channel.bounds(mine, [profiles[j] for j in views]), strict=True)
-                )
-            for j in later:
+                found = np.asarray(channel.bounds(mine, [profiles[j] for j in views]))
+                for slot in np.flatnonzero(found >= theta).tolist():
+                    tops[views[slot]] = float(found[slot])
+            extra = seeded.get(i, set()).union(j for j in same[key] if j > i)
+            if extra:
+                extra.intersection_update(later)
+                extra.difference_update(tops)
+            for j in sorted(extra.union(tops)) if extra else tops:
                 if find.find(i) != find.find(j) and self._reaches(i, j, theta, tops.get(j)):
                     find.union(i, j)
 
