@@ -143,6 +143,42 @@ def test_kernels_agree():
         assert (stm(a, b), stm_mapping(a, b)) == compiled
 
 
+def repeating_tree(rng: random.Random, items: int) -> tuple[FlatTree, list[int]]:
+    """A page-like tree of lists whose items are mostly one of a few shapes (equal subtrees,
+    as a manual's tables of contents have), with a detail per node: 0 or one of two codes."""
+    shapes = ["li(a(t))", "li(a(t),ul(li(a(t))))", "li(t)", "li(a(t),t)"]
+    parts = [f"div(h(t),{','.join(rng.choice(shapes) for _ in range(items))})" for _ in range(3)]
+    t = tree(f"body({','.join(parts)},div(p(t),p(t)))")
+    details = [rng.choice((0, 0, 1, 2)) for _ in t.labels]
+    return t, details
+
+
+def _measures(a: FlatTree, b: FlatTree, da: list[int], db: list[int]) -> list[object]:
+    return [
+        stm(a, b),
+        stm_mapping(a, b),
+        stm_mapping(a, b, details_a=da, details_b=db),
+        stm_mapping(a, b, details_a=da),
+        stm_mapping(a, a, details_a=da, details_b=da),
+        stm(a, a, details_a=da, details_b=da),
+    ]
+
+
+def test_equal_subtrees_map_as_the_matrices_would():
+    """The compiled kernel maps equal subtrees without their matrices: the same scores and
+    pairs as the Python reference, with and without details (0 matches anything)."""
+    if stm_module._kernel is None:
+        pytest.skip("compiled kernel not built")
+    rng = random.Random(11)
+    for _ in range(40):
+        (a, da), (b, db) = repeating_tree(rng, rng.randint(1, 30)), repeating_tree(rng, 25)
+        compiled = _measures(a, b, da, db)
+        with pytest.MonkeyPatch.context() as mp:
+            python_kernels(mp)
+            assert _measures(a, b, da, db) == compiled
+        assert compiled[-1] == len(a.labels)
+
+
 def test_details_restrict_matches(kernel):
     a = tree("ul(li(t))")
     b = tree("ul(li(t),li(t))")
