@@ -174,12 +174,17 @@ def analyse(
     try:
         _raw, term = document_term(doc, options.classes)
     except InputError as exc:
-        return replace(base, problem=str(exc), notes=_notes(doc), links=links)
+        return replace(
+            base, problem=str(exc), truncated=doc.truncated, notes=_notes(doc), links=links
+        )
     except MemoryError:
         raise  # the page's, not the term's: the caller says so (analyse_bytes)
     except Exception as exc:
         logger.exception("visdup: cannot build the term of %s", url)
-        return replace(base, problem=f"term failed: {exc}", notes=_notes(doc), links=links)
+        problem = f"term failed: {exc}"
+        return replace(
+            base, problem=problem, truncated=doc.truncated, notes=_notes(doc), links=links
+        )
     template = None
     content = None
     if options.template or options.content:
@@ -195,6 +200,7 @@ def analyse(
     shape_simhash(term)  # kept on the term: the labelling, one serial process, reads it
     return replace(
         base,
+        truncated=doc.truncated,  # the term's walk marks a response's tree it finds cut short
         notes=_notes(doc),
         canonical=canonical,
         title=title,
