@@ -174,17 +174,12 @@ def analyse(
     try:
         _raw, term = document_term(doc, options.classes)
     except InputError as exc:
-        return replace(
-            base, problem=str(exc), truncated=doc.truncated, notes=_notes(doc), links=links
-        )
+        return _no_term(base, doc, str(exc), links)
     except MemoryError:
         raise  # the page's, not the term's: the caller says so (analyse_bytes)
     except Exception as exc:
         logger.exception("visdup: cannot build the term of %s", url)
-        problem = f"term failed: {exc}"
-        return replace(
-            base, problem=problem, truncated=doc.truncated, notes=_notes(doc), links=links
-        )
+        return _no_term(base, doc, f"term failed: {exc}", links)
     template = None
     content = None
     if options.template or options.content:
@@ -360,6 +355,13 @@ def _refused(
     does not parse it in the crawl's process for them either)."""
     links = PageLinks(()) if options.links is not None else None
     return PageAnalysis(url=url, body_hash=body_hash, problem=problem, links=links)
+
+
+def _no_term(
+    base: PageAnalysis, doc: Document, problem: str, links: PageLinks | None
+) -> PageAnalysis:
+    """A page whose term could not be built: why, and what its parse said of it."""
+    return replace(base, problem=problem, truncated=doc.truncated, notes=_notes(doc), links=links)
 
 
 def _notes(doc: Document) -> tuple[tuple[str, str], ...]:

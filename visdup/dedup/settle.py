@@ -28,7 +28,6 @@ and every tie is broken by URL.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -37,10 +36,11 @@ from typing import Any
 
 import numpy as np
 
+from visdup.dedup.channels import term_key
 from visdup.dedup.groups import Find as _Find
 from visdup.dedup.groups import near as _near
 from visdup.dedup.prints import content_score
-from visdup.index.small import SmallTerms
+from visdup.dedup.structure_index import StructureIndex
 from visdup.storage.locks import SETTLE_LOCK
 from visdup.storage.schema import unsigned
 from visdup.verdicts import (
@@ -112,6 +112,7 @@ class _Settler:
         #: (position, position), smaller first -> layout similarity (rounded).
         self._layout: dict[tuple[int, int], float] = {}
         self._content: dict[tuple[int, int], tuple[float, str | None, bool]] = {}
+        self._index: StructureIndex | None = None
 
     # ---------------------------------------------------------------- reading the store
     def load(self) -> None:
@@ -149,7 +150,7 @@ class _Settler:
                 for p in chunk:
                     term = terms.get(p.id)
                     if term is not None:
-                        p.term_key = _term_key(term)
+                        p.term_key = term_key(term)
             if self.content is not None:
                 prints = self.content.cache.get_many([p.id for p in chunk])
                 for p in chunk:
@@ -378,52 +379,19 @@ class _Settler:
 
     # ---------------------------------------------------------------- template peers
     def structure_candidates(self, i: int) -> list[int]:
-        """Every page within the structure channel's radius of page ``i``, by its SimHash or
-        its shape's, in page order (the channel's candidates, uncapped)."""
-        channel = self.structure
-        assert channel is not None
-        if not hasattr(self, "_fps"):
-            self._index_structure()
-        near = set(_near(self._fps, self.pages[i].simhash or 0, channel.radius).tolist())
-        shape = self._shapes_of.get(i)
-        if shape is not None and len(self._shapes):
-            near.update(_near(self._shapes, shape, channel.radius).tolist())
-        positions = self._positions
-        found = {positions[s] for s in near}
-        profile = self._profiles.get(i)
-        if i in self._smalls and profile is not None:  # small terms: wherever their SimHash lies
-            found.update(j for j, _bound in self._smalls.query(profile))
-        found.discard(i)
-        return sorted(found)
+        """Every page within the structure channel's radius of page ``i`` (uncapped)."""
+        return self._structure_index().candidates(i)
 
-    def _index_structure(self) -> None:
-        channel = self.structure
-        assert channel is not None
-        positions = [i for i, p in enumerate(self.pages) if p.term_key is not None]
-        self._positions = positions
-        self._fps = np.array([self.pages[i].simhash or 0 for i in positions], dtype=np.uint64)
-        self._shapes_of: dict[int, int] = {}
-        self._profiles: dict[int, Any] = {}
-        self._smalls = SmallTerms(channel.good_enough)
-        shapes = [0] * len(positions)
-        for start in range(0, len(positions), CHUNK):
-            chunk = positions[start : start + CHUNK]
-            terms = channel.cache.get_many([self.pages[i].id for i in chunk])
-            taken = {pid: term for pid, term in terms.items() if channel.accepts(term)}
-            # the labelling's own profiles: the sequence bounds it measured are known by them
-            profiles = channel.summaries(taken) if channel.summarise is not None else {}
-            for slot, i in enumerate(chunk, start):
-                term = taken.get(self.pages[i].id)
-                if term is None:
-                    continue
-                if channel.summarise is not None:
-                    self._profiles[i] = profiles[self.pages[i].id]
-                if channel.shape is not None:
-                    shapes[slot] = self._shapes_of[i] = channel.shape(term)
-                small = channel.small(term) if channel.small is not None else None
-                if small is not None and i in self._profiles:
-                    self._smalls.add(i, self._profiles[i], small)
-        self._shapes = np.array(shapes, dtype=np.uint64)
+    def _structure_index(self) -> StructureIndex:
+        if self._index is None:
+            assert self.structure is not None
+            self._index = StructureIndex(self.pages, self.structure)
+        return self._index
+
+    @property
+    def _profiles(self) -> dict[int, Any]:
+        """Position -> the structure channel's profile of the page's term."""
+        return self._structure_index().profiles
 
     def peers(self, candidates: Iterable[int]) -> set[int]:
         """The pages (of ``candidates``) with another page at or above the template
@@ -538,14 +506,6 @@ class _Settler:
         if kind in (CONTENT, THIN) and (layout is None or layout < floor):
             labels["verdict"] = MOVED
         return labels
-
-
-def _term_key(term: Any) -> bytes:
-    """A term's identity in 16 bytes (``visdup.dedup.label.term_key``)."""
-    digest = getattr(term, "digest", None)  # a Term's own, made once
-    if digest is not None:
-        return bytes(digest())
-    return hashlib.blake2b(str(term).encode(), digest_size=16).digest()
 
 
 def _blank(verdict: str) -> dict[str, Any]:
