@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from visdup.config import options
@@ -219,11 +220,28 @@ class Labelling:
         return outcome
 
     def close(self, reason: str | None) -> dict[str, Any]:
-        """Queued template builds stored, the snapshot closed: its totals for the stats."""
+        """Queued template builds stored, the final labels derived, the snapshot closed: its
+        totals for the stats.
+
+        The template builds and the final labels read and write different things (samples
+        and templates; pages' titles and labels), so they run side by side: the builds are
+        matching in C without the GIL, on the cores the crawl has just left idle, while the
+        final pass runs here. Neither depends on the other's timing; the snapshot, which
+        reads both, closes after them.
+        """
+        builds: Future[None] | None = None
+        pool = None
         if self._clusters is not None:  # templates still queued are built and stored
-            self._clusters.finish()
-        retitle(self.store, self.titles, self.count)
-        settle_labels(self.store, self.labeller, self.count)
+            pool = ThreadPoolExecutor(1, "visdup-final-templates")
+            builds = pool.submit(self._clusters.finish)
+        try:
+            retitle(self.store, self.titles, self.count)
+            settle_labels(self.store, self.labeller, self.count)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True)
+        if builds is not None:
+            builds.result()  # its error, if any, as if it had run here
         if self.snapshot is None:
             return {}
         return close_crawl_snapshot(self.snapshot, reason)
