@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sqlite3
 import sys
 import tempfile
@@ -41,17 +42,21 @@ COMPARISONS = (
 )
 
 
-def digest(path: Path) -> str:
-    """A hash of every label and comparison the store holds, in page order."""
+def digest(path: Path, root: str) -> str:
+    """A hash of every label and comparison the store holds, in page order; pages are named
+    by their path under ``root``, so that the digest does not depend on where the set lies."""
     h = hashlib.sha256()
     with sqlite3.connect(path) as conn:
         for query in (PAGES, COMPARISONS):
             for row in conn.execute(query):
+                if query is PAGES:
+                    row = (os.path.relpath(row[0], root), *row[1:])
                 h.update(repr(row).encode())
     return h.hexdigest()[:16]
 
 
 def run(which: str, pages: list[tuple[str, bytes]]) -> str:
+    root = os.path.commonpath([name for name, _body in pages])
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "label.sqlite3"
         store = Store.from_url(f"sqlite:///{path}")
@@ -62,7 +67,7 @@ def run(which: str, pages: list[tuple[str, bytes]]) -> str:
             for (name, body), page in zip(pages, analyses, strict=True):
                 labeller.add(name, body, page)
             spent = time.thread_time() - started
-            online = digest(path)
+            online = digest(path, root)
             started = time.thread_time()
             labeller.settle()
             final = time.thread_time() - started
@@ -76,7 +81,7 @@ def run(which: str, pages: list[tuple[str, bytes]]) -> str:
             f" structure bounds refined {counts.get('visdup/ted_bounds', 0)},"
             f" exact TEDs {counts.get('visdup/ted_calls', 0)},"
             f" measured again {counts.get('visdup/settled/measured', 0)};"
-            f" digest {online}, final {digest(path)}"
+            f" digest {online}, final {digest(path, root)}"
         )
     return line
 
