@@ -182,11 +182,8 @@ static int push_frame(Work *w, const Tree *a, const Tree *b, int32_t i, int32_t 
     return 0;
 }
 
-/* A record for a pair of equal subtrees: every node maps onto the same node of the other
- * (count IDENTITY: the reader emits the pairs, start is unused). Returns its index, -1 for no
- * memory. */
-#define IDENTITY (-1)
-static int32_t identity_record(Work *w) {
+/* Room for one more record; 0, or -1 for no memory. */
+static int room_for_record(Work *w) {
     if (w->nrecs == w->rcap) {
         Py_ssize_t nc = w->rcap ? w->rcap * 2 : 256;
         Record *nr = (Record *)realloc(w->recs, sizeof(Record) * (size_t)nc);
@@ -194,6 +191,15 @@ static int32_t identity_record(Work *w) {
         w->recs = nr;
         w->rcap = nc;
     }
+    return 0;
+}
+
+/* A record for a pair of equal subtrees: every node maps onto the same node of the other
+ * (count IDENTITY: the reader emits the pairs, start is unused). Returns its index, -1 for no
+ * memory. */
+#define IDENTITY (-1)
+static int32_t identity_record(Work *w) {
+    if (room_for_record(w) < 0) return -1;
     w->recs[w->nrecs].start = 0;
     w->recs[w->nrecs].count = IDENTITY;
     return (int32_t)w->nrecs++;
@@ -205,13 +211,7 @@ static int64_t frame_score(Work *w, Frame *f, int mapping, int32_t *rec) {
     *rec = -1;
     if (ni == 0 || nj == 0) {
         if (mapping) {
-            if (w->nrecs == w->rcap) {
-                Py_ssize_t nc = w->rcap ? w->rcap * 2 : 256;
-                Record *nr = (Record *)realloc(w->recs, sizeof(Record) * (size_t)nc);
-                if (!nr) return -1;
-                w->recs = nr;
-                w->rcap = nc;
-            }
+            if (room_for_record(w) < 0) return -1;
             w->recs[w->nrecs].start = (int32_t)w->npairs;
             w->recs[w->nrecs].count = 0;
             *rec = (int32_t)w->nrecs++;
@@ -266,13 +266,7 @@ static int64_t frame_score(Work *w, Frame *f, int mapping, int32_t *rec) {
                 cur[y] = diag > best ? diag : best;
             }
         }
-        if (w->nrecs == w->rcap) {
-            Py_ssize_t nc = w->rcap ? w->rcap * 2 : 256;
-            Record *nr = (Record *)realloc(w->recs, sizeof(Record) * (size_t)nc);
-            if (!nr) return -1;
-            w->recs = nr;
-            w->rcap = nc;
-        }
+        if (room_for_record(w) < 0) return -1;
         w->recs[w->nrecs].start = (int32_t)w->npairs;
         /* Back-trace from the end; pairs come out last-first and are read that way. */
         x = ni;

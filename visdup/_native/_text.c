@@ -47,29 +47,34 @@ load64(const unsigned char *p)
 #endif
 }
 
-#define BLAKE_G(a, b, c, d, x, y)         \
+/* BLAKE2b's mixing and round, written once for a rotation ``rot`` of the words ``v`` hold:
+ * a uint64_t (rotr64) here, four lanes of them below (ROTR_X4). */
+#define BLAKE_G_BY(rot, a, b, c, d, x, y) \
     do {                                  \
         v[a] = v[a] + v[b] + (x);         \
-        v[d] = rotr64(v[d] ^ v[a], 32);   \
+        v[d] = rot(v[d] ^ v[a], 32);      \
         v[c] = v[c] + v[d];               \
-        v[b] = rotr64(v[b] ^ v[c], 24);   \
+        v[b] = rot(v[b] ^ v[c], 24);      \
         v[a] = v[a] + v[b] + (y);         \
-        v[d] = rotr64(v[d] ^ v[a], 16);   \
+        v[d] = rot(v[d] ^ v[a], 16);      \
         v[c] = v[c] + v[d];               \
-        v[b] = rotr64(v[b] ^ v[c], 63);   \
+        v[b] = rot(v[b] ^ v[c], 63);      \
     } while (0)
 
-#define BLAKE_ROUND(s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15) \
-    do {                                                                                 \
-        BLAKE_G(0, 4, 8, 12, m[s0], m[s1]);                                              \
-        BLAKE_G(1, 5, 9, 13, m[s2], m[s3]);                                              \
-        BLAKE_G(2, 6, 10, 14, m[s4], m[s5]);                                             \
-        BLAKE_G(3, 7, 11, 15, m[s6], m[s7]);                                             \
-        BLAKE_G(0, 5, 10, 15, m[s8], m[s9]);                                             \
-        BLAKE_G(1, 6, 11, 12, m[s10], m[s11]);                                           \
-        BLAKE_G(2, 7, 8, 13, m[s12], m[s13]);                                            \
-        BLAKE_G(3, 4, 9, 14, m[s14], m[s15]);                                            \
+#define BLAKE_ROUND_BY(rot, s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, \
+                       s15)                                                                \
+    do {                                                                                   \
+        BLAKE_G_BY(rot, 0, 4, 8, 12, m[s0], m[s1]);                                        \
+        BLAKE_G_BY(rot, 1, 5, 9, 13, m[s2], m[s3]);                                        \
+        BLAKE_G_BY(rot, 2, 6, 10, 14, m[s4], m[s5]);                                       \
+        BLAKE_G_BY(rot, 3, 7, 11, 15, m[s6], m[s7]);                                       \
+        BLAKE_G_BY(rot, 0, 5, 10, 15, m[s8], m[s9]);                                       \
+        BLAKE_G_BY(rot, 1, 6, 11, 12, m[s10], m[s11]);                                     \
+        BLAKE_G_BY(rot, 2, 7, 8, 13, m[s12], m[s13]);                                      \
+        BLAKE_G_BY(rot, 3, 4, 9, 14, m[s14], m[s15]);                                      \
     } while (0)
+
+#define BLAKE_ROUND(...) BLAKE_ROUND_BY(rotr64, __VA_ARGS__)
 
 static void
 blake_compress(uint64_t h[8], const unsigned char block[128], uint64_t counter, int last)
@@ -132,28 +137,7 @@ blake64(const unsigned char *data, size_t len)
 typedef uint64_t u64x4 __attribute__((vector_size(32)));
 
 #define ROTR_X4(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
-#define BLAKE_G_X4(a, b, c, d, x, y)        \
-    do {                                    \
-        v[a] = v[a] + v[b] + (x);           \
-        v[d] = ROTR_X4(v[d] ^ v[a], 32);    \
-        v[c] = v[c] + v[d];                 \
-        v[b] = ROTR_X4(v[b] ^ v[c], 24);    \
-        v[a] = v[a] + v[b] + (y);           \
-        v[d] = ROTR_X4(v[d] ^ v[a], 16);    \
-        v[c] = v[c] + v[d];                 \
-        v[b] = ROTR_X4(v[b] ^ v[c], 63);    \
-    } while (0)
-#define BLAKE_ROUND_X4(s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11, s12, s13, s14, s15) \
-    do {                                                                                    \
-        BLAKE_G_X4(0, 4, 8, 12, m[s0], m[s1]);                                              \
-        BLAKE_G_X4(1, 5, 9, 13, m[s2], m[s3]);                                              \
-        BLAKE_G_X4(2, 6, 10, 14, m[s4], m[s5]);                                             \
-        BLAKE_G_X4(3, 7, 11, 15, m[s6], m[s7]);                                             \
-        BLAKE_G_X4(0, 5, 10, 15, m[s8], m[s9]);                                             \
-        BLAKE_G_X4(1, 6, 11, 12, m[s10], m[s11]);                                           \
-        BLAKE_G_X4(2, 7, 8, 13, m[s12], m[s13]);                                            \
-        BLAKE_G_X4(3, 4, 9, 14, m[s14], m[s15]);                                            \
-    } while (0)
+#define BLAKE_ROUND_X4(...) BLAKE_ROUND_BY(ROTR_X4, __VA_ARGS__)
 
 __attribute__((target("avx2"))) static void
 blake64_x4(const unsigned char *const data[4], const size_t len[4], uint64_t out[4])
@@ -1335,7 +1319,7 @@ py_layers(PyObject *self, PyObject *args)
         if (close_section(open, &nopen, &sections) < 0) goto done;
     uint64_t document = blake64(open[0].parts.data ? open[0].parts.data : (const unsigned char *)"",
                                 open[0].parts.len);
-    texts = (const unsigned char **)malloc(sizeof(const unsigned char *) * (size_t)(nsent + 1));
+    texts = (const unsigned char **)calloc((size_t)(nsent + 1), sizeof(const unsigned char *));
     if (texts == NULL) {
         PyErr_NoMemory();
         goto done;
