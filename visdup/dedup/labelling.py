@@ -25,7 +25,7 @@ from visdup.content.titles import SiteTitles, retitle
 from visdup.dedup.analysis import PageAnalysis
 from visdup.dedup.jobs import Outcome, PageJob
 from visdup.dedup.label import Labeller, build_labeller
-from visdup.dedup.settle import settle_labels
+from visdup.dedup.settle import settle, settle_failed
 from visdup.drift.crawl import close_crawl_snapshot, record_page
 from visdup.errors import VisdupError
 from visdup.storage.outage import is_outage
@@ -234,14 +234,20 @@ class Labelling:
         if self._clusters is not None:  # templates still queued are built and stored
             pool = ThreadPoolExecutor(1, "visdup-final-templates")
             builds = pool.submit(self._clusters.finish)
+        failed: Exception | None = None
         try:
             retitle(self.store, self.titles, self.count)
-            settle_labels(self.store, self.labeller, self.count)
+            try:
+                settle(self.store, self.labeller, self.count)
+            except Exception as exc:
+                failed = exc
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
         if builds is not None:
-            builds.result()  # its error, if any, as if it had run here
+            builds.result()  # its error first (a store gone away), as if it had run first
+        if failed is not None:  # the run's own labels stay
+            settle_failed(failed, self.count)
         if self.snapshot is None:
             return {}
         return close_crawl_snapshot(self.snapshot, reason)

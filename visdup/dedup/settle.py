@@ -582,8 +582,13 @@ def settle_labels(
     """:func:`settle` at the end of a run: a failure leaves the run's own labels, logged."""
     try:
         return settle(store, labeller, count)
-    except Exception:
-        logger.exception("visdup: cannot derive the final labels; the crawl's labels stay")
-        if count is not None:
-            count("visdup/errors", 1)
+    except Exception as exc:
+        settle_failed(exc, count)
         return None
+
+
+def settle_failed(exc: Exception, count: Callable[[str, int], None] | None = None) -> None:
+    """Say that the final pass failed (``exc``): the run's own labels stay."""
+    logger.error("visdup: cannot derive the final labels; the crawl's labels stay", exc_info=exc)
+    if count is not None:
+        count("visdup/errors", 1)
