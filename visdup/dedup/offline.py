@@ -150,6 +150,8 @@ def label_files(
         store, tmp = Store.from_url(db), None
     else:
         store, tmp = temporary_store()
+        # no one reads the bodies of a store that goes when the command ends
+        overrides = {**(overrides or {}), "VISDUP_STORE_BODY": False}
     try:
         FileLabeller(store, overrides).add_all(pages, engine, refuse)
     except InputError:
