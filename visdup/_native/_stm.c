@@ -371,6 +371,14 @@ static int get_buffer(PyObject *obj, Py_buffer *view, const char *name) {
     return 0;
 }
 
+/* Appends the node pair (i, j) to the list; -1 with an exception. */
+static int append_pair(PyObject *pairs, int32_t i, int32_t j) {
+    PyObject *t = Py_BuildValue("(ii)", i, j);
+    int rc = t ? PyList_Append(pairs, t) : -1;
+    Py_XDECREF(t);
+    return rc;
+}
+
 static PyObject *stm_match(PyObject *self, PyObject *args) {
     PyObject *al, *as, *ad, *bl, *bs, *bd;
     int mapping = 0;
@@ -447,13 +455,10 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
         Py_ssize_t sp = 0, scap = 0;
         if (!pairs) goto done;
         if (score > 0) {
-            PyObject *t = Py_BuildValue("(ii)", 0, 0);
-            if (!t || PyList_Append(pairs, t) < 0) {
-                Py_XDECREF(t);
+            if (append_pair(pairs, 0, 0) < 0) {
                 Py_DECREF(pairs);
                 goto done;
             }
-            Py_DECREF(t);
             scap = 64;
             stack_rec = (int32_t *)malloc(sizeof(int32_t) * scap);
             stack_i = (int32_t *)malloc(sizeof(int32_t) * scap);
@@ -480,16 +485,13 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
                 if (w.recs[r].count == IDENTITY) { /* equal subtrees: node k onto node k */
                     int32_t k, n = a.size[pi];
                     for (k = 1; k < n; k++) {
-                        PyObject *t = Py_BuildValue("(ii)", pi + k, pj + k);
-                        if (!t || PyList_Append(pairs, t) < 0) {
-                            Py_XDECREF(t);
+                        if (append_pair(pairs, pi + k, pj + k) < 0) {
                             Py_DECREF(pairs);
                             free(stack_rec);
                             free(stack_i);
                             free(stack_j);
                             goto done;
                         }
-                        Py_DECREF(t);
                     }
                     continue;
                 }
@@ -497,16 +499,13 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
                     Pair *pr = &w.pairs[w.recs[r].start + c];
                     int32_t ni = a.kids[a.first[pi] + pr->ci];
                     int32_t nj = b.kids[b.first[pj] + pr->cj];
-                    PyObject *t = Py_BuildValue("(ii)", ni, nj);
-                    if (!t || PyList_Append(pairs, t) < 0) {
-                        Py_XDECREF(t);
+                    if (append_pair(pairs, ni, nj) < 0) {
                         Py_DECREF(pairs);
                         free(stack_rec);
                         free(stack_i);
                         free(stack_j);
                         goto done;
                     }
-                    Py_DECREF(t);
                     if (pr->rec >= 0) {
                         if (sp == scap) {
                             scap *= 2;

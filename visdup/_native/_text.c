@@ -790,19 +790,25 @@ typedef struct {
 } Buf;
 
 static int
+buf_room(Buf *b, size_t n)
+{
+    if (b->len + n <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n) cap *= 2;
+    unsigned char *grown = (unsigned char *)realloc(b->data, cap);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = grown;
+    b->cap = cap;
+    return 0;
+}
+
+static int
 buf_put(Buf *b, const void *s, size_t n)
 {
-    if (b->len + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n) cap *= 2;
-        unsigned char *grown = (unsigned char *)realloc(b->data, cap);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        b->data = grown;
-        b->cap = cap;
-    }
+    if (buf_room(b, n) < 0) return -1;
     memcpy(b->data + b->len, s, n);
     b->len += n;
     return 0;
@@ -1121,21 +1127,6 @@ put_hex(Buf *b, uint64_t fp)
 }
 
 /* Room for n more bytes in b (its length unchanged); -1 out of memory. */
-static int
-buf_room(Buf *b, size_t n)
-{
-    if (b->len + n <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n) cap *= 2;
-    unsigned char *grown = (unsigned char *)realloc(b->data, cap);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->data = grown;
-    b->cap = cap;
-    return 0;
-}
 
 /* The UTF-8 of a str the Python fallback gave, appended to b; -1 on error. */
 static int
