@@ -453,3 +453,29 @@ def test_the_responses_section_lists_what_gave_no_page_with_the_page_linking_the
         assert width <= 1400
 
     browse(check)
+
+
+def test_a_tab_link_scrolls_its_section_heading_into_view_below_the_bar(browse):
+    def check(page, data, seen):
+        links = page.locator("nav.toc a").evaluate_all(
+            "els => els.map(e => e.getAttribute('href'))"
+        )
+        assert links
+        for href in links:
+            target = page.locator(href)
+            if not target.count():
+                continue  # a section the demo's store has nothing for
+            page.click(f"nav.toc a[href='{href}']")
+            page.wait_for_timeout(50)
+            bar = page.locator("nav.toc").bounding_box()
+            heading = target.locator("h2").first
+            box = heading.bounding_box() if heading.count() else target.bounding_box()
+            assert bar is not None and box is not None
+            if page.evaluate(
+                "() => window.scrollY + window.innerHeight >= document.body.scrollHeight - 2"
+            ):
+                continue  # the page's end: the section cannot scroll up to the bar
+            assert box["y"] >= bar["y"] + bar["height"] - 1, (href, box, bar)
+        assert not seen["errors"]
+
+    browse(check)
