@@ -21,8 +21,9 @@ Pages whose term has fewer than ``--min-nodes`` nodes are left out of every set:
 no frame to tell one site from another.
 
 Measures: ``ted`` (the structure channel's similarity), ``skeleton`` (the similarity of the
-top levels), ``containment`` and ``repertoire`` (:mod:`visdup.structure.containment`). None
-of them enters verdicts (the module says why).
+top levels), ``containment``, ``repertoire`` and ``layout`` (:mod:`visdup.structure.containment`;
+``layout`` is what ``visdup compare`` prints, and its line adds the figures at the module's
+fixed threshold, the one its verdict uses). None of them enters verdicts (the module says why).
 
     .venv/bin/python bench/bench_captures.py [--sets tune,check,readability,aeb] [--sites 20]
 """
@@ -136,7 +137,11 @@ MEASURES: dict[str, Callable[[Term, Term], float]] = {
     "skeleton": lambda a, b: similarity(views.skeleton(a), views.skeleton(b)),
     "containment": lambda a, b: views.containment(a, b, max_nodes=MAX_NODES),
     "repertoire": lambda a, b: views.repertoire_similarity(a, b, max_nodes=MAX_NODES),
+    "layout": lambda a, b: views.layout_similarity(a, b, max_nodes=MAX_NODES),
 }
+
+#: Measures with a threshold of their own: their figures there are printed on every set.
+FIXED = {"layout": views.LAYOUT_THRESHOLD}
 
 
 Scored = dict[str, list[tuple[float, bool]]]
@@ -189,6 +194,9 @@ def main() -> None:
             if m in tuned and name != "tune":
                 tf1, tp, tr = at_threshold(scored, tuned[m])
                 line += f"  at tune's {tuned[m]:.3f}: F1 {tf1:.3f} P {tp:.3f} R {tr:.3f}"
+            if m in FIXED:
+                ff1, fp, fr = at_threshold(scored, FIXED[m])
+                line += f"  at {FIXED[m]:.3f}: F1 {ff1:.3f} P {fp:.3f} R {fr:.3f}"
             ms = 1000 * seconds[m] / max(1, len(scored) + len(same_site[m]))
             linked = sum(value >= at for value, _p in same_site[m])
             print(f"{line}  one site's pages: {linked}/{len(same_site[m])}  {ms:.2f} ms/pair")

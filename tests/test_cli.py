@@ -57,7 +57,16 @@ def test_compare_pages_and_terms(tmp_path, capsys):
     c.write_text("<html><body><div><h1>Title</h1><p>one</p><p>two</p></div></body></html>")
     assert main(["compare", str(a), str(b), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"similarity", "distance", "size_a", "size_b", "repertoire_similarity"}
+    assert set(out) == {
+        "similarity",
+        "distance",
+        "size_a",
+        "size_b",
+        "repertoire_similarity",
+        "layout_similarity",
+        "one_layout",
+    }
+    assert out["one_layout"] is True and out["layout_similarity"] >= out["similarity"]
     assert 0.8 < out["similarity"] < 1.0
     assert out["repertoire_similarity"] >= out["similarity"]  # a list's length counts less
     assert main(["compare", str(a), str(c), "--json"]) == 0

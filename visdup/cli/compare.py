@@ -1,10 +1,13 @@
 """visdup compare A B: similarity and edit distance of two pages (or two terms).
 
-Beside the tree edit similarity (what a crawl's structure channel confirms with) it prints the
-repertoire similarity (:func:`visdup.structure.containment.repertoire_similarity`): each node's
-children reduced to their distinct kinds, so two captures of one front page with other numbers
-of stories agree where the edit similarity falls. It tells whether two pages share a site's
-layout, not whether they are one page (pages of one template agree too), so no verdict uses it.
+Beside the tree edit similarity (what a crawl's structure channel confirms with) it prints two
+views of :mod:`visdup.structure.containment` that look past how much repeats: the repertoire
+similarity (each node's children reduced to their distinct kinds) and the layout similarity
+(the repertoires agree, or the frames agree and the smaller page maps into the larger), with a
+verdict line at :data:`~visdup.structure.containment.LAYOUT_THRESHOLD`. Two captures of one
+front page with other stories, or a listing at two lengths, are one layout where the edit
+similarity falls. They tell whether two pages share a layout, not whether they are one page
+(pages of one template agree too), so no duplicate verdict uses them.
 """
 
 from __future__ import annotations
@@ -16,11 +19,18 @@ from pathlib import Path
 from visdup.cli.compress import term_text
 from visdup.errors import InputError
 from visdup.page.files import load_page
-from visdup.structure.containment import repertoire_similarity
+from visdup.structure.containment import (
+    LAYOUT_THRESHOLD,
+    layout_similarity,
+    repertoire_similarity,
+)
 from visdup.structure.distance import tree_distance
 from visdup.structure.term import Term, compress, page_term
 
 HELP = "similarity and tree edit distance of two page files, or two terms with --terms"
+
+ONE_LAYOUT = "one layout: two captures of one page, or two pages of one template"
+OTHER_LAYOUTS = "different layouts"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help='{"similarity","distance","size_a","size_b","repertoire_similarity"}',
+        help='{"similarity","distance","size_a","size_b","repertoire_similarity",'
+        '"layout_similarity","one_layout"}: layout_similarity is 0 to 1 whatever the lists\' '
+        f"lengths, one_layout is whether it reaches {LAYOUT_THRESHOLD} (null over the node cap)",
     )
 
 
@@ -40,6 +52,10 @@ def _load(value: str, as_term: bool) -> Term:
     if as_term:
         return compress(Term.parse(term_text(value)))
     return page_term(load_page(Path(value)))
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,8 +68,10 @@ def run(args: argparse.Namespace) -> int:
     sim = 1.0 - distance / total if total else 1.0
     try:
         repertoire: float | None = repertoire_similarity(a, b)
+        layout: float | None = layout_similarity(a, b, distance=distance)
     except ValueError:  # over the node cap
-        repertoire = None
+        repertoire = layout = None
+    one_layout = None if layout is None else layout >= LAYOUT_THRESHOLD
     if args.json:
         print(
             json.dumps(
@@ -62,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
                     "distance": distance,
                     "size_a": a.size,
                     "size_b": b.size,
-                    "repertoire_similarity": None if repertoire is None else round(repertoire, 6),
+                    "repertoire_similarity": _round(repertoire),
+                    "layout_similarity": _round(layout),
+                    "one_layout": one_layout,
                 }
             )
         )
@@ -73,4 +93,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"size B     {b.size} ({b.nodes} nodes)")
         if repertoire is not None:
             print(f"repertoire {repertoire:.4f} (one layout whatever its lists' lengths)")
+        if layout is not None:
+            print(f"layout     {layout:.4f} (at {LAYOUT_THRESHOLD} or more: one layout)")
+            print(f"verdict    {ONE_LAYOUT if one_layout else OTHER_LAYOUTS}")
     return 0

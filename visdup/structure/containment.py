@@ -20,6 +20,14 @@ Three views see past that, all symmetric in the two pages:
   :func:`repertoire_similarity` is the similarity of two repertoires; it is the view that
   tells captures of one page from other sites' pages best (bench/bench_captures.py).
 
+Alone each view errs somewhere: the repertoire misses a front page whose two captures mix
+their story kinds differently (each mix is a kind of its own, so more stories make more kinds),
+the skeleton links other sites whose frames are generic, and containment links a small page
+into any large one. :func:`layout_similarity` asks for either of two agreements: the
+repertoires agree, or the skeletons agree *and* the smaller term maps into the larger. It is
+the one score of the three views that one threshold (:data:`LAYOUT_THRESHOLD`) serves on
+generated and real pages alike (bench/bench_captures.py).
+
 None of them links pages in verdicts: a crawl's pairs are pages of one site, and two pages of
 one template have near-equal repertoires too (80 pages of the Python manual: 453 of 3,160
 pairs at 0.886, where the tree edit similarity puts 43), so the views can tell whether two
@@ -35,6 +43,9 @@ from visdup.structure.nested import Node, from_nodes
 
 #: Levels a skeleton keeps: the page's frame, not its stories (bench/bench_captures.py).
 SKELETON_DEPTH = 4
+
+#: The layout similarity at and above which two pages are one layout (bench/bench_captures.py).
+LAYOUT_THRESHOLD = 0.9
 
 
 def _cut(term: Term, depth: int) -> Term:
@@ -65,13 +76,16 @@ def skeleton(term: Term, depth: int = SKELETON_DEPTH) -> Term:
     return Term.from_arrays(packed.labels, [1] * len(packed.labels), packed.sizes)
 
 
-def containment(a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODES) -> float:
-    """The share of the smaller term that the edit script maps into the larger (0 to 1)."""
+def containment(
+    a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODES, distance: int | None = None
+) -> float:
+    """The share of the smaller term that the edit script maps into the larger (0 to 1);
+    ``distance`` is the tree edit distance of ``a`` and ``b`` when the caller has it."""
     wa, wb = sum(a.marks), sum(b.marks)
     small = min(wa, wb)
     if small == 0:
         return 1.0 if wa == wb else 0.0
-    delta = tree_distance(a, b, max_nodes=max_nodes)
+    delta = tree_distance(a, b, max_nodes=max_nodes) if distance is None else distance
     return max(0.0, 1.0 - (delta - abs(wa - wb)) / (2 * small))
 
 
@@ -103,3 +117,18 @@ def repertoire(term: Term) -> Term:
 def repertoire_similarity(a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODES) -> float:
     """The tree edit similarity of the two terms' repertoires (symmetric, 0 to 1)."""
     return similarity(repertoire(a), repertoire(b), max_nodes=max_nodes)
+
+
+def layout_similarity(
+    a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODES, distance: int | None = None
+) -> float:
+    """Whether two pages are one layout, whatever their lists' lengths (symmetric, 0 to 1):
+    the larger of their repertoire similarity and the lesser of their skeleton similarity and
+    containment. ``distance`` is the tree edit distance of ``a`` and ``b`` when the caller has
+    it; it is computed only where the skeleton could raise the score above the repertoire's.
+    """
+    score = repertoire_similarity(a, b, max_nodes=max_nodes)
+    frame = similarity(skeleton(a), skeleton(b), max_nodes=max_nodes)
+    if frame <= score:
+        return score
+    return max(score, min(frame, containment(a, b, max_nodes=max_nodes, distance=distance)))
