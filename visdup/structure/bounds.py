@@ -70,7 +70,7 @@ class Profile:
         self.weight = sum(weights)
         self.count = sum(counts)
         self.codes = array("i", codes)
-        self.marks = tree.marks
+        self.marks = _int_array(tree.marks)
         #: This profile's number, unique in the process: what the sequence distances already
         #: known are keyed by.
         self.serial = next(_serials)
@@ -112,6 +112,15 @@ class Profile:
         found = sequence_kernel(self.codes, self.marks, other.codes, other.marks, limit)
         _remember(pair, found if limit < 0 or found <= limit else -found)
         return cmp(found, total)
+
+
+def _int_array(values: Sequence[int]) -> array[int]:
+    """The values as the kernels read them fastest: a buffer of C ints (8-byte ones past
+    their range), which they widen in one pass instead of reading an object per value."""
+    try:
+        return array("i", values)
+    except OverflowError:
+        return array("q", values)
 
 
 _serials = _count()
