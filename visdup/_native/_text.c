@@ -513,6 +513,42 @@ typedef struct {
     Py_ssize_t len;
 } Shingle;
 
+/* Sets each shingle's hash: blake64 of its text, four at a time where the CPU can. */
+static void
+hash_shingles(Shingle *shingles, Py_ssize_t n)
+{
+#ifdef BLAKE_X4
+    if (have_avx2()) {
+        Py_ssize_t lanes[4];
+        int filled = 0;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (shingles[k].len > 128) { /* more than one block: blake64 alone */
+                shingles[k].hash = blake64(shingles[k].text, (size_t)shingles[k].len);
+                continue;
+            }
+            lanes[filled++] = k;
+            if (filled < 4) continue;
+            const unsigned char *data[4];
+            size_t len[4];
+            uint64_t out[4];
+            for (int l = 0; l < 4; l++) {
+                data[l] = shingles[lanes[l]].text;
+                len[l] = (size_t)shingles[lanes[l]].len;
+            }
+            blake64_x4(data, len, out);
+            for (int l = 0; l < 4; l++) shingles[lanes[l]].hash = out[l];
+            filled = 0;
+        }
+        for (int l = 0; l < filled; l++) /* the last few */
+            shingles[lanes[l]].hash =
+                blake64(shingles[lanes[l]].text, (size_t)shingles[lanes[l]].len);
+        return;
+    }
+#endif
+    for (Py_ssize_t k = 0; k < n; k++)
+        shingles[k].hash = blake64(shingles[k].text, (size_t)shingles[k].len);
+}
+
 /* _TOKEN's classes: \w (str.isalnum() or an underscore), and the ideographs, kana and
  * hangul that stand one to a token where a token starts. */
 static inline int
@@ -630,38 +666,7 @@ simhash_of(const unsigned char *const *texts, const Py_ssize_t *lens, Py_ssize_t
             nshingles++;
         }
     }
-    Py_ssize_t hashed = 0;
-#ifdef BLAKE_X4
-    if (have_avx2()) {
-        Py_ssize_t lanes[4];
-        int filled = 0;
-        for (Py_ssize_t k = 0; k < nshingles; k++) {
-            if (shingles[k].len > 128) continue; /* a longer one takes blake64 below */
-            lanes[filled++] = k;
-            if (filled < 4) continue;
-            const unsigned char *data[4];
-            size_t len[4];
-            uint64_t out[4];
-            for (int l = 0; l < 4; l++) {
-                data[l] = shingles[lanes[l]].text;
-                len[l] = (size_t)shingles[lanes[l]].len;
-            }
-            blake64_x4(data, len, out);
-            for (int l = 0; l < 4; l++) shingles[lanes[l]].hash = out[l];
-            filled = 0;
-        }
-        for (int l = 0; l < filled; l++) /* the last few */
-            shingles[lanes[l]].hash =
-                blake64(shingles[lanes[l]].text, (size_t)shingles[lanes[l]].len);
-        for (Py_ssize_t k = 0; k < nshingles; k++)
-            if (shingles[k].len > 128)
-                shingles[k].hash = blake64(shingles[k].text, (size_t)shingles[k].len);
-        hashed = 1;
-    }
-#endif
-    if (!hashed)
-        for (Py_ssize_t k = 0; k < nshingles; k++)
-            shingles[k].hash = blake64(shingles[k].text, (size_t)shingles[k].len);
+    hash_shingles(shingles, nshingles);
     if (nshingles == 0) {
         result = PyLong_FromLong(0);
         goto done;
@@ -955,6 +960,32 @@ count_bits(long long ones[64], uint64_t h, long long weight)
         if (h >> b & 1) ones[b] += weight;
 }
 
+typedef struct {
+    uint64_t hash;
+    size_t start, len;
+} Feature;
+
+/* Sets the hash of each feature written in b (its bytes at start, len long): after the walk
+ * that wrote them, when the buffer has stopped moving, four at a time where the CPU can.
+ * -1 out of memory. */
+static int
+hash_features(const Buf *b, Feature *features, Py_ssize_t count)
+{
+    Shingle *pieces = (Shingle *)malloc(sizeof(Shingle) * (size_t)(count + 1));
+    if (pieces == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        pieces[k].text = b->data + features[k].start;
+        pieces[k].len = (Py_ssize_t)features[k].len;
+    }
+    hash_shingles(pieces, count);
+    for (Py_ssize_t k = 0; k < count; k++) features[k].hash = pieces[k].hash;
+    free(pieces);
+    return 0;
+}
+
 static PyObject *
 py_term_simhash(PyObject *self, PyObject *args)
 {
@@ -966,42 +997,58 @@ py_term_simhash(PyObject *self, PyObject *args)
     Flat f;
     Buf b = {NULL, 0, 0};
     PyObject *result = NULL;
+    Feature *features = NULL;
+    long long *weights = NULL;
+    Py_ssize_t count = 0;
     if (!flat_open(labels, marks, sizes, &f, &result)) goto done;
-    long long ones[64] = {0}, total = 0;
+    /* two features a node at most: its path, and its children's tokens */
+    size_t room = (size_t)(2 * f.n + 1);
+    features = (Feature *)malloc(sizeof(Feature) * room);
+    weights = (long long *)malloc(sizeof(long long) * room);
+    if (!features || !weights) {
+        PyErr_NoMemory();
+        goto done;
+    }
     Py_ssize_t depth = 0;
     for (Py_ssize_t i = 0; i < f.n; i++) {
         depth = walk_to(&f, depth, i);
         long long weight = f.mark[i] < max_weight ? f.mark[i] : max_weight;
-        b.len = 0; /* p:a/b/c/x, node x under its last path_depth ancestors */
+        size_t start = b.len; /* p:a/b/c/x, node x under its last path_depth ancestors */
         if (put_path(&b, &f, depth, path_depth, i) < 0) goto done;
-        count_bits(ones, blake64(b.data, b.len), weight);
-        total += weight;
+        features[count].start = start;
+        features[count].len = b.len - start;
+        weights[count++] = weight;
         Py_ssize_t end = i + f.size[i];
         if (end > i + 1) { /* s:x*b(y,z*b), node x with its children's tokens in order */
-            b.len = 0;
+            start = b.len;
             if (buf_put(&b, "s:", 2) < 0 || put_token(&b, &f, i) < 0 || buf_put(&b, "(", 1) < 0)
                 goto done;
             for (Py_ssize_t j = i + 1; j < end; j += f.size[j]) {
                 if ((j > i + 1 && buf_put(&b, ",", 1) < 0) || put_token(&b, &f, j) < 0) goto done;
             }
             if (buf_put(&b, ")", 1) < 0) goto done;
-            count_bits(ones, blake64(b.data, b.len), weight);
-            total += weight;
+            features[count].start = start;
+            features[count].len = b.len - start;
+            weights[count++] = weight;
         }
         f.ends[depth] = end;
         f.path[depth++] = i;
+    }
+    if (hash_features(&b, features, count) < 0) goto done;
+    long long ones[64] = {0}, total = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        count_bits(ones, features[k].hash, weights[k]);
+        total += weights[k];
     }
     result = PyLong_FromUnsignedLongLong(majority(ones, total));
 done:
     flat_free(&f);
     free(b.data);
+    free(features);
+    free(weights);
     return result;
 }
 
-typedef struct {
-    uint64_t hash;
-    size_t start, len;
-} Feature;
 
 static const unsigned char *feature_text; /* the buffer features are sorted against */
 
@@ -1064,8 +1111,7 @@ py_shape_simhash(PyObject *self, PyObject *args)
         f.ends[depth] = end;
         f.path[depth++] = i;
     }
-    for (Py_ssize_t k = 0; k < count; k++)
-        features[k].hash = blake64(b.data + features[k].start, features[k].len);
+    if (hash_features(&b, features, count) < 0) goto done;
     feature_text = b.data; /* the GIL is held: no other caller sorts meanwhile */
     qsort(features, (size_t)count, sizeof(Feature), by_feature);
     long long ones[64] = {0}, total = 0;
