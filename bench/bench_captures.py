@@ -21,8 +21,8 @@ Pages whose term has fewer than ``--min-nodes`` nodes are left out of every set:
 no frame to tell one site from another.
 
 Measures: ``ted`` (the structure channel's similarity), ``skeleton`` (the similarity of the
-top levels), ``containment``, ``repertoire`` and ``layout`` (:mod:`visdup.structure.containment`;
-``layout`` is what ``visdup compare`` prints, and its line adds the figures at the module's
+top levels), ``containment``, ``repertoire`` and ``frame`` (:mod:`visdup.structure.containment`;
+``frame`` is what ``visdup compare`` prints, and its line adds the figures at the module's
 fixed threshold, the one its verdict uses). None of them enters verdicts (the module says why).
 
     .venv/bin/python bench/bench_captures.py [--sets tune,check,readability,aeb] [--sites 20]
@@ -137,11 +137,11 @@ MEASURES: dict[str, Callable[[Term, Term], float]] = {
     "skeleton": lambda a, b: similarity(views.skeleton(a), views.skeleton(b)),
     "containment": lambda a, b: views.containment(a, b, max_nodes=MAX_NODES),
     "repertoire": lambda a, b: views.repertoire_similarity(a, b, max_nodes=MAX_NODES),
-    "layout": lambda a, b: views.layout_similarity(a, b, max_nodes=MAX_NODES),
+    "frame": lambda a, b: views.frame_similarity(a, b, max_nodes=MAX_NODES),
 }
 
 #: Measures with a threshold of their own: their figures there are printed on every set.
-FIXED = {"layout": views.LAYOUT_THRESHOLD}
+FIXED = {"frame": views.FRAME_THRESHOLD}
 
 
 Scored = dict[str, list[tuple[float, bool]]]

@@ -63,10 +63,10 @@ def test_compare_pages_and_terms(tmp_path, capsys):
         "size_a",
         "size_b",
         "repertoire_similarity",
-        "layout_similarity",
-        "one_layout",
+        "frame_similarity",
+        "one_frame",
     }
-    assert out["one_layout"] is True and out["layout_similarity"] >= out["similarity"]
+    assert out["one_frame"] is True and out["frame_similarity"] >= out["similarity"]
     assert 0.8 < out["similarity"] < 1.0
     assert out["repertoire_similarity"] >= out["similarity"]  # a list's length counts less
     assert main(["compare", str(a), str(c), "--json"]) == 0

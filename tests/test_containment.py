@@ -10,9 +10,9 @@ import pytest
 from bench._variants import captured_site
 from visdup.cli import main
 from visdup.structure.containment import (
-    LAYOUT_THRESHOLD,
+    FRAME_THRESHOLD,
     containment,
-    layout_similarity,
+    frame_similarity,
     repertoire,
     repertoire_similarity,
     skeleton,
@@ -45,7 +45,7 @@ def test_repertoire_keeps_one_child_of_each_kind_in_the_order_each_first_appears
     assert repertoire(Term.parse("grp(col, row)")) != repertoire(Term.parse("grp(row, col)"))
 
 
-def test_repertoire_similarity_sees_two_story_counts_as_one_layout() -> None:
+def test_repertoire_similarity_sees_two_story_counts_as_one_frame() -> None:
     story_a, story_b = "grp(row(text), text)", "grp(text, grp(text), row)"
     few = Term.parse(f"grp(row(text), grp({story_a}, {story_b}), grp(col, col(text)))")
     many = Term.parse(
@@ -69,46 +69,46 @@ def sites() -> dict[int, dict[str, list[Term]]]:
     return out
 
 
-def test_layout_similarity_is_symmetric_and_one_for_a_page_and_itself(sites) -> None:
+def test_frame_similarity_is_symmetric_and_one_for_a_page_and_itself(sites) -> None:
     terms = [t for pages in sites.values() for twice in pages.values() for t in twice]
     for a, b in combinations(terms[:8], 2):
-        assert layout_similarity(a, b) == layout_similarity(b, a)
-    assert all(layout_similarity(t, t) == 1.0 for t in terms)
+        assert frame_similarity(a, b) == frame_similarity(b, a)
+    assert all(frame_similarity(t, t) == 1.0 for t in terms)
     a, b = terms[0], terms[1]
-    assert layout_similarity(a, b, distance=tree_distance(a, b)) == layout_similarity(a, b)
+    assert frame_similarity(a, b, distance=tree_distance(a, b)) == frame_similarity(a, b)
 
 
-def test_a_front_page_at_two_times_and_a_listing_at_two_lengths_are_one_layout(sites) -> None:
+def test_a_front_page_at_two_times_and_a_listing_at_two_lengths_are_one_frame(sites) -> None:
     falls = 0
     for pages in sites.values():
         for first, second in pages.values():
-            assert layout_similarity(first, second) >= LAYOUT_THRESHOLD
-            falls += similarity(first, second) < LAYOUT_THRESHOLD
+            assert frame_similarity(first, second) >= FRAME_THRESHOLD
+            falls += similarity(first, second) < FRAME_THRESHOLD
     assert falls >= len(sites), "the edit similarity alone misses most of them"
 
 
-def test_pages_of_two_generated_sites_are_different_layouts(sites) -> None:
+def test_pages_of_two_generated_sites_are_different_frames(sites) -> None:
     for s, t in combinations(sites, 2):
         for a in (x for twice in sites[s].values() for x in twice):
             for b in (x for twice in sites[t].values() for x in twice):
-                assert layout_similarity(a, b) < LAYOUT_THRESHOLD, (s, t)
+                assert frame_similarity(a, b) < FRAME_THRESHOLD, (s, t)
 
 
-def test_layout_needs_the_frame_and_the_holding_to_agree() -> None:
+def test_one_frame_needs_the_skeletons_and_the_holding_to_agree() -> None:
     story_a, story_b = "grp(row(text), text)", "grp(text, grp(text), row)"
     mixes = [f"grp({story_a}, {story_b})", f"grp({story_b}, {story_a}, {story_b})"]
     frame = "grp(row(text), grp({}), grp(col, col(text)))"
     few = Term.parse(frame.format(mixes[0]))
     many = Term.parse(frame.format(", ".join(mixes * 3)))
-    assert repertoire_similarity(few, many) < LAYOUT_THRESHOLD <= layout_similarity(few, many)
+    assert repertoire_similarity(few, many) < FRAME_THRESHOLD <= frame_similarity(few, many)
     moved = Term.parse(f"grp(grp({mixes[0]}), row(text), grp(col(text), col))")
     assert containment(few, moved) < 1.0
-    assert layout_similarity(few, moved) < LAYOUT_THRESHOLD
+    assert frame_similarity(few, moved) < FRAME_THRESHOLD
     part = Term.parse(f"grp(row(text), grp({mixes[1]}))")  # held whole, without the frame's end
-    assert containment(part, many) == 1.0 > layout_similarity(part, many)
+    assert containment(part, many) == 1.0 > frame_similarity(part, many)
 
 
-def test_compare_prints_the_layout_similarity_and_a_verdict(sites, tmp_path, capsys) -> None:
+def test_compare_prints_the_frame_similarity_and_a_verdict(sites, tmp_path, capsys) -> None:
     paths = []
     for seed in list(SEEDS)[:2]:
         for n, (page, body) in enumerate(captured_site(seed)):
@@ -118,11 +118,11 @@ def test_compare_prints_the_layout_similarity_and_a_verdict(sites, tmp_path, cap
     one, two, other = paths[0], paths[1], paths[2]
     assert main(["compare", str(one), str(two), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["layout_similarity"] >= LAYOUT_THRESHOLD and out["one_layout"] is True
-    assert out["layout_similarity"] > out["similarity"]
+    assert out["frame_similarity"] >= FRAME_THRESHOLD and out["one_frame"] is True
+    assert out["frame_similarity"] > out["similarity"]
     assert main(["compare", str(two), str(one), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["layout_similarity"] == out["layout_similarity"]
+    assert json.loads(capsys.readouterr().out)["frame_similarity"] == out["frame_similarity"]
     assert main(["compare", str(one), str(other), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["one_layout"] is False
+    assert json.loads(capsys.readouterr().out)["one_frame"] is False
     assert main(["compare", str(one), str(other)]) == 0
-    assert "verdict    different layouts" in capsys.readouterr().out
+    assert "verdict    different frames" in capsys.readouterr().out

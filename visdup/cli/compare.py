@@ -2,11 +2,11 @@
 
 Beside the tree edit similarity (what a crawl's structure channel confirms with) it prints two
 views of :mod:`visdup.structure.containment` that look past how much repeats: the repertoire
-similarity (each node's children reduced to their distinct kinds) and the layout similarity
+similarity (each node's children reduced to their distinct kinds) and the frame similarity
 (the repertoires agree, or the frames agree and the smaller page maps into the larger), with a
-verdict line at :data:`~visdup.structure.containment.LAYOUT_THRESHOLD`. Two captures of one
-front page with other stories, or a listing at two lengths, are one layout where the edit
-similarity falls. They tell whether two pages share a layout, not whether they are one page
+verdict line at :data:`~visdup.structure.containment.FRAME_THRESHOLD`. Two captures of one
+front page with other stories, or a listing at two lengths, are one frame where the edit
+similarity falls. They tell whether two pages share a site's frame, not whether they are one page
 (pages of one template agree too), so no duplicate verdict uses them.
 """
 
@@ -20,8 +20,8 @@ from visdup.cli.compress import term_text
 from visdup.errors import InputError
 from visdup.page.files import load_page
 from visdup.structure.containment import (
-    LAYOUT_THRESHOLD,
-    layout_similarity,
+    FRAME_THRESHOLD,
+    frame_similarity,
     repertoire_similarity,
 )
 from visdup.structure.distance import tree_distance
@@ -29,8 +29,8 @@ from visdup.structure.term import Term, compress, page_term
 
 HELP = "similarity and tree edit distance of two page files, or two terms with --terms"
 
-ONE_LAYOUT = "one layout: two captures of one page, or two pages of one template"
-OTHER_LAYOUTS = "different layouts"
+ONE_FRAME = "one frame: two captures of one page, or two pages of one template"
+OTHER_FRAMES = "different frames"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,8 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json",
         action="store_true",
         help='{"similarity","distance","size_a","size_b","repertoire_similarity",'
-        '"layout_similarity","one_layout"}: layout_similarity is 0 to 1 whatever the lists\' '
-        f"lengths, one_layout is whether it reaches {LAYOUT_THRESHOLD} (null over the node cap)",
+        '"frame_similarity","one_frame"}: frame_similarity is 0 to 1 whatever the lists\' '
+        f"lengths, one_frame is whether it reaches {FRAME_THRESHOLD} (null over the node cap)",
     )
 
 
@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     sim = 1.0 - distance / total if total else 1.0
     try:
         repertoire: float | None = repertoire_similarity(a, b)
-        layout: float | None = layout_similarity(a, b, distance=distance)
+        frame: float | None = frame_similarity(a, b, distance=distance)
     except ValueError:  # over the node cap
-        repertoire = layout = None
-    one_layout = None if layout is None else layout >= LAYOUT_THRESHOLD
+        repertoire = frame = None
+    one_frame = None if frame is None else frame >= FRAME_THRESHOLD
     if args.json:
         print(
             json.dumps(
@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
                     "size_a": a.size,
                     "size_b": b.size,
                     "repertoire_similarity": _round(repertoire),
-                    "layout_similarity": _round(layout),
-                    "one_layout": one_layout,
+                    "frame_similarity": _round(frame),
+                    "one_frame": one_frame,
                 }
             )
         )
@@ -92,8 +92,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"size A     {a.size} ({a.nodes} nodes)")
         print(f"size B     {b.size} ({b.nodes} nodes)")
         if repertoire is not None:
-            print(f"repertoire {repertoire:.4f} (one layout whatever its lists' lengths)")
-        if layout is not None:
-            print(f"layout     {layout:.4f} (at {LAYOUT_THRESHOLD} or more: one layout)")
-            print(f"verdict    {ONE_LAYOUT if one_layout else OTHER_LAYOUTS}")
+            print(f"repertoire {repertoire:.4f} (each node's children, one of each kind)")
+        if frame is not None:
+            print(f"frame      {frame:.4f} (at {FRAME_THRESHOLD} or more: one frame)")
+            print(f"verdict    {ONE_FRAME if one_frame else OTHER_FRAMES}")
     return 0

@@ -23,9 +23,9 @@ Three views see past that, all symmetric in the two pages:
 Alone each view errs somewhere: the repertoire misses a front page whose two captures mix
 their story kinds differently (each mix is a kind of its own, so more stories make more kinds),
 the skeleton links other sites whose frames are generic, and containment links a small page
-into any large one. :func:`layout_similarity` asks for either of two agreements: the
+into any large one. :func:`frame_similarity` asks for either of two agreements: the
 repertoires agree, or the skeletons agree *and* the smaller term maps into the larger. It is
-the one score of the three views that one threshold (:data:`LAYOUT_THRESHOLD`) serves on
+the one score of the three views that one threshold (:data:`FRAME_THRESHOLD`) serves on
 generated and real pages alike (bench/bench_captures.py).
 
 None of them links pages in verdicts: a crawl's pairs are pages of one site, and two pages of
@@ -44,8 +44,8 @@ from visdup.structure.nested import Node, from_nodes
 #: Levels a skeleton keeps: the page's frame, not its stories (bench/bench_captures.py).
 SKELETON_DEPTH = 4
 
-#: The layout similarity at and above which two pages are one layout (bench/bench_captures.py).
-LAYOUT_THRESHOLD = 0.9
+#: The frame similarity at and above which two pages are one frame (bench/bench_captures.py).
+FRAME_THRESHOLD = 0.9
 
 
 def _cut(term: Term, depth: int) -> Term:
@@ -119,10 +119,10 @@ def repertoire_similarity(a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODE
     return similarity(repertoire(a), repertoire(b), max_nodes=max_nodes)
 
 
-def layout_similarity(
+def frame_similarity(
     a: Term, b: Term, *, max_nodes: int = DEFAULT_MAX_NODES, distance: int | None = None
 ) -> float:
-    """Whether two pages are one layout, whatever their lists' lengths (symmetric, 0 to 1):
+    """Whether two pages share one frame, whatever their lists' lengths (symmetric, 0 to 1):
     the larger of their repertoire similarity and the lesser of their skeleton similarity and
     containment. ``distance`` is the tree edit distance of ``a`` and ``b`` when the caller has
     it; it is computed only where the skeleton could raise the score above the repertoire's.
