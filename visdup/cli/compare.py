@@ -29,7 +29,7 @@ from visdup.structure.term import Term, compress, page_term
 
 HELP = "similarity and tree edit distance of two page files, or two terms with --terms"
 
-ONE_FRAME = "one frame: two captures of one page, or two pages of one template"
+ONE_FRAME = "one frame: two captures of one page, or two pages that share a site's frame"
 OTHER_FRAMES = "different frames"
 
 
