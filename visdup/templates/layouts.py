@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from visdup import config
 from visdup.templates.cluster import Cluster, _PathIndex
-from visdup.templates.region import SHAPE_SHARE
+from visdup.templates.region import SHAPE_SHARE, TEXT_SHAPE_SHARE
 from visdup.templates.sample import cleanliness
 from visdup.templates.signature import (
     Layout,
@@ -214,7 +214,12 @@ class LayoutClusterer:
                 marks_agree(marks_a, marks_b)
                 and outlines_agree(outline_a, outline_b)
                 # the gate never asks more than the threshold: at 0 every page joins
-                and shapes_agree(shape_a, shape_b, min(SHAPE_SHARE, self.threshold))
+                and shapes_agree(
+                    shape_a,
+                    shape_b,
+                    min(SHAPE_SHARE, self.threshold),
+                    min(TEXT_SHAPE_SHARE, self.threshold),
+                )
             )
             self._may[(a, b)] = self._may[(b, a)] = got
         return got

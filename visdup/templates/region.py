@@ -6,7 +6,10 @@ paragraphs, a sub-heading) and its category listing (a title, a grid of cards, a
 differ by two nodes of thirty: 0.9 similar, one template at any threshold that keeps a
 manual's pages together. What the region holds is the page type: records in a grid, prose,
 a form. Compared on its own, as a second key with its own gate (:func:`shapes_agree`), it
-keeps page types apart that the whole signature cannot, without a threshold per site.
+keeps page types apart that the whole signature cannot, without a threshold per site. Two
+shapes either side of running text (one holds paragraphs, the other none) must be closer
+than two on one side: a forum thread's posts and a board's topic rows differ in little else
+when both are ``div`` records.
 
 The shape is read from the region's *container*: the element of the region's text spine
 that holds the region's title (its first heading of the highest rank), so that the spine
@@ -35,8 +38,10 @@ from visdup.templates.stm import stm
 SHAPE_DEPTH = 3
 #: Nodes a shape keeps at most (a preorder prefix).
 SHAPE_NODES = 48
-#: Two shapes this similar (2·STM/(n1+n2)) may share a template.
+#: Two shapes this similar (2·STM/(n1+n2)) may share a template...
 SHAPE_SHARE = 0.6
+#: ... and this similar when one holds paragraphs and the other none (:func:`shapes_agree`).
+TEXT_SHAPE_SHARE = 0.7
 #: Starts the shape's token in a stored root label.
 SHAPE_MARK = "@"
 #: Elements a shape leaves out: they carry no layout, or stand beside the content
@@ -320,9 +325,32 @@ def shape_similarity(a: str, b: str) -> float:
     return 2.0 * common / total
 
 
-def shapes_agree(a: str, b: str, share: float = SHAPE_SHARE) -> bool:
-    """Whether two pages' content shapes allow them one template."""
-    return shape_similarity(a, b) >= share
+def shapes_agree(
+    a: str, b: str, share: float = SHAPE_SHARE, text_share: float = TEXT_SHAPE_SHARE
+) -> bool:
+    """Whether two pages' content shapes allow them one template: ``share`` similar, or
+    ``text_share`` when one of them holds paragraphs (:func:`holds_paragraphs`) and the
+    other none.
+
+    Whether a region holds running text tells records of text from records of links: a
+    forum thread's posts (an author block beside a body of paragraphs) and a board's topic
+    rows (a link and a few figures) are both ``div`` records under a title, and as shapes
+    they differ in the paragraphs alone. A page type does cross that line at times (a news
+    gallery among text articles, a class without documentation): its shapes then agree
+    closely in the rest, or its other pages link it (clusters are single-link), so the line
+    raises the bar, it does not forbid.
+    """
+    similar = shape_similarity(a, b)
+    if similar < share:
+        return False
+    return similar >= text_share or holds_paragraphs(a) == holds_paragraphs(b)
+
+
+@lru_cache(maxsize=4096)
+def holds_paragraphs(shape: str) -> bool:
+    """Whether a shape holds a paragraph: a run of prose, or a ``<p>`` among other
+    elements."""
+    return "p" in _tree(shape)[0]
 
 
 def is_shape(token: str) -> bool:
