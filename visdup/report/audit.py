@@ -6,13 +6,10 @@ final pass's (:mod:`visdup.dedup.settle`); this module says what they mean for a
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping
-from functools import lru_cache
-from urllib.parse import urlsplit, urlunsplit
 
-from visdup.page.urlpatterns import url_shape
+from visdup.page.urlpatterns import main_pattern
 from visdup.report.causes import duplicate_cause
 from visdup.report.data import PageRow, StoreData
 from visdup.report.summary import Group
@@ -64,20 +61,18 @@ def group_cause(group: Group) -> str:
 
 
 def template_names(data: StoreData) -> dict[int, str]:
-    """Each template named by its pages' dominant URL shape (``/product/*.html``).
+    """Each template named by the path pattern of most of its pages (``/product/*.html``,
+    :func:`visdup.page.urlpatterns.main_pattern`).
 
-    The shape is the path's (``;jsessionid=…`` and the query left out: they name no page
-    type, and copies add them). Two templates whose pages share a shape keep it, told apart
-    by their id (``#123``), so a name stands for one template and the same pages give the
-    same names.
+    ``;jsessionid=…`` and the query are left out: they name no page type, and copies add
+    them. Two templates whose pages share a pattern keep it, told apart by their id
+    (``#123``), so a name stands for one template and the same pages give the same names.
     """
-    shapes: dict[int, Counter[str]] = defaultdict(Counter)
+    urls: dict[int, list[str]] = defaultdict(list)
     for p in data.pages:
         if p.cluster_id is not None:
-            shapes[p.cluster_id][_path_shape(p.url)] += 1
-    names = {
-        cid: min(c.items(), key=lambda kv: (-kv[1], kv[0]))[0] or "/" for cid, c in shapes.items()
-    }
+            urls[p.cluster_id].append(p.url)
+    names = {cid: main_pattern(sorted(members)) for cid, members in urls.items()}
     taken = Counter(names.values())
     return {cid: name if taken[name] == 1 else f"{name} #{cid}" for cid, name in names.items()}
 
@@ -89,10 +84,3 @@ def group_targets(groups: list[Group]) -> Mapping[int, str | None]:
         for page_id in g.page_ids:
             out[page_id] = g.canonical
     return out
-
-
-@lru_cache(maxsize=1 << 16)
-def _path_shape(url: str) -> str:
-    parts = urlsplit(url)
-    path = re.sub(r";[^/]*", "", parts.path)
-    return url_shape(urlunsplit((parts.scheme, parts.netloc, path, "", "")))
