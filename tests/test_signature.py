@@ -309,6 +309,35 @@ def test_body_marks_name_the_template_not_the_page() -> None:
     assert body_marks(None) == frozenset()
 
 
+def test_body_marks_keep_names_built_on_a_directory_above_the_page() -> None:
+    """A name ending in the page's own slug names the page; one built on a directory the page
+    is in names what the directory's pages share, and every page of it keeps the name."""
+    from visdup.templates.signature import body_marks
+
+    men = "catalog-category-view categorypath-men-shirts page-products"
+    assert body_marks(_body(men), "https://s.example/men/shirts.html") == {
+        "catalog-category-view",
+        "page-products",
+    }
+    assert body_marks(_body("page page-about-us"), "https://s.example/pages/about-us") == {"page"}
+    shop = [
+        "https://d.example/shop/",
+        "https://d.example/shop/page/2.html",
+        "https://d.example/shop/products/blue-shirt.html",
+        "https://d.example/shop/x/y.html",
+    ]
+    assert all(body_marks(_body("shop-page"), url) == {"shop-page"} for url in shop)
+    listing = ["https://d.example/blog/", "https://d.example/blog/page/2.html"]
+    assert all(body_marks(_body("listing-page"), url) == {"listing-page"} for url in listing)
+    help_pages = ["https://d.example/help/", "https://d.example/help/faq.html"]
+    assert all(body_marks(_body("help-page"), url) == {"help-page"} for url in help_pages)
+    # the slug is the last segment, its extension off; a number there names no class
+    assert body_marks(_body("view-faq help-page"), "https://d.example/help/faq.html") == {
+        "help-page"
+    }
+    assert body_marks(_body("archive-news"), "https://d.example/news/2") == {"archive-news"}
+
+
 def test_body_marks_leave_out_the_terms_of_a_post() -> None:
     """A news site's articles carry their categories, tags and author on <body>, none on one
     article and several on the next: one template, one set of marks."""
@@ -544,6 +573,7 @@ def test_the_demo_sites_layouts_are_its_templates() -> None:
     expected = json.loads((SITE_ROOT / "EXPECTED.json").read_text())["templates"]
     clusterer = LayoutClusterer()
     keys, kinds = {}, {}
+    marks: dict[str, set[frozenset[str]]] = {}
     for kind, urls in expected.items():
         for url in urls:
             path = url.lstrip("/")
@@ -552,6 +582,9 @@ def test_the_demo_sites_layouts_are_its_templates() -> None:
             layout = page_layout(html, url="http://demo.example" + url)
             clusterer.add(layout)
             keys[url], kinds[url] = layout.key, kind
+            marks.setdefault(kind, set()).add(layout.marks)
+    # every page of a layout keeps its name, in /shop/ and /blog/page/2.html as elsewhere
+    assert all(len(names) == 1 and frozenset() not in names for names in marks.values())
     urls = sorted(keys)
     truth = [kinds[u] for u in urls]
     got = [clusterer.cluster_of(keys[u]) for u in urls]

@@ -28,7 +28,7 @@ from visdup.templates.stm import label_paths, stm, stm_upper_bound, stm_upper_bo
 #: template: keys differ, so signatures stored by another version are told apart (their labels
 #: alone may look the same) and their pages are reclustered, not left in a partition this
 #: version would not make.
-SIGNATURE_VERSION = 10
+SIGNATURE_VERSION = 11
 #: Starts the outline's token in a stored root label: ``^134``. Marks never hold a digit
 #: (:func:`visdup.templates.marks.body_marks`), so the token cannot be read as one.
 OUTLINE_MARK = "^"

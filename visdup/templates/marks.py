@@ -50,9 +50,16 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
 
     Names with a digit (``postid-73``, ``paged-2``), names of one of the page's terms
     (``tag-election``, :data:`_TERM_PREFIXES`), names outside ASCII (they read
-    differently when a page is decoded without its charset), and names built on a segment of
-    the page's own URL path (``category-news`` on ``/category/news/``, ``product-blue-shirt``
-    on ``/blue-shirt.html``) name the page, not its template, and are left out.
+    differently when a page is decoded without its charset), and names that end in the page's
+    own segment of its URL path (:func:`_own_segment`: ``category-news`` on
+    ``/category/news/``, ``product-blue-shirt`` on ``/blue-shirt.html``) name the page, not its
+    template, and are left out.
+
+    A content system names a page by its kind and then the page's slug, the last part of its
+    path. A name built on a directory above the page (``shop-page`` on
+    ``/shop/products/x.html``, ``listing-page`` on ``/blog/page/2.html``) names what the pages
+    of that directory share, a section or a template, and is kept; so is a name that starts
+    with the slug (``help-page`` on ``/help/``, as on ``/help/faq.html``).
     """
     if root is None:
         return frozenset()
@@ -64,14 +71,14 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
     names = {n.casefold() for n in (body.get("class") or "").split()}
     if not names:
         return frozenset()
-    segments = _path_segments(url) if url else set()
+    own = _own_segment(url) if url else ""
     kept = []
     for name in sorted(names):
         if len(name) > 64 or not name.isascii() or _DIGIT.search(name):
             continue  # ASCII only: a page decoded another way (no charset) has the same marks
         if name.startswith(_TERM_PREFIXES):
             continue
-        if any(name.endswith("-" + s) or name.startswith(s + "-") for s in segments):
+        if own and name.endswith("-" + own):
             continue
         kept.append(name)
         if len(kept) == MAX_MARKS:
@@ -79,15 +86,14 @@ def body_marks(root: Any, url: str | None = None) -> frozenset[str]:
     return frozenset(kept)
 
 
-def _path_segments(url: str) -> set[str]:
-    """The words of a URL's path a class name built on the page itself would contain."""
-    segments: set[str] = set()
+def _own_segment(url: str) -> str:
+    """The last segment of a URL's path, without its file extension: the page's slug, which a
+    class name that names the page ends in ("": none, or a number, which names a page of a
+    listing or a record's id and no class name is built on)."""
     try:  # the stored form: a crawl and `visdup cluster --db` read the same path
         path = unquote(urlsplit(canonical_url(url)).path).casefold()
     except ValueError:
-        path = ""
-    for part in path.split("/")[:64]:
-        part = _SEGMENT_END.sub("", part)
-        if len(part) >= 2 and not part.isdigit():
-            segments.add(part)
-    return segments
+        return ""
+    last = next((part for part in reversed(path.split("/")) if part), "")
+    last = _SEGMENT_END.sub("", last)
+    return last if len(last) >= 2 and not last.isdigit() else ""
