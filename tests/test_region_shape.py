@@ -57,3 +57,64 @@ def test_the_shape_is_stored_with_the_signature() -> None:
 
 def test_an_unknown_shape_agrees_with_any() -> None:
     assert shapes_agree("", page_layout(listing(4)).shape)
+
+
+SECTIONS = ("gardening", "cycling", "cooking", "photography", "networking", "printers", "kernels")
+MENU = "".join(f"<li><a href='/c/{w}'>{w.title()} and more {w}</a></li>" for w in SECTIONS)
+BOARD_FOOTER = (
+    f"<footer><div class='cols'><div><h4>Forums</h4><ul>{MENU}</ul></div><p>Powered by a board"
+    " package. All times are UTC. Copyright the board's members and staff.</p></div></footer>"
+)
+
+
+def topic(i: int) -> str:
+    return (
+        f"<div class='topic'><div class='icon'></div><div class='main'>"
+        f"<a href='/t/{i}'>Topic number {i} title</a><span class='by'>by user{i} on Mar {i + 1},"
+        f" 2023</span></div><div class='stats'>{i} replies</div></div>"
+    )
+
+
+def board(rows: int, title: str = "<h1>Gardening</h1>") -> str:
+    """A forum board's page of ``rows`` topics, in a frame whose menus and footer hold more
+    text than one or two rows."""
+    return (
+        f"<html><body class='board'><header><a href='/'>Forum</a><nav><ul>{MENU}</ul></nav>"
+        f"</header><div class='wrap'><ol class='crumbs'><li><a href='/'>Home</a></li></ol>{title}"
+        "<div class='topics'>" + "".join(topic(i) for i in range(rows)) + "</div>"
+        "<div class='pager'><a href='?page=1'>1</a><span>2</span></div></div>"
+        f"{BOARD_FOOTER}</body></html>"
+    )
+
+
+def test_a_board_page_of_one_row_has_the_region_of_one_of_ten() -> None:
+    """The last page of a board holds less text than its frame: the text finds no region
+    there, or the footer; the child of <body> holding the page's title is the region, as it
+    is on a page of ten rows."""
+    from visdup.page.parse import parse_html
+    from visdup.templates.layouts import cluster_layouts
+    from visdup.templates.signature import layout_main
+
+    def region(html: str) -> str:
+        root = parse_html(html).root
+        found = layout_main(root, root)  # no region found: the text decides
+        return "/".join(f"{e.tag}.{e.get('class')}" for e in [found, *found.iterancestors()])
+
+    assert (
+        region(board(1)) == region(board(2)) == region(board(10)) == "div.wrap/body.board/html.None"
+    )
+    layouts = [(n, page_layout(board(n), url=f"http://f.example/b/x?page={n}")) for n in (1, 2, 10)]
+    assert len({layout.shape for _, layout in layouts}) == 1
+    assert len(set(cluster_layouts(layouts).values())) == 1
+
+
+def test_a_short_page_without_a_title_keeps_what_its_text_finds() -> None:
+    from visdup.page.parse import parse_html
+    from visdup.templates.signature import layout_main
+
+    for title in ("", "<p>Gardening</p>"):
+        root = parse_html(board(2, title)).root
+        assert layout_main(root, root).tag == "body"  # no title: nothing to go by
+    root = parse_html(board(1, "").replace("<a href='/'>Forum</a>", "<h1>Forum</h1>")).root
+    # a heading in the frame is not the page's title: the text's answer, not the header
+    assert layout_main(root, root).tag == "footer"

@@ -71,6 +71,28 @@ def _beside(el: Any) -> bool:
     return False
 
 
+def in_frame(el: Any) -> bool:
+    """Whether ``el`` is, or stands in, the page's frame (:func:`_beside`): a header, footer,
+    menu or sidebar holds no content region."""
+    return tag_name(el) in _BESIDE or _beside(el)
+
+
+def title_holder(body: Any) -> Any:
+    """The child of ``body`` holding the page's title (:func:`_title`), outside the frame;
+    None: no title, a title straight under ``body``, or one in the frame."""
+    title = _title(body)
+    if title is None:
+        return None
+    holder = title
+    for parent in title.iterancestors():
+        if parent is body:
+            break
+        holder = parent
+    else:
+        return None  # not under body
+    return None if holder is title or in_frame(holder) else holder
+
+
 def content_container(spine: Sequence[Any], body: Any = None) -> Any:
     """The element of the region's spine (``spine[0]``: the region) holding the region's
     title (:func:`_title`), the deepest spine element with it inside, through wrappers of

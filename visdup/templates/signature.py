@@ -55,7 +55,13 @@ from visdup.templates.layout import (
     similarity_bounds,
 )
 from visdup.templates.marks import MARKS_SHARE, MARKS_SWAP, MAX_MARKS, body_marks, marks_agree
-from visdup.templates.region import content_container, region_shape, shapes_agree
+from visdup.templates.region import (
+    content_container,
+    in_frame,
+    region_shape,
+    shapes_agree,
+    title_holder,
+)
 from visdup.templates.skeleton import (
     DEFAULT_DEPTH,
     DEFAULT_MAX_NODES,
@@ -196,6 +202,12 @@ def layout_main(root: Any, main: Any, lengths: TextLengths | None = None) -> Any
     of a list to the list; then up while the region holds a good part (:data:`GROW_SHARE`) of
     its parent's text.
 
+    A short page (a board's last page of one or two rows, a login form) holds less text than
+    its menus and footer, and half of its text is in no child of ``<body>``, or in the footer.
+    There the region is the child of ``<body>`` holding the page's title
+    (:func:`visdup.templates.region.title_holder`): a page of that layout with more records
+    has much of its text there, and its region goes up to that child as well.
+
     Each text length reads a subtree, so none is read twice, and a region that holds
     :data:`GROW_SHARE` of the whole page's text goes up to the top at once: no ancestor below
     ``<body>`` holds more text than the page, so every step of the growth would pass.
@@ -225,6 +237,10 @@ def layout_main(root: Any, main: Any, lengths: TextLengths | None = None) -> Any
                             break
                 else:
                     break
+            if node is body or in_frame(node):  # a short page: where its title is
+                held = title_holder(body)
+                if held is not None:
+                    node, mine = held, lengths[held]
     while node is not body and node is not root:  # an item of a list: the list
         parent = node.getparent()
         if parent is None or parent is body:
