@@ -84,6 +84,20 @@ def test_more_specific_rule_shows_element_again() -> None:
     assert "forced" not in text
 
 
+def test_a_rule_with_spaces_inside_not_hides_as_a_browser_does() -> None:
+    # WordPress's Jetpack writes ``html:not( .js ) .lazy``: valid CSS, which cssselect before
+    # 1.5 refused to parse, so the same page was read otherwise by install
+    html = """<html class="no-js"><head><style>
+    html:not( .jetpack-lazy-images-js-enabled ):not( .js ) .jetpack-lazy-image { display: none }
+    </style></head><body><p>kept</p><p class="jetpack-lazy-image">lazy placeholder</p>
+    </body></html>"""
+    root = doc(html)
+    remove_invisible(root)
+    text = visible_text(root)
+    assert "kept" in text
+    assert "lazy placeholder" not in text
+
+
 def test_broken_css_does_not_raise() -> None:
     html = """<html><head><style>}}} .a { display: none; @media screen { .b { display:none }
     .c:nth-child(2n+ { display: none } [[[ { position: fixed }</style></head>
