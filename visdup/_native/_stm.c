@@ -28,6 +28,7 @@ typedef struct {
 typedef struct {
     int32_t i, j, ni, nj, p, q;
     int64_t slot; /* cell of the parent's W this frame fills, -1 for the root */
+    size_t off;   /* where its W (then R) starts in the work's arena */
     int32_t *W;   /* ni x nj child pair scores */
     int32_t *R;   /* ni x nj child records (mapping mode) */
 } Frame;
@@ -138,14 +139,16 @@ typedef struct {
     Py_ssize_t nrecs, rcap;
     int32_t *row; /* DP scratch */
     size_t rowcap;
+    /* The frames' matrices, one after another: frames end in the reverse order they start
+     * (depth first), so a frame's matrices are taken from the top and given back by moving
+     * the top down, where a malloc and a free each cost more than the smaller matrices'
+     * whole programme. */
+    int32_t *arena;
+    size_t used, acap;
 } Work;
 
 static void work_free(Work *w) {
-    Py_ssize_t k;
-    for (k = 0; k < w->depth; k++) {
-        free(w->frames[k].W);
-        free(w->frames[k].R);
-    }
+    free(w->arena);
     free(w->frames);
     free(w->pairs);
     free(w->recs);
@@ -171,12 +174,29 @@ static int push_frame(Work *w, const Tree *a, const Tree *b, int32_t i, int32_t 
     f->p = f->q = 0;
     f->slot = slot;
     cells = (size_t)f->ni * (size_t)f->nj;
-    f->W = (int32_t *)malloc(sizeof(int32_t) * (cells ? cells : 1));
-    f->R = mapping ? (int32_t *)malloc(sizeof(int32_t) * (cells ? cells : 1)) : NULL;
-    if (!f->W || (mapping && !f->R)) {
-        free(f->W);
-        free(f->R);
-        return -1;
+    if (cells == 0) cells = 1;
+    {
+        size_t need = mapping ? 2 * cells : cells;
+        if (w->used + need > w->acap) {
+            size_t nc = w->acap ? w->acap : 4096;
+            int32_t *na;
+            Py_ssize_t k;
+            while (nc < w->used + need) nc *= 2;
+            na = (int32_t *)realloc(w->arena, sizeof(int32_t) * nc);
+            if (!na) return -1;
+            w->arena = na;
+            w->acap = nc;
+            for (k = 0; k < w->depth; k++) { /* the open frames' matrices, where they now are */
+                Frame *g = &w->frames[k];
+                size_t gc = (size_t)g->ni * (size_t)g->nj;
+                g->W = na + g->off;
+                g->R = mapping ? g->W + (gc ? gc : 1) : NULL;
+            }
+        }
+        f->off = w->used;
+        f->W = w->arena + w->used;
+        f->R = mapping ? f->W + cells : NULL;
+        w->used += need;
     }
     w->depth++;
     return 0;
@@ -344,8 +364,7 @@ static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32
             int64_t score = frame_score(w, f, mapping, &rec);
             int64_t slot = f->slot;
             if (score < 0) return -1;
-            free(f->W);
-            free(f->R);
+            w->used = f->off; /* its matrices back to the arena */
             w->depth--;
             if (w->depth == 0) {
                 result = score;
