@@ -194,6 +194,42 @@ sums_tuple(Sums *r)
     return result;
 }
 
+/* The columns weigh_sums reads: the tree's parent links (n nodes), and per paragraph (nb) its
+ * owner, characters, linked characters, value and teaser flag. */
+typedef struct {
+    Py_ssize_t *parents, *owners, *bchars, *blinks;
+    double *values;
+    unsigned char *teaser;
+} Columns;
+
+/* Room for the columns; -1 with MemoryError set. */
+static int
+columns_alloc(Columns *c, Py_ssize_t n, Py_ssize_t nb)
+{
+    c->parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    c->owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    c->bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    c->blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
+    c->values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
+    c->teaser = (unsigned char *)malloc((size_t)(nb + 1));
+    if (!c->parents || !c->owners || !c->bchars || !c->blinks || !c->values || !c->teaser) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void
+columns_free(Columns *c)
+{
+    free(c->parents);
+    free(c->owners);
+    free(c->bchars);
+    free(c->blinks);
+    free(c->values);
+    free(c->teaser);
+}
+
 static PyObject *
 py_weigh(PyObject *self, PyObject *args)
 {
@@ -204,38 +240,30 @@ py_weigh(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t n = PyObject_Length(parents_obj), nb = teaser.len;
-    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
-    double *values = NULL, *factors = NULL;
+    Columns c = {NULL};
+    double *factors = NULL;
     Sums sums = {NULL};
     if (n < 0) goto done;
-    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
-    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
+    if (columns_alloc(&c, n, nb) < 0) goto done;
     factors = (double *)malloc(sizeof(double) * (size_t)(n + 1));
-    if (!parents || !owners || !bchars || !blinks || !values || !factors) {
+    if (!factors) {
         PyErr_NoMemory();
         goto done;
     }
-    if (read_parents(parents_obj, n, parents) < 0 ||
-        read_numbers(owners_obj, nb, owners, NULL, "owners") < 0 ||
-        read_numbers(chars_obj, nb, bchars, NULL, "chars") < 0 ||
-        read_numbers(links_obj, nb, blinks, NULL, "links") < 0 ||
-        read_numbers(values_obj, nb, NULL, values, "values") < 0 ||
+    if (read_parents(parents_obj, n, c.parents) < 0 ||
+        read_numbers(owners_obj, nb, c.owners, NULL, "owners") < 0 ||
+        read_numbers(chars_obj, nb, c.bchars, NULL, "chars") < 0 ||
+        read_numbers(links_obj, nb, c.blinks, NULL, "links") < 0 ||
+        read_numbers(values_obj, nb, NULL, c.values, "values") < 0 ||
         read_numbers(factors_obj, n, NULL, factors, "factors") < 0)
         goto done;
-    if (weigh_sums(n, parents, factors, nb, owners, values, bchars, blinks,
+    if (weigh_sums(n, c.parents, factors, nb, c.owners, c.values, c.bchars, c.blinks,
                    (const unsigned char *)teaser.buf, &sums) < 0)
         goto done;
     result = sums_tuple(&sums);
 done:
     PyBuffer_Release(&teaser);
-    free(parents);
-    free(owners);
-    free(bchars);
-    free(blinks);
-    free(values);
+    columns_free(&c);
     free(factors);
     return result;
 }
@@ -343,24 +371,14 @@ py_weigh_blocks(PyObject *self, PyObject *args)
     }
     PyObject *result = NULL;
     Py_ssize_t n = PyObject_Length(parents_obj), nb = PyList_GET_SIZE(blocks);
-    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
-    double *values = NULL, *factors = NULL;
-    unsigned char *teaser = NULL;
+    Columns c = {NULL};
+    double *factors = NULL;
     Py_buffer fv;
     int have_view = 0;
     Sums sums = {NULL};
     if (n < 0) return NULL;
-    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
-    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
-    teaser = (unsigned char *)malloc((size_t)(nb + 1));
-    if (!parents || !owners || !bchars || !blinks || !values || !teaser) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (read_parents(parents_obj, n, parents) < 0) goto done;
+    if (columns_alloc(&c, n, nb) < 0) goto done;
+    if (read_parents(parents_obj, n, c.parents) < 0) goto done;
     if (PyObject_CheckBuffer(factors_obj)) { /* an array of doubles, as the walk made it */
         if (get_array(factors_obj, &fv, 'd', n, "factors") < 0) goto done;
         have_view = 1;
@@ -386,9 +404,9 @@ py_weigh_blocks(PyObject *self, PyObject *args)
         int heading = kind == s_heading || (PyUnicode_Check(kind) &&
                                             PyUnicode_Compare(kind, s_heading) == 0);
         Py_DECREF(kind);
-        owners[b] = owner;
-        bchars[b] = chars;
-        blinks[b] = links;
+        c.owners[b] = owner;
+        c.bchars[b] = chars;
+        c.blinks[b] = links;
         PyObject *text = NULL;
         if (!heading) {
             text = PyObject_GetAttr(block, s_cached); /* the text the walk made */
@@ -398,11 +416,12 @@ py_weigh_blocks(PyObject *self, PyObject *args)
             }
             if (text == NULL) goto done;
         }
-        int rc = value_of(&r, heading, chars, links, text, &values[b], &teaser[b]);
+        int rc = value_of(&r, heading, chars, links, text, &c.values[b], &c.teaser[b]);
         Py_XDECREF(text);
         if (rc < 0) goto done;
     }
-    if (weigh_sums(n, parents, factors, nb, owners, values, bchars, blinks, teaser, &sums) < 0)
+    if (weigh_sums(n, c.parents, factors, nb, c.owners, c.values, c.bchars, c.blinks, c.teaser,
+                   &sums) < 0)
         goto done;
     result = sums_tuple(&sums);
 done:
@@ -410,12 +429,7 @@ done:
         PyBuffer_Release(&fv);
     else
         free(factors);
-    free(parents);
-    free(owners);
-    free(bchars);
-    free(blinks);
-    free(values);
-    free(teaser);
+    columns_free(&c);
     return result;
 }
 
@@ -480,9 +494,7 @@ py_weigh_rows(PyObject *self, PyObject *args)
         return NULL;
     PyObject *result = NULL;
     Py_ssize_t n = PyObject_Length(parents_obj), nb = PyList_GET_SIZE(rows);
-    Py_ssize_t *parents = NULL, *owners = NULL, *bchars = NULL, *blinks = NULL;
-    double *values = NULL;
-    unsigned char *teaser = NULL;
+    Columns c = {NULL};
     Py_buffer fv;
     int have_view = 0;
     Sums sums = {NULL};
@@ -494,17 +506,7 @@ py_weigh_rows(PyObject *self, PyObject *args)
     }
     if (get_array(factors_obj, &fv, 'd', n, "factors") < 0) goto done;
     have_view = 1;
-    parents = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
-    owners = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    bchars = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    blinks = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(nb + 1));
-    values = (double *)malloc(sizeof(double) * (size_t)(nb + 1));
-    teaser = (unsigned char *)malloc((size_t)(nb + 1));
-    if (!parents || !owners || !bchars || !blinks || !values || !teaser) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (read_parents(parents_obj, n, parents) < 0) goto done;
+    if (columns_alloc(&c, n, nb) < 0 || read_parents(parents_obj, n, c.parents) < 0) goto done;
     for (Py_ssize_t b = 0; b < nb; b++) {
         PyObject *row = PyList_GET_ITEM(rows, b);
         if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) != 3) {
@@ -513,26 +515,21 @@ py_weigh_rows(PyObject *self, PyObject *args)
         }
         PyObject *kind = PyTuple_GET_ITEM(row, 0);
         int heading = PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "heading") == 0;
-        owners[b] = (Py_ssize_t)columns[3 * b];
-        blinks[b] = (Py_ssize_t)columns[3 * b + 1];
-        bchars[b] = (Py_ssize_t)columns[3 * b + 2];
-        if (value_of(&r, heading, bchars[b], blinks[b], PyTuple_GET_ITEM(row, 2), &values[b],
-                     &teaser[b]) < 0)
+        c.owners[b] = (Py_ssize_t)columns[3 * b];
+        c.blinks[b] = (Py_ssize_t)columns[3 * b + 1];
+        c.bchars[b] = (Py_ssize_t)columns[3 * b + 2];
+        if (value_of(&r, heading, c.bchars[b], c.blinks[b], PyTuple_GET_ITEM(row, 2),
+                     &c.values[b], &c.teaser[b]) < 0)
             goto done;
     }
-    if (weigh_sums(n, parents, (const double *)fv.buf, nb, owners, values, bchars, blinks, teaser,
-                   &sums) < 0)
+    if (weigh_sums(n, c.parents, (const double *)fv.buf, nb, c.owners, c.values, c.bchars,
+                   c.blinks, c.teaser, &sums) < 0)
         goto done;
     result = sums_tuple(&sums);
 done:
     if (have_view) PyBuffer_Release(&fv);
     PyBuffer_Release(&cv);
-    free(parents);
-    free(owners);
-    free(bchars);
-    free(blinks);
-    free(values);
-    free(teaser);
+    columns_free(&c);
     return result;
 }
 
