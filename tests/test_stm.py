@@ -344,3 +344,22 @@ def test_parents_equal_the_open_nodes_on_random_and_real_trees():
     for tree in trees:
         assert tree.parents() == _parents_by_stack(tree)
         assert all(tree.sizes[p] > i - p for i, p in enumerate(tree.parents()) if p >= 0)
+
+
+def test_one_leaf_under_each_maps_as_the_matrices_would():
+    """A pair of nodes with one leaf child each (a link's text, a heading's) is scored without
+    opening its frame: the same scores and pairs as the Python reference, whether the leaves
+    match by label, differ by label, or differ by detail."""
+    if stm_module._kernel is None:
+        pytest.skip("compiled kernel not built")
+    rng = random.Random(5)
+    items = ["li(a(t))", "li(a(x))", "li(p(t))", "li(a(t),t)", "li(t)", "li(x)", "li(a)"]
+    for _ in range(40):
+        a = tree(f"ul({','.join(rng.choice(items) for _ in range(rng.randint(1, 12)))})")
+        b = tree(f"ul({','.join(rng.choice(items) for _ in range(rng.randint(1, 12)))})")
+        da = [rng.choice((0, 1, 2)) for _ in a.labels]
+        db = [rng.choice((0, 1, 2)) for _ in b.labels]
+        compiled = _measures(a, b, da, db)
+        with pytest.MonkeyPatch.context() as mp:
+            python_kernels(mp)
+            assert _measures(a, b, da, db) == compiled

@@ -225,6 +225,29 @@ static int32_t identity_record(Work *w) {
     return (int32_t)w->nrecs++;
 }
 
+/* The record of a pair of nodes with one leaf child each: the leaves' pair when they match
+ * (what frame_score's back-trace gives for a 1 x 1 frame). Returns its index, -1 for no
+ * memory. */
+static int32_t leaf_record(Work *w, int matched) {
+    if (room_for_record(w) < 0) return -1;
+    w->recs[w->nrecs].start = (int32_t)w->npairs;
+    w->recs[w->nrecs].count = matched;
+    if (matched) {
+        if (w->npairs == w->pcap) {
+            Py_ssize_t nc = w->pcap ? w->pcap * 2 : 1024;
+            Pair *np = (Pair *)realloc(w->pairs, sizeof(Pair) * (size_t)nc);
+            if (!np) return -1;
+            w->pairs = np;
+            w->pcap = nc;
+        }
+        w->pairs[w->npairs].ci = 0;
+        w->pairs[w->npairs].cj = 0;
+        w->pairs[w->npairs].rec = -1;
+        w->npairs++;
+    }
+    return (int32_t)w->nrecs++;
+}
+
 /* Fills the DP over one frame's child pairs; returns the frame's score, record via *rec. */
 static int64_t frame_score(Work *w, Frame *f, int mapping, int32_t *rec) {
     int32_t ni = f->ni, nj = f->nj, x, y;
@@ -349,6 +372,18 @@ static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32
                 f->W[cell] = a->size[ci];
                 if (mapping) {
                     int32_t rec = identity_record(w);
+                    if (rec < 0) return -1;
+                    f->R[cell] = rec;
+                }
+            } else if (a->nkids[ci] == 1 && b->nkids[cj] == 1 &&
+                       a->nkids[a->kids[a->first[ci]]] == 0 &&
+                       b->nkids[b->kids[b->first[cj]]] == 0) {
+                /* a leaf under each (a link's text, a heading's): the frame it would open
+                 * scores 1, and 1 more when the two leaves match */
+                int matched = node_match(a, b, a->kids[a->first[ci]], b->kids[b->first[cj]]);
+                f->W[cell] = 1 + matched;
+                if (mapping) {
+                    int32_t rec = leaf_record(w, matched);
                     if (rec < 0) return -1;
                     f->R[cell] = rec;
                 }
