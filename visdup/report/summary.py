@@ -230,11 +230,21 @@ def render_text(report: dict[str, Any]) -> str:
         for t in report["templates"]:
             unit = "page " if t["size"] == 1 else "pages"
             lines.append(f"  #{t['id']:<4} {t['size']:>5} {unit}  {one_line(t['representative'])}")
-            for pattern in t["url_patterns"][:3]:
+            shown = t["url_patterns"][:3]
+            for pattern in shown:
                 lines.append(f"        {one_line(pattern)}")
+            rest = t["size"] - sum(_pattern_count(p) for p in shown)
+            if rest > 0:  # the counts then add up to the template's pages
+                lines.append(f"        and {rest} more {'page' if rest == 1 else 'pages'}")
             if t.get("fields"):
                 more = f" (+{len(t['fields']) - 8})" if len(t["fields"]) > 8 else ""
                 fields = one_line(", ".join(t["fields"][:8]))
                 lines.append(f"        fields: {fields}{more}")
     lines += drift_lines(report.get("drift"))
     return "\n".join(lines)
+
+
+def _pattern_count(pattern: str) -> int:
+    """The page count a URL pattern line ends in (``/a/*.html (9)`` → 9)."""
+    head, _, count = pattern.rpartition(" (")
+    return int(count.rstrip(")")) if head and count.rstrip(")").isdigit() else 0
