@@ -148,3 +148,17 @@ def test_more_is_furniture_beside_read_not_as_a_section_slug() -> None:
         "</div></body></html>"
     )
     assert "some more methods" in found.text and "Another story" not in found.text
+
+
+def test_a_named_part_of_a_sentence_stays_where_a_bylines_goes() -> None:
+    sentence = (
+        "The government plans to lift trade sanctions on <a class='related-topic' "
+        "href='/topics/sudan'>Sudan</a> after twenty years, <span class='date'>late on "
+        "Thursday</span> officials said."
+    )
+    found = extract(
+        f"<html><body><div class='entry'><p>By <span class='author'>Jane Doe</span></p>"
+        f"<p>{ARTICLE}</p><p>{sentence}</p><p>{ARTICLE}</p></div></body></html>"
+    )
+    assert "sanctions on Sudan after twenty years, late on Thursday officials said." in found.text
+    assert "Jane Doe" not in found.text  # a byline is no sentence: its author's name goes

@@ -14,10 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from visdup._native import kernel
 from visdup.content.blocks import (
     BLOCK_TAGS,
     HEADINGS,
+    Block,
     join_blocks,
     paragraph_rows,
     walk,
@@ -30,6 +33,7 @@ from visdup.content.weights import (
     choose,
     factor,
     in_footer,
+    is_prose,
     post_words,
     thread_factor,
     weigh,
@@ -238,7 +242,7 @@ def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
     total = max(mass[index], 1)
     noise = PRUNE_NOISE_SHARE * total
     link_floor = PRUNE_LINK_LIST_SHARE * total
-    net, good, m_of = w.net, w.good, w.factors
+    net, good, m_of = w.net, w.good, _prune_factors(w, index)
     doomed: list[int] = []
     if _kernel is not None and isinstance(mass, array) and isinstance(m_of, array):
         doomed = _kernel.prune(
@@ -281,6 +285,60 @@ def _prune(index: int, w: Weights, mass: Sequence[float] | None) -> int:
     for child in doomed:
         remove_element(walked.element(child))
     return len(doomed)
+
+
+def _prune_factors(w: Weights, index: int) -> Sequence[float]:
+    """The factors :func:`_prune` reads: a furniture-named element inside a sentence (an
+    inline ``<a class="related-link">`` or ``<span class="date">`` whose text is part of a
+    prose paragraph around it) is no branch of furniture, whatever its name: removing it
+    would cut words out of the sentence. It owns no paragraph (its text is an ancestor's
+    paragraph), so its own weight is nothing and the name alone would doom it. A paragraph
+    that is not prose (a byline, a post's date line) loses its named parts as before.
+    """
+    m_of, chars, parents = w.factors, w.chars, w.walk.parents
+    found = []
+    for k in _named_below_one(m_of, index + 1):
+        up = parents[k]
+        while up > index:
+            up = parents[up]
+        if up < index:
+            break  # past the content's subtree (preorder): so is every later one
+        if not chars[k]:
+            found.append(k)
+    if not found:
+        return m_of
+    paragraphs = _paragraphs_by_owner(w.walk)
+    out = array("d", m_of) if isinstance(m_of, array) else list(m_of)
+    for k in found:
+        text = " ".join(_text_of(w.walk.element(k)).split())
+        if not text:
+            continue
+        owner = parents[k]
+        while owner >= 0 and owner not in paragraphs:
+            owner = parents[owner]
+        for block in paragraphs.get(owner, ()):
+            if text in block.text:
+                if len(block.text) > len(text) and is_prose(block):
+                    out[k] = 1.0
+                break
+    return out
+
+
+def _named_below_one(m_of: Sequence[float], start: int) -> list[int]:
+    """The elements from ``start`` on whose factor is below 1 (a page has a few in
+    thousands): the compiled walk's factors are read as one vector."""
+    if isinstance(m_of, array):
+        found = np.flatnonzero(np.frombuffer(m_of, dtype=np.float64)[start:] < 1) + start
+        return [int(k) for k in found]
+    return [k for k in range(start, len(m_of)) if m_of[k] < 1]
+
+
+def _paragraphs_by_owner(walked: Any) -> dict[int, list[Block]]:
+    """The walk's paragraphs by the element that owns them."""
+    found: dict[int, list[Block]] = {}
+    for block in walked.blocks:
+        found.setdefault(block.owner, []).append(block)
+    return found
 
 
 def _widen(w: Weights, best: int) -> int:
