@@ -7,8 +7,9 @@ compares in microseconds, the template names its page's ``<body>`` carries (``ma
 pages with the very same skeleton meet in a dictionary without any comparison.
 
 Two signatures may share a template only when their marks and outlines agree
-(:func:`may_link`); then :func:`similarity` says how alike they are, and
-:func:`similarity_bound` bounds it for free. :mod:`visdup.templates.signature` reads a
+(:func:`may_link`); then :func:`similarity` says how alike they are, their frames' likeness
+(``frame``: the blocks around the content, :mod:`visdup.templates.region`) counted once more,
+and :func:`similarity_bound` bounds it for free. :mod:`visdup.templates.signature` reads a
 page's signature; :mod:`visdup.templates.layouts` clusters them.
 """
 
@@ -21,14 +22,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from visdup.templates.marks import marks_agree
-from visdup.templates.region import is_shape, shapes_agree
+from visdup.templates.region import frame_similarity, is_frame, is_shape, shapes_agree
 from visdup.templates.stm import label_paths, stm, stm_upper_bound, stm_upper_bounds
 
 #: Bumped when the signature of a page changes meaning, or which signatures may share a
 #: template: keys differ, so signatures stored by another version are told apart (their labels
 #: alone may look the same) and their pages are reclustered, not left in a partition this
 #: version would not make.
-SIGNATURE_VERSION = 11
+SIGNATURE_VERSION = 12
 #: Starts the outline's token in a stored root label: ``^134``. Marks never hold a digit
 #: (:func:`visdup.templates.marks.body_marks`), so the token cannot be read as one.
 OUTLINE_MARK = "^"
@@ -52,6 +53,9 @@ class Layout:
     #: The shape of the content region's container (:mod:`visdup.templates.region`), as its
     #: stored token; empty: none (no region apart from the page).
     shape: str = ""
+    #: The blocks around the content region's container, as its stored token
+    #: (:func:`visdup.templates.region.region_frame`); empty: none.
+    frame: str = ""
 
     @property
     def nodes(self) -> int:
@@ -70,13 +74,16 @@ class Layout:
 
     @property
     def stored_labels(self) -> list[str]:
-        """The labels as stored: the root's label carries the marks, the outline and the
-        shape (:func:`make_layout` reads them back), so a store keeps its two columns."""
+        """The labels as stored: the root's label carries the marks, the outline, the shape
+        and the frame (:func:`make_layout` reads them back), so a store keeps its two
+        columns."""
         labels = list(self.labels)
-        if labels and (self.marks or self.outline or self.shape):
+        if labels and (self.marks or self.outline or self.shape or self.frame):
             extra = [OUTLINE_MARK + "".join(map(str, self.outline))] if self.outline else []
             if self.shape:
                 extra.append(self.shape)
+            if self.frame:
+                extra.append(self.frame)
             labels[0] = " ".join([labels[0], *sorted(self.marks), *extra])
         return labels
 
@@ -103,9 +110,11 @@ def make_layout(
     marks: Iterable[str] | None = None,
     outline: Sequence[int] = (),
     shape: str = "",
+    frame: str = "",
 ) -> Layout:
-    """A signature from its labels and sizes; ``marks`` None: the marks, the outline and the
-    shape are read from the root's label, as :attr:`Layout.stored_labels` writes them."""
+    """A signature from its labels and sizes; ``marks`` None: the marks, the outline, the
+    shape and the frame are read from the root's label, as :attr:`Layout.stored_labels`
+    writes them."""
     labels, sizes = list(labels), tuple(sizes)
     levels = tuple(outline)
     if marks is None:
@@ -119,12 +128,14 @@ def make_layout(
                     levels = tuple(int(c) for c in name[1:])
                 elif is_shape(name):
                     shape = name
+                elif is_frame(name):
+                    frame = name
                 elif name:
                     kept.add(name)
             found = frozenset(kept)
     else:
         found = frozenset(marks)
-    layout = Layout(tuple(labels), sizes, 0, marks=found, outline=levels, shape=shape)
+    layout = Layout(tuple(labels), sizes, 0, marks=found, outline=levels, shape=shape, frame=frame)
     layout.key = layout_key(layout.stored_labels, sizes)
     return layout
 
@@ -158,13 +169,24 @@ def may_link(a: Layout, b: Layout) -> bool:
 
 
 def similarity(a: Layout, b: Layout) -> float:
-    """``2·STM/(n1+n2)``: seed 003's page similarity, on the two signatures."""
+    """``2·STM/(n1+n2)``: seed 003's page similarity, on the two signatures, times the
+    similarity of their frames (:func:`visdup.templates.region.frame_similarity`).
+
+    Most of a signature is the article's own furniture (its header, figures, related links,
+    comments) and the header's and footer's insides; the blocks around the content, a top
+    bar, a sidebar, the wrappers, are a few nodes among many. Two designs of one site that
+    share their article markup differ there and little else, and link at any threshold that
+    keeps one design's varied articles together. Counting the frame's difference once more,
+    in proportion to the frame's size rather than the signature's, parts them, while pages
+    of one design, whose frames are one, keep their similarity.
+    """
     total = a.nodes + b.nodes
     if total == 0:
         return 1.0
     if a.key == b.key:
         return 1.0
-    return 2.0 * stm(a, b, max_nodes=max(a.nodes, b.nodes)) / total
+    framed = frame_similarity(a.frame, b.frame)
+    return framed * 2.0 * stm(a, b, max_nodes=max(a.nodes, b.nodes)) / total
 
 
 def similarity_bound(a: Layout, b: Layout) -> float:
@@ -184,4 +206,4 @@ def _bound(a: Layout, b: Layout, common: int) -> float:
     total = a.nodes + b.nodes
     if total == 0 or a.key == b.key:
         return 1.0
-    return 2.0 * common / total
+    return frame_similarity(a.frame, b.frame) * 2.0 * common / total

@@ -19,9 +19,17 @@ by tag, each kind of child once in the order it first appears (as the signature'
 a listing of three cards and one of twelve, a post of two paragraphs and one of forty, have
 one shape.
 
+What stands *around* the container is the page's frame (:func:`region_frame`): the blocks
+beside each element from ``<body>`` down to it, two levels each (a top bar, the header, a
+sidebar, the footer). In the signature it is a few nodes among many (an article's own
+furniture, its header, figures and related links, outweighs it), so a redesign that adds a
+top bar or drops a sidebar changes a few nodes of forty; :func:`frame_similarity` compares
+frames alone, and :func:`visdup.templates.layout.similarity` weighs the signature by it.
+
 Stored in the root label of a signature as one token (:data:`SHAPE_MARK`, then the shape's
 nodes in preorder as ``depth`` + ``tag``): every node has a digit, so no mark of ``<body>``
-(:func:`visdup.templates.marks.body_marks`, never a digit) reads as one.
+(:func:`visdup.templates.marks.body_marks`, never a digit) reads as one. The frame's token
+is stored the same way after :data:`FRAME_MARK`.
 """
 
 from __future__ import annotations
@@ -378,3 +386,151 @@ def holds_paragraphs(shape: str) -> bool:
 def is_shape(token: str) -> bool:
     """Whether a token of a stored root label is a shape (:data:`SHAPE_MARK`, digits)."""
     return token.startswith(SHAPE_MARK) and any(c.isdigit() for c in token)
+
+
+#: Nodes a frame keeps at most (a preorder prefix).
+FRAME_NODES = 64
+#: Starts the frame's token in a stored root label.
+FRAME_MARK = "%"
+#: The container's label in a frame: what is inside it is the shape's.
+_CONTAINER = "*"
+
+
+def region_frame(container: Any, body: Any) -> str:
+    """The frame token of a page: the blocks around its content container (empty: none).
+
+    From ``<body>`` down to the container, each element on the way keeps its children: the
+    one on the way (the container itself as :data:`_CONTAINER`: what is inside is the
+    shape's), and each other as a block of two levels (its tag, its children's tags each
+    once), runs of equal blocks as one. An article's inside is content, never frame: a
+    container inside an ``<article>`` counts from what holds the article. Beside the
+    container, a block holding a heading of the title's rank is more of the content (the
+    next section of a manual's page, another record), not frame, and is left out.
+    """
+    if container is None or body is None:
+        return ""
+    chain = [container]
+    for parent in container.iterancestors():
+        if parent is body:
+            break
+        chain.append(parent)
+    else:
+        return ""  # not under body
+    for i in range(len(chain) - 1, 0, -1):  # the outermost article: what holds it
+        if tag_name(chain[i]) == "article":
+            held = _holder(chain[i])
+            chain = chain[chain.index(held) :] if held in chain else chain[i:]
+            break
+    chain.append(body)
+    chain.reverse()
+    title = _title(chain[-1])
+    rank = HEADING_LEVELS.get(tag_name(title) or "", 0) if title is not None else 0
+    ranks = [t for h, level in HEADING_LEVELS.items() if level <= rank for t in (h, h.upper())]
+    nodes: list[str] = []
+    _frame(chain, 0, ranks, nodes)
+    return FRAME_MARK + ",".join(nodes[:FRAME_NODES])
+
+
+def _frame(chain: list[Any], at: int, ranks: list[str], out: list[str]) -> None:
+    """Append ``chain[at]`` and its children to ``out`` (``depth`` + tag per node), the
+    child ``chain[at + 1]`` followed down."""
+    el = chain[at]
+    if at == len(chain) - 1:
+        out.append(f"{at}{_CONTAINER}")
+        return
+    out.append(f"{at}{_name(el)}")
+    on_way = chain[at + 1]
+    last: tuple[str, tuple[str, ...]] | None = None
+    for child in el:
+        if len(out) >= FRAME_NODES:
+            return
+        if child is on_way:
+            _frame(chain, at + 1, ranks, out)
+            last = None
+            continue
+        tag = tag_name(child)
+        if tag is None or tag in SKIP:
+            continue
+        if (
+            at + 2 == len(chain)
+            and ranks
+            and tag not in _BESIDE
+            and next(child.iter(*ranks), None) is not None
+        ):
+            continue  # beside the container, with a heading of the title's rank: content
+        kinds: list[str] = []
+        for kid in child:
+            kind = tag_name(kid)
+            if kind is not None and kind not in SKIP and _name(kid) not in kinds:
+                kinds.append(_name(kid))
+        block = (_name(child), tuple(kinds))
+        if block == last:
+            continue
+        last = block
+        out.append(f"{at + 1}{block[0]}")
+        out.extend(f"{at + 2}{kind}" for kind in kinds)
+
+
+def _name(el: Any) -> str:
+    """An element's label in a frame: its tag, letters and digits only."""
+    return "".join(filter(str.isalnum, tag_name(el) or "")) or "x"
+
+
+@lru_cache(maxsize=65536)
+def frame_similarity(a: str, b: str) -> float:
+    """``2·STM/(n1+n2)`` of two frames (1.0: equal, or one is unknown), each read down to
+    the shallower of the two containers: below it, what one page holds beside its container
+    stands inside the other's container, content there (a manual's chapter whose container
+    is one of its sections on one page and the whole chapter on the next).
+
+    A container that is a child of ``<body>`` is the page's own wrapper: its frame (header,
+    menus, sidebars) is inside it, in the signature, and what stands beside it is what a
+    script shows over the page (a share box, a notice), present on one page and not the
+    next. Such frames are not compared (1.0)."""
+    if a == b or not a or not b:
+        return 1.0
+    depth = min(_container_depth(a), _container_depth(b))
+    if depth <= 1:
+        return 1.0
+    ta, tb = _cut(a, depth), _cut(b, depth)
+    total = ta.nodes + tb.nodes
+    common = stm(ta, tb, max_nodes=max(ta.nodes, tb.nodes, 1))
+    return 2.0 * common / total
+
+
+@lru_cache(maxsize=4096)
+def _depths(frame: str) -> tuple[int, ...]:
+    """The depth of each node of a frame token, in preorder."""
+    items = frame[len(FRAME_MARK) :].split(",")
+    return tuple(int("".join(c for c in item if c.isdigit()) or 0) for item in items)
+
+
+def _container_depth(frame: str) -> int:
+    """How deep a frame's container is (0: none in the token, cut by :data:`FRAME_NODES`)."""
+    labels = _tree(frame)[0]
+    return _depths(frame)[labels.index(_CONTAINER)] if _CONTAINER in labels else 0
+
+
+@lru_cache(maxsize=4096)
+def _cut(frame: str, depth: int) -> FlatTree:
+    """A frame as a tree, the element on its way to the container at ``depth`` standing for
+    the container (what is below it left out)."""
+    labels, sizes = _tree(frame)
+    if _CONTAINER not in labels or _container_depth(frame) <= depth:
+        return _flat(frame)
+    depths = _depths(frame)
+    at = labels.index(_CONTAINER)
+    while depths[at] != depth:  # the nearest node before it at that depth: its ancestor
+        at -= 1
+    gone = sizes[at] - 1
+    kept_labels = [*labels[:at], _CONTAINER, *labels[at + sizes[at] :]]
+    kept_sizes = [
+        size - gone if i < at and i + size > at else size for i, size in enumerate(sizes[:at])
+    ]
+    kept_sizes += [1, *sizes[at + sizes[at] :]]
+    return FlatTree(kept_labels, kept_sizes)
+
+
+def is_frame(token: str) -> bool:
+    """Whether a token of a stored root label is a frame (:data:`FRAME_MARK`, digits)."""
+    return token.startswith(FRAME_MARK) and any(c.isdigit() for c in token)

@@ -23,7 +23,10 @@ does mean the template is ``<body>``: content systems name the page's template t
 linked, however alike their skeletons. Nor are two pages whose frame around the content (the
 region's spine and what stands beside it) meets its heading levels in another order
 (:attr:`Layout.outline`, :func:`outlines_agree`): a title, a sub-heading and a signature line
-against a title and a signature line with its sub-headings below.
+against a title and a signature line with its sub-headings below. The blocks around the
+content's container (a top bar, a sidebar, the wrappers: :func:`region_frame`) are read
+apart as well, and two signatures' similarity is weighed by theirs: a redesign's frame is a
+few nodes of a signature mostly made of the article's own furniture.
 
 This module reads a page's signature: the content region and its spine here, the skeleton
 from the compiled walk or :mod:`visdup.templates.skeleton`'s, the marks from
@@ -58,6 +61,7 @@ from visdup.templates.marks import MARKS_SHARE, MARKS_SWAP, MAX_MARKS, body_mark
 from visdup.templates.region import (
     content_container,
     in_frame,
+    region_frame,
     region_shape,
     shapes_agree,
     title_holder,
@@ -437,10 +441,12 @@ def _alone(main: Any) -> list[Any]:
 def _shaped(layout: Layout, spine: Sequence[Any], body: Any) -> Layout:
     """``layout`` with the shape of its content region's container
     (:mod:`visdup.templates.region`)."""
-    shape = region_shape(content_container(spine, body))
-    if not shape:
+    container = content_container(spine, body)
+    shape = region_shape(container)
+    frame = region_frame(container, body)
+    if not shape and not frame:
         return layout
-    return make_layout(layout.labels, layout.sizes, layout.marks, layout.outline, shape)
+    return make_layout(layout.labels, layout.sizes, layout.marks, layout.outline, shape, frame)
 
 
 def _followed_spine(
@@ -471,7 +477,9 @@ def marked(layout: Layout, root: Any, url: str | None) -> Layout:
     marks = body_marks(root, url)
     if not marks:
         return layout
-    return make_layout(layout.labels, layout.sizes, marks, layout.outline, layout.shape)
+    return make_layout(
+        layout.labels, layout.sizes, marks, layout.outline, layout.shape, layout.frame
+    )
 
 
 def stub_depth(region: Any) -> int:
