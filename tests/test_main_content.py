@@ -162,3 +162,20 @@ def test_a_named_part_of_a_sentence_stays_where_a_bylines_goes() -> None:
     )
     assert "sanctions on Sudan after twenty years, late on Thursday officials said." in found.text
     assert "Jane Doe" not in found.text  # a byline is no sentence: its author's name goes
+
+
+def test_a_formula_stays_whatever_its_renderer_calls_its_wrapper() -> None:
+    def formula(name: str) -> str:
+        return (
+            "<mjx-container class='MathJax CtxtMenu_Attached_0'><mjx-math aria-hidden='true'>"
+            f"</mjx-math><mjx-assistive-mml><math><mi>{name}</mi><mo>=</mo><mi>m</mi>"
+            "<msup><mi>c</mi><mn>2</mn></msup></math></mjx-assistive-mml></mjx-container>"
+        )
+
+    found = extract(
+        f"<html><body><div class='entry'><p>{ARTICLE}</p><h2>Energy</h2>{formula('E')}"
+        f"<p>The energy {formula('F')} of a body at rest, as the article says here.</p>"
+        f"<p>{ARTICLE}</p></div></body></html>"
+    )
+    assert "E=mc2" in found.text  # a formula of its own between a heading and a paragraph
+    assert "The energy F=mc2 of a body" in found.text

@@ -21,6 +21,7 @@ from visdup.content.blocks import (
     BLOCK_TAGS,
     HEADINGS,
     Block,
+    char_count,
     join_blocks,
     paragraph_rows,
     walk,
@@ -88,6 +89,8 @@ INDEX_MIN_LINKS = 300
 WIDEN_RATIO = 3.0
 #: A thread shows at least this many posts side by side (see _thread).
 THREAD_MIN_POSTS = 3
+#: An element holding MathML whose text is at least this share the formulas' is their wrapper.
+FORMULA_SHARE = 0.5
 #: A page without prose keeps its paragraphs that are at most this share links.
 SHORT_PAGE_LINK_SHARE = 0.5
 
@@ -303,13 +306,19 @@ def _prune_factors(w: Weights, index: int) -> Sequence[float]:
             up = parents[up]
         if up < index:
             break  # past the content's subtree (preorder): so is every later one
-        if not chars[k]:
-            found.append(k)
+        found.append(k)
     if not found:
         return m_of
-    paragraphs = _paragraphs_by_owner(w.walk)
+    paragraphs: dict[int, list[Block]] | None = None
     out = array("d", m_of) if isinstance(m_of, array) else list(m_of)
     for k in found:
+        if _formula(w.walk.element(k)):
+            out[k] = 1.0
+            continue
+        if chars[k]:
+            continue
+        if paragraphs is None:
+            paragraphs = _paragraphs_by_owner(w.walk)
         text = " ".join(_text_of(w.walk.element(k)).split())
         if not text:
             continue
@@ -331,6 +340,15 @@ def _named_below_one(m_of: Sequence[float], start: int) -> list[int]:
         found = np.flatnonzero(np.frombuffer(m_of, dtype=np.float64)[start:] < 1) + start
         return [int(k) for k in found]
     return [k for k in range(start, len(m_of)) if m_of[k] < 1]
+
+
+def _formula(el: Any) -> bool:
+    """Whether an element is a MathML formula's wrapper (most of its text is the formula's),
+    inline or a paragraph of its own: a formula is the text's own, and the class names a
+    renderer gives its wrapper (MathJax's ``CtxtMenu_Attached``: a context menu is
+    attached) name the renderer's menus, not the formula."""
+    formulas = [char_count(_text_of(math)) for math in el.iter("math")]
+    return bool(formulas) and sum(formulas) >= FORMULA_SHARE * char_count(_text_of(el))
 
 
 def _paragraphs_by_owner(walked: Any) -> dict[int, list[Block]]:
