@@ -179,3 +179,18 @@ def test_a_formula_stays_whatever_its_renderer_calls_its_wrapper() -> None:
     )
     assert "E=mc2" in found.text  # a formula of its own between a heading and a paragraph
     assert "The energy F=mc2 of a body" in found.text
+
+
+def test_an_article_in_parts_around_an_advert_is_all_of_its_parts() -> None:
+    first = " ".join(f"The first part says thing {i} about the deal." for i in range(6))
+    second = " ".join(f"The second part says thing {i} at length, as it goes." for i in range(20))
+    advert = "<div class='supplemental'><p>Sponsored: buy our product today, it is good.</p></div>"
+    menu = "".join(f"<li><a href='/s{i}'>Section {i}</a></li>" for i in range(30))
+    found = extract(
+        f"<html><body><article><h1>The deal</h1><ul class='sections'>{menu}</ul>"
+        f"<div class='wrap'><div class='story-body story-body-1'><p>{first}</p></div>{advert}</div>"
+        f"<div class='wrap'><div class='story-body story-body-2'><p>{second}</p></div></div>"
+        "</article></body></html>"
+    )
+    assert "first part says thing 5" in found.text and "second part says thing 19" in found.text
+    assert "Section 3" not in found.text

@@ -87,6 +87,8 @@ INDEX_MIN_LINKS = 300
 #: on the Python manual (3 against 2: 2 takes a page's whole navigation along with one short
 #: paragraph); no page of AEB or the readability set changes.
 WIDEN_RATIO = 3.0
+#: Levels above the content :func:`_parts` looks for the article's other parts.
+PARTS_LEVELS = 3
 #: A thread shows at least this many posts side by side (see _thread).
 THREAD_MIN_POSTS = 3
 #: An element holding MathML whose text is at least this share the formulas' is their wrapper.
@@ -140,6 +142,8 @@ def main_content(
     thread = _thread(w, best)
     if thread is not None:
         w, best = _thread_weights(w, thread), thread
+    else:
+        best = _parts(w, best)
     mass: Sequence[float] | None = None  # what the content is made of, when not prose
     # the best article's prose, less what its name says it is not (a footer is no article)
     article = max(w.good[best], 0.0) * min(1.0, w.factor(best))
@@ -373,6 +377,45 @@ def _widen(w: Weights, best: int) -> int:
         if parent < 0 or m_of[parent] < 1 or good[parent] < WIDEN_RATIO * good[best]:
             return best
         best = parent
+
+
+def _parts(w: Weights, best: int) -> int:
+    """The chosen element, or the parent of it (or of a wrapper around it and nothing else)
+    when a sibling named alike holds prose too: an article split in parts around an advert
+    (``story-body story-body-1``, ``story-body story-body-2``) is all of its parts."""
+    parents, keys, good, m_of = w.walk.parents, w.walk.keys, w.good, w.factors
+    sizes: list[int] | None = None
+    part = best
+    for _ in range(PARTS_LEVELS):
+        parent = parents[part]
+        if parent < 0 or m_of[parent] < 1:
+            return best
+        classes = keys[part][1]
+        if classes:
+            if sizes is None:
+                sizes = subtree_sizes(parents)
+            name, tag = _unnumbered(classes), keys[part][0]
+            k, end = parent + 1, parent + sizes[parent]
+            while k < end:  # the parent's children
+                if (
+                    k != part
+                    and keys[k][0] == tag
+                    and good[k] > 0
+                    and m_of[k] >= 1
+                    and keys[k][1]
+                    and _unnumbered(keys[k][1]) == name
+                ):
+                    return parent
+                k += sizes[k]
+        if good[parent] > good[part]:
+            return best  # the parent holds more than this part: no wrapper of it alone
+        part = parent
+    return best
+
+
+def _unnumbered(classes: str) -> frozenset[str]:
+    """An element's class names without their digits."""
+    return frozenset(name.rstrip("-_0123456789") for name in classes.split())
 
 
 def _thread(w: Weights, best: int) -> int | None:
