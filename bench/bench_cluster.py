@@ -425,7 +425,9 @@ def layouts(sets: list[str], thresholds: list[float], variants: str = "all") -> 
                     if where == "no outline":
                         made = make_layout(made.labels, made.sizes, marks)
                     elif where == "region" and v[2] in ("path", "text path", "spine"):  # marks
-                        made = make_layout(made.labels, made.sizes, marks, made.outline, made.shape)
+                        made = make_layout(
+                            made.labels, made.sizes, marks, made.outline, made.shape, made.frame
+                        )
                     sigs[v][key] = made
                     spent += time.perf_counter() - t0
 
