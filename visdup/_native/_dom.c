@@ -983,6 +983,49 @@ block_flush(BlockWalk *w, Py_ssize_t owner, int heading, int level)
     return 0;
 }
 
+/* visdup.content.blocks.hyperlink: an <a href="javascript:..."> that holds a block element
+ * is text, not a link. 1 a link, 0 not, -1 an error; w->fallback set where Python must say. */
+static int
+block_hyperlink(BlockWalk *w, vd_node *el)
+{
+    vd_attr *a = find_attr(el, "href");
+    if (a == NULL || a->children == NULL) return 1;
+    vd_node *c = a->children;
+    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+        w->fallback = 1;
+        return 1;
+    }
+    const unsigned char *s = c->content;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f') s++;
+    static const char js[] = "javascript:";
+    for (int i = 0; i < 11; i++) {
+        unsigned char ch = s[i]; /* a shorter value stops at its NUL */
+        if (ch >= 'A' && ch <= 'Z') ch = (unsigned char)(ch + 32);
+        if (ch != (unsigned char)js[i]) return 1;
+    }
+    vd_node *d = el->children;
+    while (d != NULL && d != el) { /* its descendants, in document order */
+        if (d->type == N_ELEMENT) {
+            if (d->ns != NULL) {
+                w->fallback = 1;
+                return 1;
+            }
+            TagFlags f;
+            if (tag_flags(w, d, &f) < 0) return -1;
+            if (w->fallback) return 1;
+            if (f.owned) Py_DECREF(f.tag);
+            if (f.block) return 0;
+            if (d->children != NULL) {
+                d = d->children;
+                continue;
+            }
+        }
+        while (d != el && d->next == NULL) d = d->parent;
+        if (d != el) d = d->next;
+    }
+    return 1;
+}
+
 typedef struct {
     vd_node *node, *child;
     Py_ssize_t index, child_pos;
@@ -1177,7 +1220,13 @@ blocks_walk(PyObject *self, PyObject *args)
                         (SpanInfo){f.index, PyList_GET_SIZE(w.blocks), -1, enclosed ? 0 : 1};
                 }
             }
-            if (f.flags.link) link++;
+            if (f.flags.link) {
+                int real = block_hyperlink(&w, el);
+                if (real < 0) goto done;
+                if (w.fallback) goto done_or_fallback;
+                top->flags.link = real; /* the end event reads it from the frame */
+                if (real) link++;
+            }
             if (block_text(&w, el->children, link > 0) < 0) goto done;
             top->child_pos = 0;
             top->child = walk_child(el->children, &bad, &top->child_pos);

@@ -52,6 +52,16 @@ def char_count(text: str | None) -> int:
     return sum(map(len, text.split()))
 
 
+def hyperlink(el: Any) -> bool:
+    """Whether an ``<a>`` reads as a link: one a script handles (``href="javascript:"``)
+    that holds paragraphs is a wrapper the page put around its text, not a link to follow;
+    a script's button (Share, Back) still is one."""
+    href = el.get("href")
+    if href is None or not href.lstrip()[:11].lower().startswith("javascript:"):
+        return True
+    return not any(d.tag in BLOCK_TAGS for d in el.iterdescendants())
+
+
 def attribute_key(el: Any) -> Key:
     get = el.get
     return (el.tag, get("class"), get("id"), get("role"), get("itemprop"))
@@ -321,7 +331,7 @@ def paragraphs(
                 spans[el] = [len(blocks), -1, 0 if enclosed else 1]
             elif spans is not None:
                 spans[el][1] = len(blocks)
-        if tag == "a":
+        if tag == "a" and hyperlink(el):
             link_depth += 1 if start else -1
         if start:
             text = el.text
