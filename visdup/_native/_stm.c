@@ -225,6 +225,22 @@ static int32_t identity_record(Work *w) {
     return (int32_t)w->nrecs++;
 }
 
+/* Appends the pair (ci, cj) with its record to the mapping's pairs; -1 for no memory. */
+static int push_pair(Work *w, int32_t ci, int32_t cj, int32_t rec) {
+    if (w->npairs == w->pcap) {
+        Py_ssize_t nc = w->pcap ? w->pcap * 2 : 1024;
+        Pair *np = (Pair *)realloc(w->pairs, sizeof(Pair) * (size_t)nc);
+        if (!np) return -1;
+        w->pairs = np;
+        w->pcap = nc;
+    }
+    w->pairs[w->npairs].ci = ci;
+    w->pairs[w->npairs].cj = cj;
+    w->pairs[w->npairs].rec = rec;
+    w->npairs++;
+    return 0;
+}
+
 /* The record of a pair of nodes with one leaf child each: the leaves' pair when they match
  * (what frame_score's back-trace gives for a 1 x 1 frame). Returns its index, -1 for no
  * memory. */
@@ -232,19 +248,7 @@ static int32_t leaf_record(Work *w, int matched) {
     if (room_for_record(w) < 0) return -1;
     w->recs[w->nrecs].start = (int32_t)w->npairs;
     w->recs[w->nrecs].count = matched;
-    if (matched) {
-        if (w->npairs == w->pcap) {
-            Py_ssize_t nc = w->pcap ? w->pcap * 2 : 1024;
-            Pair *np = (Pair *)realloc(w->pairs, sizeof(Pair) * (size_t)nc);
-            if (!np) return -1;
-            w->pairs = np;
-            w->pcap = nc;
-        }
-        w->pairs[w->npairs].ci = 0;
-        w->pairs[w->npairs].cj = 0;
-        w->pairs[w->npairs].rec = -1;
-        w->npairs++;
-    }
+    if (matched && push_pair(w, 0, 0, -1) < 0) return -1;
     return (int32_t)w->nrecs++;
 }
 
@@ -322,17 +326,7 @@ static int64_t frame_score(Work *w, Frame *f, int mapping, int32_t *rec) {
                 x--;
             } else {
                 size_t cell = (size_t)(x - 1) * nj + (y - 1);
-                if (w->npairs == w->pcap) {
-                    Py_ssize_t nc = w->pcap ? w->pcap * 2 : 1024;
-                    Pair *np = (Pair *)realloc(w->pairs, sizeof(Pair) * (size_t)nc);
-                    if (!np) return -1;
-                    w->pairs = np;
-                    w->pcap = nc;
-                }
-                w->pairs[w->npairs].ci = x - 1;
-                w->pairs[w->npairs].cj = y - 1;
-                w->pairs[w->npairs].rec = f->R[cell];
-                w->npairs++;
+                if (push_pair(w, x - 1, y - 1, f->R[cell]) < 0) return -1;
                 count++;
                 x--;
                 y--;
