@@ -9,6 +9,7 @@ own process.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -188,3 +189,17 @@ def test_a_page_past_the_workers_memory_is_a_problem_not_a_dead_worker(huge, tmp
     assert all(pages[name] is None for name in ("a0.html", "a1.html", "a2.html"))
     assert stat(result.stderr, "visdup/analysis/out_of_memory") == 1
     assert stat(result.stderr, "visdup/analysis/restarts") is None, "no worker died"
+
+
+def test_an_analysis_worker_imports_nothing_heavy():
+    """What a worker imports lives in the address space VISDUP_ANALYSIS_MEMORY_MB bounds:
+    numpy alone reserves more than a hundred megabytes of it, and a store or a reactor has no
+    work there."""
+    code = (
+        "import sys, json, visdup.dedup.analysis, visdup.runtime.workers\n"
+        "heavy = ('numpy', 'sqlalchemy', 'scrapy', 'twisted')\n"
+        "print(json.dumps([m for m in heavy if m in sys.modules]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []

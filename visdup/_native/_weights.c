@@ -731,6 +731,39 @@ done:
     return result;
 }
 
+/* below(factors, start, bound) -> the indices from start on whose factor is below bound, in
+ * order: a page's few furniture-named elements among its thousands, without a Python
+ * comparison per element. factors: an array of doubles. */
+static PyObject *
+py_below(PyObject *self, PyObject *args)
+{
+    PyObject *factors_obj;
+    Py_ssize_t start;
+    double bound;
+    if (!PyArg_ParseTuple(args, "Ond", &factors_obj, &start, &bound)) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(factors_obj, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (view.format == NULL || view.format[0] != 'd' || view.format[1] != '\0' ||
+        view.itemsize != (Py_ssize_t)sizeof(double)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "below: expected an array of doubles");
+        return NULL;
+    }
+    const double *f = (const double *)view.buf;
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t k = start < 0 ? 0 : start; out != NULL && k < n; k++) {
+        if (f[k] < bound) {
+            PyObject *index = PyLong_FromSsize_t(k);
+            if (index == NULL || PyList_Append(out, index) < 0) Py_CLEAR(out);
+            Py_XDECREF(index);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"weigh", py_weigh, METH_VARARGS,
      "weigh(parents, owners, values, chars, links, teasers, factors) -> (net, good, chars, "
@@ -744,6 +777,8 @@ static PyMethodDef methods[] = {
      "max_link_share, link_cost, plain_cost, link_cost_not_prose, heading_share, heading_cost, "
      "endings, marks) -> weigh_blocks of the walk's rows and int64 columns (owner, link "
      "chars, chars)"},
+    {"below", py_below, METH_VARARGS,
+     "below(factors, start, bound) -> the indices from start on whose factor is below bound"},
     {"ancestry", py_ancestry, METH_VARARGS,
      "ancestry(parents, factors) -> (smallest ancestor factor, depth) as bytes"},
     {"choose", py_choose, METH_VARARGS,

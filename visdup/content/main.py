@@ -14,8 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from visdup._native import kernel
 from visdup.content.blocks import (
     BLOCK_TAGS,
@@ -339,10 +337,12 @@ def _prune_factors(w: Weights, index: int) -> Sequence[float]:
 
 def _named_below_one(m_of: Sequence[float], start: int) -> list[int]:
     """The elements from ``start`` on whose factor is below 1 (a page has a few in
-    thousands): the compiled walk's factors are read as one vector."""
-    if isinstance(m_of, array):
-        found = np.flatnonzero(np.frombuffer(m_of, dtype=np.float64)[start:] < 1) + start
-        return [int(k) for k in found]
+    thousands): the compiled walk's factors are read in one pass of the kernel. No numpy
+    here: an analysis worker imports this module, and numpy alone takes a fifth of the
+    address space a worker may be given (``VISDUP_ANALYSIS_MEMORY_MB``)."""
+    if isinstance(m_of, array) and _kernel is not None and hasattr(_kernel, "below"):
+        found: list[int] = _kernel.below(m_of, start, 1.0)
+        return found
     return [k for k in range(start, len(m_of)) if m_of[k] < 1]
 
 
