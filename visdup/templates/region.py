@@ -314,17 +314,31 @@ def _shape(els: list[Any], label: str, depth: int, out: list[str]) -> None:
         _shape(group, child_label, depth + 1, out)
 
 
-@lru_cache(maxsize=4096)
-def _tree(shape: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """A shape token as a flat preorder tree (labels, subtree sizes)."""
-    items = shape[len(SHAPE_MARK) :].split(",") if shape else []
-    depths, labels = [], []
+def _items(token: str) -> list[tuple[int, str]]:
+    """A shape's or frame's nodes in preorder, as (depth, label): each item of the token is
+    its depth's digits, then its label (a label may hold digits itself: ``3h1``)."""
+    items = token[1:].split(",") if token else []  # past SHAPE_MARK or FRAME_MARK
+    out = []
     for item in items:
         digits = 0
         while digits < len(item) and item[digits].isdigit():
             digits += 1
-        depths.append(int(item[:digits] or 0))
-        labels.append(item[digits:])
+        out.append((int(item[:digits] or 0), item[digits:]))
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _depths(token: str) -> tuple[int, ...]:
+    """The depth of each node of a shape or frame token, in preorder."""
+    return tuple(depth for depth, _label in _items(token))
+
+
+@lru_cache(maxsize=4096)
+def _tree(shape: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """A shape (or frame) token as a flat preorder tree (labels, subtree sizes)."""
+    items = _items(shape)
+    depths = [depth for depth, _label in items]
+    labels = [label for _depth, label in items]
     sizes = [1] * len(labels)
     stack: list[int] = []
     for i, d in enumerate(depths):
@@ -496,13 +510,6 @@ def frame_similarity(a: str, b: str) -> float:
     total = ta.nodes + tb.nodes
     common = stm(ta, tb, max_nodes=max(ta.nodes, tb.nodes, 1))
     return 2.0 * common / total
-
-
-@lru_cache(maxsize=4096)
-def _depths(frame: str) -> tuple[int, ...]:
-    """The depth of each node of a frame token, in preorder."""
-    items = frame[len(FRAME_MARK) :].split(",")
-    return tuple(int("".join(c for c in item if c.isdigit()) or 0) for item in items)
 
 
 def _container_depth(frame: str) -> int:
