@@ -190,6 +190,8 @@ def _rows_of_links(node: Any, text: str) -> bool:
     menu's items, links alone, are no such rows."""
     if not text:
         return False
+    enough = 0.6 * len(text)
+    within = _Within(text)
     covered = 0
     for data in node.iter("table", "ul", "ol"):
         rows = data.findall("tr") + data.findall("tbody/tr") if data.tag == "table" else list(data)
@@ -202,12 +204,42 @@ def _rows_of_links(node: Any, text: str) -> bool:
             for a in row.iter("a"):
                 own = own.replace(" ".join(_text_of(a).split()), "", 1)
             own = own.strip()
-            if own and own in text:
+            if own and within(own):
                 found += 1
                 share += len(own)
         if found >= LISTING_MIN_TEASERS:
             covered += share
-    return covered >= 0.6 * len(text)
+            if covered >= enough:
+                return True
+    return False
+
+
+class _Within:
+    """Whether a row's own text is in the content's text, for rows met in document order.
+
+    The content's text follows the document too, so a row's text is looked for from where
+    the last one was found, then (only when it is not there) before it: the answer of ``in``,
+    without reading a long page's text from its start for each of its thousands of rows. A
+    row whose link was cut from mid-sentence keeps a double space, which whitespace-normalised
+    text without one cannot hold.
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.at = 0
+        self.spaced = "  " in text
+
+    def __call__(self, own: str) -> bool:
+        text = self.text
+        if not self.spaced and "  " in own:
+            return False
+        at = text.find(own, self.at)
+        if at < 0:
+            at = text.find(own, 0, self.at + len(own) - 1)
+            if at < 0:
+                return False
+        self.at = at
+        return True
 
 
 def first_body(root: Any) -> Any:
