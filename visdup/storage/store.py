@@ -385,9 +385,14 @@ class Store(StatementRunner):
 
     def update_pages(self, values: dict[int, dict[str, Any]]) -> None:
         """Rewrite some columns of some pages in one transaction (a saved re-analysis)."""
+        alike: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for page_id, vals in values.items():  # one statement per set of columns, many rows
+            alike.setdefault(tuple(vals), []).append({**vals, "b_page_id": page_id})
+        if not alike:
+            return
         with self.engine.begin() as conn:
-            for page_id, vals in values.items():
-                conn.execute(update(pages).where(pages.c.id == page_id).values(**vals))
+            for rows in alike.values():
+                conn.execute(update(pages).where(pages.c.id == bindparam("b_page_id")), rows)
 
     # ------------------------------------------------------------------ responses
     def responses_ready(self) -> bool:
