@@ -195,13 +195,15 @@ class LayoutClusterer:
     def _reaches(self, layout: Layout, link_class: int, group: _Group) -> bool:
         """Whether ``layout`` is similar enough to one of the group's atoms: its hubs first,
         then the rest, each batch most similar first by the label-path bound."""
+        # the hubs' classes alone first: most new atoms link to a hub, and the gate of every
+        # class of a large cluster would cost more than the link
+        class_of = self._class_of
+        hubs = [k for k in group.hubs if self._may_link(link_class, class_of[k])]
+        if hubs and self._first_link(layout, hubs, group):
+            return True
         classes = [c for c in group.members if self._may_link(link_class, c)]
         if not classes:
             return False  # other names on <body>, or headings in another order
-        allowed = set(classes)
-        hubs = [k for k in group.hubs if self._class_of[k] in allowed]
-        if hubs and self._first_link(layout, hubs, group):
-            return True
         rest = [k for c in classes for k in group.members[c] if k not in hubs]
         return bool(rest) and self._first_link(layout, rest, group)
 
