@@ -592,3 +592,180 @@ def test_compiled_links_on_a_tree_thousands_deep(monkeypatch) -> None:
     fast = links_module.read_links(root)
     python_kernels(monkeypatch)
     assert fast == links_module.read_links(root) and len(fast.hrefs) == 715
+
+
+#: Text that links, comments and processing instructions cut, and whitespace of every kind.
+PROSE = [
+    "<html><body><div id='top'>lead <a href='x'>link <b>bold</b></a> tail\xa0of\u2003it"
+    "<!-- c -->comment's tail<?pi p?>pi's tail<p>para<a>in <i>link</i></a>after</p>"
+    "<a><div>block in a link</div></a>after link\x1c\x0b<span>\u3000</span></div>"
+    "<A>capital A is no link here</A><p>caf\u00e9 \U0001f600</p></body></html>",
+    "<body>" + "<div>x " * 3000 + "</div>" * 3000 + "</body>",
+]
+
+
+@pytest.mark.skipif(
+    stm_module._walks is None or not stm_module._walks.DOM_WALK,
+    reason="compiled walks not built",
+)
+def test_compiled_hidden_sizes_and_outermost_equal_python() -> None:
+    """own_text_sizes and outermost_of answer what visibility's Python walks answer, for
+    any set of elements: nested ones, the root, links, text after comments."""
+    from visdup.content import visibility
+    from visdup.page.dom import outermost
+
+    kernel = visibility._kernel
+    rng = random.Random(5)
+    checked = 0
+    for body in [*(p.encode() for p in PROSE), *(h.encode() for h in HIDING), *PAGES]:
+        root = parse_html(body).root
+        if root is None:
+            continue
+        elements = [el for el in root.iter() if isinstance(el.tag, str)]
+        for size in (1, 3, 40, len(elements)):
+            chosen = rng.sample(elements, min(size, len(elements)))
+            sizes = visibility._own_text_len(root)
+            expected = (sizes.get(root, 0), [sizes.get(el, 0) for el in chosen])
+            assert kernel.own_text_sizes(root, chosen) == expected
+            assert kernel.outermost_of(root, chosen) == outermost(root, set(chosen).__contains__)
+            checked += 1
+    assert checked > 100
+    lone = lxml.html.fromstring("<div><a>x</a></div>")  # not under root: 0, never outermost
+    root = parse_html(PROSE[0].encode()).root
+    assert kernel.own_text_sizes(root, [lone]) == (visibility._own_text_len(root)[root], [0])
+    assert kernel.outermost_of(root, [lone]) == []
+    assert kernel.own_text_sizes(root, ["not an element"]) is None
+
+
+#: Selectors of every form the pooled match reads, and some it leaves to XPath.
+SELECTORS = [
+    "div p",
+    "div > p",
+    "h1 + p",
+    "h1 ~ p",
+    "body div.x span",
+    ".a .b",
+    ".a > .b",
+    "#top .b",
+    "div#top > p.b",
+    "p.b.c",
+    "ul li a",
+    "li + li",
+    "li ~ li.x",
+    "[hidden] p",
+    "p[lang=en]",
+    "p[lang]",
+    "DIV p",
+    "div P",
+    ".A",
+    ".a\\:b",
+    ".a b .c",
+    "html > body > div",
+    "* > .b",
+    "div *",
+    "p.x + p",
+    ".x ~ .x",
+    "fb:like span",
+    "p:first-child",
+    "div :not(.a)",
+    "p[lang~=en]",
+    "a[href^=x]",
+    "svg|g",
+    "*|p",
+    "div.a .b > span + i ~ em",
+    ".b",
+    "#x",
+    "body .\u00e9t\u00e9",
+    ".tab\tx",
+    ".",
+    "p..x",
+]
+
+SELECTOR_PAGE = (
+    "<html><body><div id='top' class='a'><h1>h</h1><!-- c --><p class='b c'>1</p>"
+    "<?pi x?><p class=' b\tx '>2</p><p class='x\x0by'>3</p><p lang='en' class='b'>4</p>"
+    "<ul><li class='x'>a</li><li>b</li><li class='x'><a href='x'>c</a></li></ul>"
+    "<div class='a:b'><span class='c'>5</span></div><section hidden><p>6</p></section>"
+    "<div class='a'><b class='b'><span>s</span><i>i</i><em>e</em></b></div>"
+    "<fb:like><span>7</span></fb:like><p class='\u00e9t\u00e9'>8</p><div class='A'>9</div>"
+    "</div><p id='x' class='x'>10</p><p class='x'>11</p></body></html>"
+)
+
+
+def test_pooled_selector_matches_equal_xpath() -> None:
+    """A complex selector matched from its rightmost compound's elements up selects what the
+    XPath cssselect writes for it selects, from the root and from a subtree."""
+    from visdup.content import css
+
+    rng = random.Random(11)
+    compared = 0
+    for body in [SELECTOR_PAGE.encode(), *PAGES[:: max(1, len(PAGES) // 30)]]:
+        root = parse_html(body).root
+        if root is None or sum(1 for _ in root.iter()) > 3000:  # XPath's "~" is quadratic
+            continue
+        sheets = [el.text for el in root.iter("style") if el.text]
+        theirs = sorted({s for sheet in sheets for s, _ in css.style_rules(sheet)})
+        everything = list(root.iter())  # one proxy per element from here on
+        order = {el: n for n, el in enumerate(everything)}
+        selectors = SELECTORS + rng.sample(theirs, min(len(theirs), 60))
+        for top in (root, root.find("body"), root.find(".//div")):
+            if top is None:
+                continue
+            inside = set(top.iter())
+            index = css._Index(top.iter())
+            for selector in selectors:
+                compiled, chain = css._compile(selector), css._chain(selector)
+                if compiled is None or chain is None:
+                    continue
+                pool = chain.pool(index)  # the elements its rightmost compound may select
+                if pool is None:
+                    pool = [el for el in top.iter() if isinstance(el.tag, str)]
+                found = [el for el in dict.fromkeys(pool) if chain.matches(el, top)]
+                found.sort(key=order.__getitem__)
+                # XPath also reaches the siblings of a subtree's top ("+", "~"), which the
+                # pooled match leaves to it (a page's root has none)
+                expected = [el for el in top.xpath(compiled[0]) if el in inside]
+                assert found == expected, selector
+                compared += 1
+    assert compared > 500
+    # what the pooled match leaves to XPath
+    for selector in ("p:first-child", "div :not(.a)", "a[href^=x]", "svg|g", "*|p"):
+        assert css._chain(selector) is None
+
+
+def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
+    """Walking up from the few elements a selector names stops once it has taken more steps
+    than the tree has elements, and XPath answers: the same elements either way."""
+    from visdup.content import css
+
+    root = lxml.html.fromstring("<html><body><div>top</div></body></html>")
+    el = root.find("body")
+    for i in range(3000):
+        el = lxml.etree.SubElement(el, "div", {"class": "x"} if i % 500 == 499 else {})
+    index = css._Index(root.iter())
+    assert css._pooled(root, "section .x", index, index.count) is None  # 6 x 3000 steps
+    assert css._pooled(root, "section .x", index, 10**9) == ([], (0, 1, 1))
+    assert css._pooled(root, "div .x", index, index.count)[0] == root.xpath(
+        css._compile("div .x")[0]
+    )
+    body = root.find("body")
+    assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is not None
+    lxml.etree.SubElement(root, "footer")  # a sibling of the subtree's top: XPath answers
+    assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is None
+
+
+def test_rows_are_looked_for_as_in_looks_for_them() -> None:
+    """The listing's search from the last row found answers what ``in`` answers, rows in
+    document order or not."""
+    from visdup.content.main import _Within
+
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "be", "ta al", "a", ""]
+    for _ in range(300):
+        text = " ".join(rng.choice(words[:6]) for _ in range(rng.randint(0, 30)))
+        if rng.random() < 0.2:
+            text = text.replace(" ", "  ", 1)
+        within = _Within(text)
+        for _ in range(20):
+            own = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+            assert within(own) == (own in text), (text, own)

@@ -1924,6 +1924,248 @@ element_node(PyObject *obj)
     return ((ElementHead *)obj)->c_node;
 }
 
+/* ------------------------------------------------------------------ hidden elements
+ *
+ * What visdup.content.visibility asks of the tree once the page's styles have hidden some
+ * elements: how much prose each of them holds (a hidden element holding most of the page's
+ * is kept), and which of them are outermost (the ones to remove). Both are answered from one
+ * walk over libxml2's nodes, with the hidden elements in a table by node, so that no Python
+ * proxy is made for the thousands of elements that are not hidden. */
+
+/* A table of nodes, sized for `count` keys; NULL (and an error set) out of memory. */
+static TLTable *
+node_table(Py_ssize_t count)
+{
+    size_t size = 16;
+    while (size < (size_t)count * 2) size <<= 1;
+    TLTable *table = PyMem_Calloc(1, sizeof(TLTable));
+    if (table != NULL) {
+        table->mask = size - 1;
+        table->keys = PyMem_Calloc(size, sizeof(vd_node *));
+        table->values = PyMem_Calloc(size, sizeof(Py_ssize_t));
+    }
+    if (table == NULL || table->keys == NULL || table->values == NULL) {
+        tl_table_free(table);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    return table;
+}
+
+/* The slot holding `node`, or -1. */
+static Py_ssize_t
+tl_find(const TLTable *t, const vd_node *node)
+{
+    size_t i = tl_slot(t, node);
+    while (t->keys[i] != NULL) {
+        if (t->keys[i] == node) return (Py_ssize_t)i;
+        i = (i + 1) & t->mask;
+    }
+    return -1;
+}
+
+/* The nodes of a list of elements in a table (value: the element's position in the list,
+ * or 0 with `zero`); NULL when one is not an element (the Python walk answers), or out of
+ * memory (an error set). */
+static TLTable *
+element_table(PyObject *elements, int zero)
+{
+    Py_ssize_t count = PyList_GET_SIZE(elements);
+    TLTable *table = node_table(count);
+    if (table == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        vd_node *node = element_node(PyList_GET_ITEM(elements, i));
+        if (node == NULL || node->type != N_ELEMENT) {
+            tl_table_free(table);
+            return NULL;
+        }
+        tl_put(table, node, zero ? 0 : i);
+    }
+    return table;
+}
+
+/* char_count (visdup.content.blocks) of the text run lxml reads from `first` (an element's
+ * .text from its children, a tail from its next sibling): its characters that are not
+ * whitespace (str.isspace); -1 for text that is not UTF-8. */
+static Py_ssize_t
+run_ink(vd_node *first)
+{
+    Py_ssize_t ink = 0;
+    for (vd_node *c = text_node_or_skip(first); c != NULL; c = text_node_or_skip(c->next)) {
+        const unsigned char *p = c->content;
+        if (p == NULL) continue;
+        while (*p) {
+            unsigned char b = *p;
+            if (b < 0x80) {
+                if (!ascii_space(b)) ink++;
+                p++;
+                continue;
+            }
+            int extra;
+            Py_UCS4 cp;
+            if ((b & 0xE0) == 0xC0) {
+                cp = b & 0x1F;
+                extra = 1;
+            } else if ((b & 0xF0) == 0xE0) {
+                cp = b & 0x0F;
+                extra = 2;
+            } else if ((b & 0xF8) == 0xF0) {
+                cp = b & 0x07;
+                extra = 3;
+            } else {
+                return -1;
+            }
+            for (int k = 1; k <= extra; k++) { /* the terminating NUL stops a cut one */
+                if ((p[k] & 0xC0) != 0x80) return -1;
+                cp = (cp << 6) | (p[k] & 0x3F);
+            }
+            if (!Py_UNICODE_ISSPACE(cp)) ink++;
+            p += extra + 1;
+        }
+    }
+    return ink;
+}
+
+static int
+is_link(const vd_node *el)
+{
+    return el->ns == NULL && el->name != NULL && strcmp((const char *)el->name, "a") == 0;
+}
+
+typedef struct {
+    Py_ssize_t n; /* the element's characters so far */
+    int in_link;  /* it or an ancestor is an <a> */
+} InkFrame;
+
+/* own_text_sizes(root, elements): visibility._own_text_len's size of root and of each of
+ * the elements (0 for one not under root), from one walk: an element's characters outside
+ * links, its text and its element children's with their tails; a comment's or a processing
+ * instruction's tail is not read, as the Python walk skips them. */
+static PyObject *
+own_text_sizes(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *root_obj, *elements;
+    if (!PyArg_ParseTuple(args, "OO!", &root_obj, &PyList_Type, &elements)) return NULL;
+    vd_node *root = element_node(root_obj);
+    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    TLTable *want = element_table(elements, 1);
+    if (want == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    InkFrame *frames = NULL;
+    Py_ssize_t cap = 0, top = 0, root_size = 0;
+    int fallback = 0;
+    if (grow((void **)&frames, &cap, 1, sizeof(InkFrame)) < 0) goto fail;
+    frames[0].in_link = is_link(root);
+    frames[0].n = frames[0].in_link ? 0 : run_ink(root->children);
+    if (frames[0].n < 0) goto python;
+    vd_node *node = root, *next = next_element(root->children);
+    for (;;) {
+        if (next != NULL) { /* an element opens */
+            if (grow((void **)&frames, &cap, top + 2, sizeof(InkFrame)) < 0) goto fail;
+            InkFrame *f = &frames[++top];
+            f->in_link = frames[top - 1].in_link || is_link(next);
+            f->n = f->in_link ? 0 : run_ink(next->children);
+            if (f->n < 0) goto python;
+            node = next;
+            next = next_element(node->children);
+            continue;
+        }
+        /* node closes: its size is known, and joins its parent's with its tail */
+        Py_ssize_t size = frames[top].n, slot = tl_find(want, node);
+        if (slot >= 0) want->values[slot] = size;
+        if (node == root) {
+            root_size = size;
+            break;
+        }
+        InkFrame *parent = &frames[--top];
+        Py_ssize_t tail = parent->in_link ? 0 : run_ink(node->next);
+        if (tail < 0) goto python;
+        parent->n += size + tail;
+        next = next_element(node->next);
+        node = node->parent;
+    }
+    free(frames);
+    PyObject *sizes = PyList_New(PyList_GET_SIZE(elements));
+    if (sizes == NULL) {
+        tl_table_free(want);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(elements); i++) {
+        Py_ssize_t slot = tl_find(want, element_node(PyList_GET_ITEM(elements, i)));
+        PyObject *v = PyLong_FromSsize_t(slot >= 0 ? want->values[slot] : 0);
+        if (v == NULL) {
+            Py_DECREF(sizes);
+            tl_table_free(want);
+            return NULL;
+        }
+        PyList_SET_ITEM(sizes, i, v);
+    }
+    tl_table_free(want);
+    return Py_BuildValue("(nN)", root_size, sizes);
+python:
+    fallback = 1;
+fail:
+    free(frames);
+    tl_table_free(want);
+    if (fallback) Py_RETURN_NONE;
+    return NULL;
+}
+
+/* outermost_of(root, elements): those of the elements below root that have no ancestor
+ * among them below root, in document order (visdup.page.dom.outermost); None when one of
+ * them is not an element. */
+static PyObject *
+outermost_of(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *root_obj, *elements;
+    if (!PyArg_ParseTuple(args, "OO!", &root_obj, &PyList_Type, &elements)) return NULL;
+    vd_node *root = element_node(root_obj);
+    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    TLTable *at = element_table(elements, 0);
+    if (at == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        Py_RETURN_NONE;
+    }
+    PyObject *found = PyList_New(0);
+    if (found == NULL) {
+        tl_table_free(at);
+        return NULL;
+    }
+    vd_node *cur = next_element(root->children);
+    while (cur != NULL) {
+        Py_ssize_t slot = tl_find(at, cur);
+        if (slot >= 0) { /* wanted: its subtree is not entered */
+            if (PyList_Append(found, PyList_GET_ITEM(elements, at->values[slot])) < 0) {
+                Py_DECREF(found);
+                tl_table_free(at);
+                return NULL;
+            }
+        } else {
+            vd_node *child = next_element(cur->children);
+            if (child != NULL) {
+                cur = child;
+                continue;
+            }
+        }
+        /* on to the next element in document order outside cur's subtree */
+        while (cur != root) {
+            vd_node *sibling = next_element(cur->next);
+            if (sibling != NULL) {
+                cur = sibling;
+                break;
+            }
+            cur = cur->parent;
+        }
+        if (cur == root) break;
+    }
+    tl_table_free(at);
+    return found;
+}
+
 static PyObject *
 layout_walk(PyObject *self, PyObject *args)
 {
@@ -2135,6 +2377,14 @@ static PyMethodDef methods[] = {
      "budget, skip_tags, main_label)\n"
      "(labels, sizes, frames) of visdup.templates.signature.layout_signature's walk by tag,\n"
      "before its node cap, or None when the Python walk must do it."},
+    {"own_text_sizes", own_text_sizes, METH_VARARGS,
+     "own_text_sizes(root, elements)\n"
+     "(root's size, [each element's size]) of visdup.content.visibility._own_text_len:\n"
+     "visible characters outside links; None for the Python walk."},
+    {"outermost_of", outermost_of, METH_VARARGS,
+     "outermost_of(root, elements)\n"
+     "The elements below root with no ancestor among them below root, in document order\n"
+     "(visdup.page.dom.outermost); None for the Python walk."},
     {"subtree_sizes", subtree_sizes, METH_O,
      "subtree_sizes(parents)\n"
      "Every node's subtree size from preorder parent indices (the root's is -1)."},

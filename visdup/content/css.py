@@ -16,6 +16,7 @@ from typing import Any
 import lxml.etree
 from cssselect import GenericTranslator, SelectorError
 from cssselect import parse as css_parse
+from cssselect.parser import Attrib, Class, CombinedSelector, Element, Hash
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +40,16 @@ _DYNAMIC_PSEUDO = re.compile(
 )
 _BRACE = re.compile(r"[{}]")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+#: Sheets up to this size are read once per process (a site's pages repeat their sheets).
+SHEET_CACHE_CHARS = 256 * 1024
+#: A complex selector is matched from the elements its rightmost compound can select (and
+#: up their ancestors) when these are at most this share of the page: otherwise XPath scans
+#: the whole tree, which costs less than walking up from most of its elements.
+POOL_SHARE = 1 / 16
+#: A name cssselect writes as an XPath name test (others it compares with name()).
+_SAFE_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]*$")
+#: XPath's whitespace (normalize-space): what separates the names of a class attribute.
+_XML_SPACE = re.compile(r"[ \t\r\n]+")
 _KEY_COMPOUND = re.compile(r"([^\s>+~]+)\s*$")
 _CLASS_TOKEN = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 _ID_TOKEN = re.compile(r"#(-?[_a-zA-Z][\w-]*)")
@@ -101,6 +112,20 @@ def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:
         start = pos + 1
 
 
+def sheet_rules(css: str) -> tuple[tuple[str, Declarations], ...]:
+    """:func:`style_rules` of a sheet, read once per process where the sheet is not large:
+    the pages of a site repeat their ``<style>`` blocks, and reading one is a scan of it all.
+    The declarations are shared between the pages: nothing writes to them."""
+    if len(css) > SHEET_CACHE_CHARS:
+        return tuple(style_rules(css))
+    return _cached_rules(css)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_rules(css: str) -> tuple[tuple[str, Declarations], ...]:
+    return tuple(style_rules(css))
+
+
 def is_hiding(decls: Declarations) -> bool:
     """Not rendered (display, visibility) or floating over the page (position: fixed)."""
     display = decls.get("display", ("", False))[0]
@@ -146,28 +171,40 @@ class _Index:
         self.classes: dict[str, list[Any]] = {}
         self.ids: dict[str, list[Any]] = {}
         self.tags: dict[str, list[Any]] = {}
+        tags, classes, ids = self.tags, self.classes, self.ids
+        lower: dict[str, str] = {}  # a page has a few dozen tags over thousands of elements
+        count = 0
         for el in elements:
-            if not isinstance(el.tag, str):
+            tag = el.tag
+            if tag.__class__ is not str:
                 continue
-            self.tags.setdefault(el.tag.lower(), []).append(el)
-            for cls in (el.get("class") or "").split():
-                self.classes.setdefault(cls, []).append(el)
-            ident = el.get("id")
+            count += 1
+            key = lower.get(tag)
+            if key is None:
+                key = lower[tag] = tag.lower()
+            tags.setdefault(key, []).append(el)
+            get = el.get
+            names = get("class")
+            if names:
+                for cls in names.split():
+                    classes.setdefault(cls, []).append(el)
+            ident = get("id")
             if ident:
-                self.ids.setdefault(ident, []).append(el)
+                ids.setdefault(ident, []).append(el)
+        #: The elements indexed.
+        self.count = count
 
     def may_match(self, selector: str) -> bool:
         """False when the rightmost compound names a class, id or tag that is not here."""
-        m = _KEY_COMPOUND.search(selector)
-        if not m:
+        names = _key_names(selector)
+        if names is None:
             return True
-        key = m.group(1)
-        if any(c not in self.classes for c in _CLASS_TOKEN.findall(key)):
+        classes, ids, tag = names
+        if any(c not in self.classes for c in classes):
             return False
-        if any(i not in self.ids for i in _ID_TOKEN.findall(key)):
+        if any(i not in self.ids for i in ids):
             return False
-        tag = _TAG_TOKEN.match(key)
-        return not (tag and tag.group(1).lower() not in self.tags)
+        return not (tag and tag not in self.tags)
 
     def simple(self, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:
         """Match `tag.class#id` compounds from the index; None for anything more complex."""
@@ -193,6 +230,22 @@ class _Index:
         return found, (len(ids), len(classes), 1 if tag else 0)
 
 
+@functools.lru_cache(maxsize=4096)
+def _key_names(selector: str) -> tuple[tuple[str, ...], tuple[str, ...], str | None] | None:
+    """The classes, ids and tag (lowercased) the rightmost compound of a selector names; None
+    when it has no compound. Read once per selector: a site's pages share their sheets."""
+    m = _KEY_COMPOUND.search(selector)
+    if not m:
+        return None
+    key = m.group(1)
+    tag = _TAG_TOKEN.match(key)
+    return (
+        tuple(_CLASS_TOKEN.findall(key)),
+        tuple(_ID_TOKEN.findall(key)),
+        tag.group(1).lower() if tag else None,
+    )
+
+
 _TRANSLATOR = GenericTranslator()
 
 
@@ -209,6 +262,236 @@ def _compile(selector: str) -> tuple[str, tuple[int, int, int]] | None:
         return _TRANSLATOR.selector_to_xpath(parsed[0]), parsed[0].specificity()
     except (SelectorError, ValueError, TypeError):
         return None
+
+
+class _Compound:
+    """What one compound selector asks of an element, as the XPath of ``GenericTranslator``
+    asks it: a tag (case and namespace as written, None for any), ids, class names (tokens
+    of the class attribute split at XPath's whitespace), attributes present or equal."""
+
+    __slots__ = ("attrs", "classes", "ids", "never", "tag")
+
+    def __init__(self) -> None:
+        self.tag: str | None = None
+        self.ids: list[str] = []
+        self.classes: list[str] = []
+        self.attrs: list[tuple[str, str | None]] = []
+        self.never = False  # an empty class name, or one with whitespace: XPath's "0"
+
+    def test(self, el: Any) -> bool:
+        if self.never or (self.tag is not None and el.tag != self.tag):
+            return False
+        get = el.get
+        for ident in self.ids:
+            if get("id") != ident:
+                return False
+        if self.classes:
+            value = get("class")
+            if value is None:
+                return False
+            names = _class_names(value)
+            for name in self.classes:
+                if name not in names:
+                    return False
+        for attr, want in self.attrs:
+            value = get(attr)
+            if value is None or (want is not None and value != want):
+                return False
+        return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_names(value: str) -> frozenset[str]:
+    """The names of a class attribute as XPath's normalize-space splits it (a site's pages
+    repeat a few hundred class attributes)."""
+    return frozenset(_XML_SPACE.split(value))
+
+
+class _Chain:
+    """A selector as compounds from the rightmost, with the combinator before each."""
+
+    __slots__ = ("combinators", "compounds")
+
+    def __init__(self, compounds: list[_Compound], combinators: list[str]):
+        self.compounds = compounds
+        self.combinators = combinators  # combinators[i]: between compounds[i + 1] and [i]
+
+    def pool(self, index: _Index) -> list[Any] | None:
+        """The indexed elements the rightmost compound may select (a superset), or None
+        when it names nothing the index keys (every element may match)."""
+        key = self.compounds[0]
+        if key.ids:
+            return index.ids.get(key.ids[0], [])
+        if key.classes:
+            name = key.classes[0]
+            if any(c.isspace() for c in name):  # the index splits class attributes at these
+                return None
+            return index.classes.get(name, [])
+        if key.tag is not None:
+            return index.tags.get(key.tag.lower(), [])
+        return None
+
+    def matches(self, el: Any, top: Any, walk: _Walk | None = None) -> bool:
+        """Whether ``el`` matches the selector with every element it names in ``top``'s
+        subtree (``top`` included), as ``top.xpath('descendant-or-self::...')`` selects.
+        ``walk``: the memo and step budget shared by the elements of one search."""
+        return self.compounds[0].test(el) and self._left(el, 0, top, walk or _Walk(0))
+
+    def _left(self, el: Any, i: int, top: Any, walk: _Walk) -> bool:
+        """Whether the compounds left of ``compounds[i]`` (which ``el`` matches) match."""
+        if i + 1 == len(self.compounds):
+            return True
+        known = walk.known
+        got = known.get((el, i))
+        if got is not None:
+            return got
+        got = False
+        if el is not top:
+            test = self.compounds[i + 1].test
+            combinator = self.combinators[i]
+            if combinator in " >":
+                other = el.getparent()
+                while other is not None:
+                    walk.step()
+                    if test(other) and self._left(other, i + 1, top, walk):
+                        got = True
+                        break
+                    if combinator == ">" or other is top:
+                        break
+                    other = other.getparent()
+            else:  # "+": the element just before; "~": any before
+                other = _previous_element(el)
+                while other is not None:
+                    walk.step()
+                    if test(other) and self._left(other, i + 1, top, walk):
+                        got = True
+                        break
+                    if combinator == "+":
+                        break
+                    other = _previous_element(other)
+        known[(el, i)] = got
+        return got
+
+
+class _TooLong(Exception):
+    """A pooled search went past its steps: XPath answers instead."""
+
+
+class _Walk:
+    """One pooled search's memo (element, compound) → matched, and its steps left (0: no
+    limit). A deep tree makes a few elements' ancestors more than a scan of the tree."""
+
+    __slots__ = ("known", "left")
+
+    def __init__(self, steps: int):
+        self.known: dict[tuple[Any, int], bool] = {}
+        self.left = steps or -1
+
+    def step(self) -> None:
+        self.left -= 1
+        if self.left == 0:
+            raise _TooLong
+
+
+def _has_siblings(el: Any) -> bool:
+    """Whether ``el`` has an element sibling (a page's root has none)."""
+    return _previous_element(el) is not None or any(
+        isinstance(other.tag, str) for other in el.itersiblings()
+    )
+
+
+def _previous_element(el: Any) -> Any:
+    """The element sibling before ``el`` (comments and processing instructions skipped, as
+    XPath's ``*`` skips them), or None."""
+    other = el.getprevious()
+    while other is not None and not isinstance(other.tag, str):
+        other = other.getprevious()
+    return other
+
+
+def _compound(tree: Any, into: _Compound) -> bool:
+    """Fill ``into`` from a compound's parse tree; False for what it cannot test."""
+    while not isinstance(tree, Element):
+        if isinstance(tree, Class):
+            name = tree.class_name
+            if not name or any(c in " \t\r\n\f" for c in name):
+                into.never = True
+            into.classes.append(name)
+        elif isinstance(tree, Hash):
+            into.ids.append(tree.id)
+        elif isinstance(tree, Attrib):
+            if (
+                tree.namespace is not None
+                or getattr(tree, "flag", None) is not None
+                or tree.operator not in ("exists", "=")
+                or not _SAFE_NAME.match(tree.attrib)
+            ):
+                return False
+            into.attrs.append((tree.attrib, None if tree.value is None else tree.value.value))
+        else:  # pseudo-classes, functions, negations: XPath answers
+            return False
+        tree = tree.selector
+    if tree.namespace is not None:
+        return False
+    if tree.element:
+        if not _SAFE_NAME.match(tree.element):
+            return False
+        into.tag = tree.element
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _chain(selector: str) -> _Chain | None:
+    """The selector as a :class:`_Chain`, or None where only XPath can match it."""
+    try:
+        parsed = css_parse(selector)
+    except (SelectorError, ValueError, TypeError):
+        return None
+    if len(parsed) != 1:
+        return None
+    tree = parsed[0].parsed_tree
+    compounds: list[_Compound] = []
+    combinators: list[str] = []
+    while True:
+        right = tree.subselector if isinstance(tree, CombinedSelector) else tree
+        compound = _Compound()
+        if not _compound(right, compound):
+            return None
+        compounds.append(compound)
+        if not isinstance(tree, CombinedSelector):
+            return _Chain(compounds, combinators)
+        if tree.combinator not in " >+~":
+            return None
+        combinators.append(tree.combinator)
+        tree = tree.selector
+
+
+def _pooled(
+    root: Any, selector: str, index: _Index, elements: int
+) -> tuple[list[Any], tuple[int, int, int]] | None:
+    """What :func:`_select` gives, found from the elements of ``index`` that the selector's
+    rightmost compound may select, when they are few; None: ask :func:`_select`."""
+    chain = _chain(selector)
+    if chain is None or _has_siblings(root):  # XPath would select some of these siblings
+        return None
+    pool = chain.pool(index)
+    if pool is None or len(pool) > POOL_SHARE * elements:
+        return None
+    compiled = _compile(selector)
+    if compiled is None:
+        return None
+    seen: set[Any] = set()
+    found = []
+    walk = _Walk(elements)  # walked further than a scan of the tree: XPath scans it
+    try:
+        for el in pool:
+            if el not in seen:
+                seen.add(el)
+                if chain.matches(el, root, walk):
+                    found.append(el)
+    except _TooLong:
+        return None
+    return found, compiled[1]
 
 
 def _select(root: Any, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:
@@ -231,12 +514,13 @@ def apply_sheets(root: Any, sheets: list[str], cascade: Cascade) -> None:
     """
     rules = [
         (order, selector, decls)
-        for order, (selector, decls) in enumerate(r for sheet in sheets for r in style_rules(sheet))
+        for order, (selector, decls) in enumerate(r for sheet in sheets for r in sheet_rules(sheet))
     ]
     hiding = [r for r in rules if is_hiding(r[2]) or visually_hidden(r[2])]
     if not hiding:
         return
     index = _Index(root.iter())
+    page_elements = index.count
     candidates: set[Any] = set()
     budget = [MAX_SELECTOR_EVALUATIONS]
 
@@ -249,7 +533,7 @@ def apply_sheets(root: Any, sheets: list[str], cascade: Cascade) -> None:
         budget[0] -= 1
         if not budget[0]:
             logger.debug("Stylesheet too large: the rest of its complex selectors are ignored")
-        return _select(root, selector)
+        return _pooled(root, selector, index, page_elements) or _select(root, selector)
 
     for order, selector, decls in hiding:
         if not index.may_match(selector):

@@ -160,10 +160,28 @@ def _scan_invisible(root: Any) -> tuple[int, list[str], list[tuple[Any, str | No
 
 def _remove_outermost(root: Any, doomed: set[Any]) -> int:
     """Remove the doomed elements, skipping those inside one already going (no depth scans)."""
-    found = outermost(root, doomed.__contains__)
+    found = None
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
+        found = _kernel.outermost_of(root, list(doomed))
+    if found is None:
+        found = outermost(root, doomed.__contains__)
     for el in found:
         remove_element(el)
     return len(found)
+
+
+def _own_sizes(root: Any, elements: list[Any]) -> tuple[int, list[int]]:
+    """:func:`_own_text_len` of ``root`` and of each element (0 for one not under it): from
+    the compiled walk, which makes no proxy for the elements not asked about."""
+    if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
+        got = _kernel.own_text_sizes(root, elements)
+        if got is not None:
+            return got  # type: ignore[no-any-return]
+    sizes = _own_text_len(root)
+    try:
+        return sizes.get(root, 0), [sizes.get(el, 0) for el in elements]
+    finally:
+        release(sizes)
 
 
 def _own_text_len(root: Any) -> dict[Any, int]:
@@ -200,14 +218,12 @@ def _remove_hidden(root: Any, cascade: Cascade, removed: int) -> int:
             hidden.append(el)
     if not hidden:
         return removed
-    sizes = _own_text_len(root)
-    page_text = max(sizes.get(root, 0), 1)
+    whole, sizes = _own_sizes(root, hidden)
+    page_text = max(whole, 1)
     doomed: set[Any] = set()
-    for el in hidden:
-        size = sizes.get(el, 0)
+    for el, size in zip(hidden, sizes, strict=True):
         if size >= REVEAL_SHARE * page_text and size >= REVEAL_MIN_CHARS:
             logger.debug("Keeping hidden <%s>: it holds most of the page's text", el.tag)
             continue
         doomed.add(el)
-    release(sizes)
     return removed + _remove_outermost(root, doomed)
