@@ -720,7 +720,8 @@ def test_pooled_selector_matches_equal_xpath() -> None:
                 pool = chain.pool(index)  # the elements its rightmost compound may select
                 if pool is None:
                     pool = [el for el in top.iter() if isinstance(el.tag, str)]
-                found = [el for el in dict.fromkeys(pool) if chain.matches(el, top)]
+                walk = css._Walk(0)  # one memo for the selector's candidates, as a page has
+                found = [el for el in dict.fromkeys(pool) if chain.matches(el, top, walk)]
                 found.sort(key=order.__getitem__)
                 # XPath also reaches the siblings of a subtree's top ("+", "~"), which the
                 # pooled match leaves to it (a page's root has none)
@@ -734,8 +735,9 @@ def test_pooled_selector_matches_equal_xpath() -> None:
 
 
 def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
-    """Walking up from the few elements a selector names stops once it has taken more steps
-    than the tree has elements, and XPath answers: the same elements either way."""
+    """Walking up from the few elements a selector names asks each ancestor once per
+    compound; a search that takes more steps than the tree has elements stops, and XPath
+    answers: the same elements either way."""
     from visdup.content import css
 
     root = lxml.html.fromstring("<html><body><div>top</div></body></html>")
@@ -743,11 +745,14 @@ def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
     for i in range(3000):
         el = lxml.etree.SubElement(el, "div", {"class": "x"} if i % 500 == 499 else {})
     index = css._Index(root.iter())
-    assert css._pooled(root, "section .x", index, index.count) is None  # 6 x 3000 steps
-    assert css._pooled(root, "section .x", index, 10**9) == ([], (0, 1, 1))
-    assert css._pooled(root, "div .x", index, index.count)[0] == root.xpath(
-        css._compile("div .x")[0]
-    )
+    for selector in ("section .x", "div .x", "body div .x", "section > div .x", "div ~ .x"):
+        expected = root.xpath(css._compile(selector)[0])
+        found = css._pooled(root, selector, index, 10**9)
+        assert found is not None and found[0] == expected, selector
+        within = css._pooled(root, selector, index, index.count)
+        assert within is None or within[0] == expected, selector
+    assert css._pooled(root, "section .x", index, index.count) == ([], (0, 1, 1))  # one pass
+    assert css._pooled(root, "body div .x", index, index.count) is None  # two passes
     body = root.find("body")
     assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is not None
     lxml.etree.SubElement(root, "footer")  # a sibling of the subtree's top: XPath answers

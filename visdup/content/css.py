@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import lxml.etree
@@ -347,30 +347,54 @@ class _Chain:
             return got
         got = False
         if el is not top:
-            test = self.compounds[i + 1].test
             combinator = self.combinators[i]
-            if combinator in " >":
+            if combinator == ">":
                 other = el.getparent()
-                while other is not None:
-                    walk.step()
-                    if test(other) and self._left(other, i + 1, top, walk):
-                        got = True
-                        break
-                    if combinator == ">" or other is top:
-                        break
-                    other = other.getparent()
-            else:  # "+": the element just before; "~": any before
+                got = other is not None and self._here(other, i, top, walk)
+            elif combinator == "+":
                 other = _previous_element(el)
-                while other is not None:
-                    walk.step()
-                    if test(other) and self._left(other, i + 1, top, walk):
-                        got = True
-                        break
-                    if combinator == "+":
-                        break
-                    other = _previous_element(other)
+                got = other is not None and self._here(other, i, top, walk)
+            elif combinator == " ":
+                got = self._along(el.getparent(), i, top, walk, _parent)
+            else:  # "~"
+                got = self._along(_previous_element(el), i, top, walk, _previous_element)
         known[(el, i)] = got
         return got
+
+    def _here(self, other: Any, i: int, top: Any, walk: _Walk) -> bool:
+        """Whether ``other`` matches ``compounds[i + 1]`` and the compounds left of it."""
+        walk.step()
+        return self.compounds[i + 1].test(other) and self._left(other, i + 1, top, walk)
+
+    def _along(self, node: Any, i: int, top: Any, walk: _Walk, step: Callable[[Any], Any]) -> bool:
+        """Whether ``node`` or one after it along ``step`` (its ancestors up to ``top``, or
+        its earlier siblings) matches ``compounds[i + 1]`` and the compounds left of it.
+
+        Each node's answer is kept for the search: the candidates of one selector share
+        their ancestors and siblings, and each is asked about once, not once per candidate.
+        """
+        memo = walk.along
+        unknown = []
+        got = False
+        while node is not None:
+            seen = memo.get((node, i))
+            if seen is not None:
+                got = seen
+                break
+            unknown.append(node)
+            if self._here(node, i, top, walk):
+                got = True
+                break
+            if node is top and step is _parent:
+                break
+            node = step(node)
+        for node in unknown:  # each of them has that answer: the search passed through it
+            memo[(node, i)] = got
+        return got
+
+
+def _parent(el: Any) -> Any:
+    return el.getparent()
 
 
 class _TooLong(Exception):
@@ -381,10 +405,13 @@ class _Walk:
     """One pooled search's memo (element, compound) → matched, and its steps left (0: no
     limit). A deep tree makes a few elements' ancestors more than a scan of the tree."""
 
-    __slots__ = ("known", "left")
+    __slots__ = ("along", "known", "left")
 
     def __init__(self, steps: int):
         self.known: dict[tuple[Any, int], bool] = {}
+        #: (node, i) → whether it or a node after it (ancestors; earlier siblings) matches
+        #: compounds[i + 1] and those left of it.
+        self.along: dict[tuple[Any, int], bool] = {}
         self.left = steps or -1
 
     def step(self) -> None:
