@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -40,12 +42,12 @@ _DYNAMIC_PSEUDO = re.compile(
 )
 _BRACE = re.compile(r"[{}]")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-#: Sheets up to this size are read once per process (a site's pages repeat their sheets).
-SHEET_CACHE_CHARS = 256 * 1024
+#: The characters of the sheets kept read, in all (:func:`sheet_rules`).
+SHEET_CACHE_CHARS = 4 * 1024 * 1024
 #: A complex selector is matched from the elements its rightmost compound can select (and
 #: up their ancestors) when these are at most this share of the page: otherwise XPath scans
 #: the whole tree, which costs less than walking up from most of its elements.
-POOL_SHARE = 1 / 16
+POOL_SHARE = 1 / 4
 #: A name cssselect writes as an XPath name test (others it compares with name()).
 _SAFE_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]*$")
 #: XPath's whitespace (normalize-space): what separates the names of a class attribute.
@@ -113,17 +115,32 @@ def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:
 
 
 def sheet_rules(css: str) -> tuple[tuple[str, Declarations], ...]:
-    """:func:`style_rules` of a sheet, read once per process where the sheet is not large:
-    the pages of a site repeat their ``<style>`` blocks, and reading one is a scan of it all.
-    The declarations are shared between the pages: nothing writes to them."""
-    if len(css) > SHEET_CACHE_CHARS:
-        return tuple(style_rules(css))
-    return _cached_rules(css)
+    """:func:`style_rules` of a sheet, read once per process: the pages of a site repeat
+    their ``<style>`` blocks (a news site's inline one can pass a megabyte), and reading one
+    is a scan of it all. The sheets read most recently are kept, up to
+    :data:`SHEET_CACHE_CHARS` of them in all. The declarations are shared between the pages:
+    nothing writes to them."""
+    with _sheets_lock:
+        rules = _sheets.get(css)
+        if rules is not None:
+            _sheets.move_to_end(css)
+            return rules
+    rules = tuple(style_rules(css))
+    if len(css) <= SHEET_CACHE_CHARS // 4:
+        global _sheet_chars
+        with _sheets_lock:
+            if css not in _sheets:
+                _sheets[css] = rules
+                _sheet_chars += len(css)
+                while _sheet_chars > SHEET_CACHE_CHARS:
+                    _sheet_chars -= len(_sheets.popitem(last=False)[0])
+    return rules
 
 
-@functools.lru_cache(maxsize=64)
-def _cached_rules(css: str) -> tuple[tuple[str, Declarations], ...]:
-    return tuple(style_rules(css))
+#: The sheets read (text → rules), least recently used first; their characters in all.
+_sheets: OrderedDict[str, tuple[tuple[str, Declarations], ...]] = OrderedDict()
+_sheet_chars = 0
+_sheets_lock = threading.Lock()
 
 
 def is_hiding(decls: Declarations) -> bool:
@@ -267,7 +284,8 @@ def _compile(selector: str) -> tuple[str, tuple[int, int, int]] | None:
 class _Compound:
     """What one compound selector asks of an element, as the XPath of ``GenericTranslator``
     asks it: a tag (case and namespace as written, None for any), ids, class names (tokens
-    of the class attribute split at XPath's whitespace), attributes present or equal."""
+    of the class attribute split at XPath's whitespace), and attributes, present or compared
+    by the operators of Selectors Level 3 (a test each, :data:`_ATTRIBUTE_TESTS`)."""
 
     __slots__ = ("attrs", "classes", "ids", "never", "tag")
 
@@ -275,7 +293,7 @@ class _Compound:
         self.tag: str | None = None
         self.ids: list[str] = []
         self.classes: list[str] = []
-        self.attrs: list[tuple[str, str | None]] = []
+        self.attrs: list[tuple[str, Callable[[str, str], bool], str]] = []
         self.never = False  # an empty class name, or one with whitespace: XPath's "0"
 
     def test(self, el: Any) -> bool:
@@ -293,11 +311,29 @@ class _Compound:
             for name in self.classes:
                 if name not in names:
                     return False
-        for attr, want in self.attrs:
+        for attr, holds, want in self.attrs:
             value = get(attr)
-            if value is None or (want is not None and value != want):
+            if value is None or not holds(value, want):
                 return False
         return True
+
+
+def _includes(value: str, want: str) -> bool:
+    return want in _class_names(value)
+
+
+#: An attribute operator's test of a present attribute's value against the selector's, as
+#: cssselect writes it in XPath; an operator whose XPath is "0" for the value given never
+#: matches (:func:`_compound`).
+_ATTRIBUTE_TESTS: dict[str, Callable[[str, str], bool]] = {
+    "exists": lambda value, want: True,
+    "=": str.__eq__,
+    "^=": str.startswith,
+    "$=": str.endswith,
+    "*=": str.__contains__,
+    "~=": _includes,
+    "|=": lambda value, want: value == want or value.startswith(want + "-"),
+}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -447,14 +483,20 @@ def _compound(tree: Any, into: _Compound) -> bool:
         elif isinstance(tree, Hash):
             into.ids.append(tree.id)
         elif isinstance(tree, Attrib):
+            holds = _ATTRIBUTE_TESTS.get(tree.operator)
             if (
-                tree.namespace is not None
+                holds is None
+                or tree.namespace is not None
                 or getattr(tree, "flag", None) is not None
-                or tree.operator not in ("exists", "=")
                 or not _SAFE_NAME.match(tree.attrib)
             ):
                 return False
-            into.attrs.append((tree.attrib, None if tree.value is None else tree.value.value))
+            want = (tree.value.value if tree.value is not None else None) or ""
+            if tree.operator in ("^=", "$=", "*=") and not want:
+                into.never = True  # cssselect: "0"
+            if tree.operator == "~=" and (not want or any(c in " \t\r\n\f" for c in want)):
+                into.never = True
+            into.attrs.append((tree.attrib, holds, want))
         else:  # pseudo-classes, functions, negations: XPath answers
             return False
         tree = tree.selector
