@@ -115,30 +115,48 @@ def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:
 
 
 def sheet_rules(css: str) -> tuple[tuple[str, Declarations], ...]:
-    """:func:`style_rules` of a sheet, read once per process: the pages of a site repeat
-    their ``<style>`` blocks (a news site's inline one can pass a megabyte), and reading one
-    is a scan of it all. The sheets read most recently are kept, up to
-    :data:`SHEET_CACHE_CHARS` of them in all. The declarations are shared between the pages:
-    nothing writes to them."""
+    """:func:`style_rules` of a sheet, read once per process (:func:`_read_sheet`)."""
+    return _read_sheet(css).rules
+
+
+class _Sheet:
+    """A sheet's rules, with what a page asks of each: whether it hides (the first pass
+    matches those) and the names its selector's rightmost compound holds (for may_match)."""
+
+    __slots__ = ("hiding", "names", "others", "rules")
+
+    def __init__(self, rules: tuple[tuple[str, Declarations], ...]):
+        self.rules = rules
+        self.names = [_key_names(selector) for selector, _ in rules]
+        hides = [is_hiding(decls) or visually_hidden(decls) for _, decls in rules]
+        self.hiding = [k for k, hide in enumerate(hides) if hide]
+        self.others = [k for k, hide in enumerate(hides) if not hide]
+
+
+def _read_sheet(css: str) -> _Sheet:
+    """A sheet read once per process: the pages of a site repeat their ``<style>`` blocks (a
+    news site's inline one can pass a megabyte), and reading one is a scan of it all. The
+    sheets read most recently are kept, up to :data:`SHEET_CACHE_CHARS` of them in all. The
+    declarations are shared between the pages: nothing writes to them."""
     with _sheets_lock:
-        rules = _sheets.get(css)
-        if rules is not None:
+        sheet = _sheets.get(css)
+        if sheet is not None:
             _sheets.move_to_end(css)
-            return rules
-    rules = tuple(style_rules(css))
+            return sheet
+    sheet = _Sheet(tuple(style_rules(css)))
     if len(css) <= SHEET_CACHE_CHARS // 4:
         global _sheet_chars
         with _sheets_lock:
             if css not in _sheets:
-                _sheets[css] = rules
+                _sheets[css] = sheet
                 _sheet_chars += len(css)
                 while _sheet_chars > SHEET_CACHE_CHARS:
                     _sheet_chars -= len(_sheets.popitem(last=False)[0])
-    return rules
+    return sheet
 
 
 #: The sheets read (text → rules), least recently used first; their characters in all.
-_sheets: OrderedDict[str, tuple[tuple[str, Declarations], ...]] = OrderedDict()
+_sheets: OrderedDict[str, _Sheet] = OrderedDict()
 _sheet_chars = 0
 _sheets_lock = threading.Lock()
 
@@ -213,7 +231,10 @@ class _Index:
 
     def may_match(self, selector: str) -> bool:
         """False when the rightmost compound names a class, id or tag that is not here."""
-        names = _key_names(selector)
+        return self.may_hold(_key_names(selector))
+
+    def may_hold(self, names: tuple[tuple[str, ...], tuple[str, ...], str | None] | None) -> bool:
+        """:meth:`may_match` of a selector from its :func:`_key_names`."""
         if names is None:
             return True
         classes, ids, tag = names
@@ -581,12 +602,13 @@ def apply_sheets(root: Any, sheets: list[str], cascade: Cascade) -> None:
     compound could select one of the elements those hid (they may show it again). A page
     loading a whole CSS framework thus costs a handful of selector evaluations, not thousands.
     """
-    rules = [
-        (order, selector, decls)
-        for order, (selector, decls) in enumerate(r for sheet in sheets for r in sheet_rules(sheet))
-    ]
-    hiding = [r for r in rules if is_hiding(r[2]) or visually_hidden(r[2])]
-    if not hiding:
+    read: list[tuple[int, _Sheet]] = []  # each sheet, after the rules of those before it
+    offset = 0
+    for text in sheets:
+        sheet = _read_sheet(text)
+        read.append((offset, sheet))
+        offset += len(sheet.rules)
+    if not any(sheet.hiding for _, sheet in read):
         return
     index = _Index(root.iter())
     page_elements = index.count
@@ -604,24 +626,28 @@ def apply_sheets(root: Any, sheets: list[str], cascade: Cascade) -> None:
             logger.debug("Stylesheet too large: the rest of its complex selectors are ignored")
         return _pooled(root, selector, index, page_elements) or _select(root, selector)
 
-    for order, selector, decls in hiding:
-        if not index.may_match(selector):
-            continue
-        found = select(index, selector)
-        if found is not None:
-            elements, specificity = found
-            for el in elements:
-                candidates.add(el)
-                cascade.add(el, decls, (0, *specificity, order))
+    for offset, sheet in read:  # the hiding rules, in order
+        for k in sheet.hiding:
+            if not index.may_hold(sheet.names[k]):
+                continue
+            selector, decls = sheet.rules[k]
+            found = select(index, selector)
+            if found is not None:
+                elements, specificity = found
+                for el in elements:
+                    candidates.add(el)
+                    cascade.add(el, decls, (0, *specificity, offset + k))
     if not candidates:
         return
     index = _Index(candidates)
-    for order, selector, decls in rules:
-        if is_hiding(decls) or visually_hidden(decls) or not index.may_match(selector):
-            continue
-        found = select(index, selector)
-        if found is not None:
-            elements, specificity = found
-            for el in elements:
-                if el in candidates:
-                    cascade.add(el, decls, (0, *specificity, order))
+    for offset, sheet in read:  # the others, in order
+        for k in sheet.others:
+            if not index.may_hold(sheet.names[k]):
+                continue
+            selector, decls = sheet.rules[k]
+            found = select(index, selector)
+            if found is not None:
+                elements, specificity = found
+                for el in elements:
+                    if el in candidates:
+                        cascade.add(el, decls, (0, *specificity, offset + k))
