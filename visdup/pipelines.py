@@ -26,8 +26,7 @@ from scrapy.utils.asyncio import run_in_thread
 
 from visdup.context import CrawlContext, check_enabled
 from visdup.dedup.analysis import PageAnalysis
-from visdup.dedup.jobs import Outcome
-from visdup.dedup.labelling import LabelFailed
+from visdup.dedup.jobs import LabelFailed, Outcome
 from visdup.items import Page, Record
 from visdup.storage.outage import is_outage
 from visdup.templates.assign import Assignment

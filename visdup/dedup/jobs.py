@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from visdup.errors import VisdupError
 from visdup.page.fetch import Fetch, fetch_facts
 
 if TYPE_CHECKING:
@@ -46,3 +47,12 @@ class Outcome:
     group_size: int | None = None
     #: Its template cluster, when the call placed it there too (``label(place=True)``).
     assignment: Assignment | None = None
+
+
+class LabelFailed(VisdupError):
+    """A page was placed in its template cluster, then its labelling failed: the placing is
+    stored, and ``assignment`` carries what it gave (the cluster, the records it made)."""
+
+    def __init__(self, message: str, assignment: Assignment):
+        super().__init__(message)
+        self.assignment = assignment

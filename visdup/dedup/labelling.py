@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING, Any
 from visdup.config import options
 from visdup.content.titles import SiteTitles, retitle
 from visdup.dedup.analysis import PageAnalysis
-from visdup.dedup.jobs import Outcome, PageJob
+from visdup.dedup.jobs import LabelFailed, Outcome, PageJob
 from visdup.dedup.label import Labeller, build_labeller
 from visdup.dedup.settle import settle, settle_failed
 from visdup.drift.crawl import close_crawl_snapshot, record_page
-from visdup.errors import VisdupError
 from visdup.storage.outage import is_outage
 from visdup.storage.store import Store
 from visdup.templates.assign import Assignment, CrawlClusters
@@ -251,12 +250,3 @@ class Labelling:
         if self.snapshot is None:
             return {}
         return close_crawl_snapshot(self.snapshot, reason)
-
-
-class LabelFailed(VisdupError):
-    """A page was placed in its template cluster, then its labelling failed: the placing is
-    stored, and ``assignment`` carries what it gave (the cluster, the records it made)."""
-
-    def __init__(self, message: str, assignment: Assignment):
-        super().__init__(message)
-        self.assignment = assignment

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from visdup.dedup.analysis import worker_started
-from visdup.dedup.labelling import LabelFailed, Labelling
+from visdup.dedup.jobs import LabelFailed
 from visdup.errors import VisdupError
 from visdup.runtime.workers import deaf_to_stops, spawn
 from visdup.storage.store import Store
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from visdup.config import Options
     from visdup.dedup.analysis import PageAnalysis
     from visdup.dedup.jobs import PageJob
+    from visdup.dedup.labelling import Labelling
     from visdup.drift.snapshot import SnapshotInfo
     from visdup.templates.signature import TemplateInput
 
@@ -319,6 +320,8 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
         )
         # after a label process died: the rows it had not written yet, and its count
         snapshot.recover(setup.run_id, held_at_start)
+    from visdup.dedup.labelling import Labelling  # this process labels
+
     return Labelling(
         store,
         setup.config,

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.utils.asyncio import run_in_thread
 
-from visdup.dedup.labelling import Labelling
 from visdup.errors import StoreError
 from visdup.runtime.futures import awaited
 from visdup.runtime.label_process import (
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from visdup.config import Options
     from visdup.dedup.analysis import PageAnalysis
     from visdup.dedup.jobs import Outcome, PageJob
+    from visdup.dedup.labelling import Labelling
     from visdup.drift.snapshot import Snapshot
     from visdup.runtime.analysis import Analysis
     from visdup.storage.store import Store
@@ -181,6 +181,10 @@ class Labeller:
         return service
 
     def _labelling_here(self) -> Labelling:
+        # imported here: with a label process, this process never labels, and the labelling
+        # (its indexes, numpy) is a tenth of a second and tens of megabytes it need not load
+        from visdup.dedup.labelling import Labelling
+
         return Labelling(
             self.store,
             self.config,
