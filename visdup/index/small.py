@@ -144,17 +144,23 @@ class SmallTerms:
         )
         sims = _similarities(mine, rows, weight, count)
         hits = np.flatnonzero(sims >= self.at_least)
-        found: list[tuple[float, int, int]] = []
-        if len(hits):
-            starts = np.cumsum([0] + [b.n for b in chosen[:-1]])
-            ranks = np.searchsorted(starts, hits, side="right") - 1
-            slots = hits - starts[ranks]
-            for hit, rank, slot in zip(hits.tolist(), ranks.tolist(), slots.tolist(), strict=True):
-                found.append((-float(sims[hit]), rank * (1 << 40) + slot, chosen[rank].keys[slot]))
-        found.sort()
+        if not len(hits):
+            return []
+        # highest bound first, then reading order (a hit's place in the rows read): ordered in
+        # numpy, so a site's thousands of alike small pages cost no Python step but the kept
+        order = np.lexsort((hits, -sims[hits]))
         if limit is not None:
-            del found[limit:]
-        return [(key, -negative) for negative, _order, key in found]
+            order = order[:limit]
+        hits = hits[order]
+        starts = np.cumsum([0] + [b.n for b in chosen[:-1]])
+        ranks = np.searchsorted(starts, hits, side="right") - 1
+        slots = hits - starts[ranks]
+        return [
+            (chosen[rank].keys[slot], bound)
+            for rank, slot, bound in zip(
+                ranks.tolist(), slots.tolist(), sims[hits].tolist(), strict=True
+            )
+        ]
 
 
 def _similarities(mine: np.ndarray, rows: np.ndarray, weight: int, count: int) -> np.ndarray:
