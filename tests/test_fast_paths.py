@@ -789,3 +789,74 @@ def test_rows_are_looked_for_as_in_looks_for_them() -> None:
         for _ in range(20):
             own = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
             assert within(own) == (own in text), (text, own)
+
+
+def _random_page(rng: random.Random) -> str:
+    """A small page of nested elements with classes, ids and attributes that the selectors
+    below name, comments and processing instructions between them."""
+
+    def element(depth: int) -> str:
+        tag = rng.choice(["div", "p", "span", "a", "li", "section", "DIV", "b"])
+        attrs = []
+        if rng.random() < 0.5:
+            names = rng.sample(["a", "b", "c", "a-b", "x\ty", "\u00e9", "A"], rng.randint(1, 3))
+            attrs.append(f"class='{' '.join(names)}'")
+        if rng.random() < 0.2:
+            attrs.append(f"id='{rng.choice(['x', 'y', 'top'])}'")
+        for name in rng.sample(["lang", "data-x", "href", "hidden"], rng.randint(0, 2)):
+            attrs.append(f"{name}='{rng.choice(['en', 'en-GB', '', 'e n', 'ab', '-x'])}'")
+        inner = ""
+        for _ in range(rng.randint(0, 4) if depth < 5 else 0):
+            draw = rng.random()
+            inner += "<!-- c -->" if draw < 0.1 else "<?pi x?>" if draw < 0.15 else ""
+            inner += element(depth + 1) if draw >= 0.15 else ""
+        return f"<{tag} {' '.join(attrs)}>t{inner}</{tag}>"
+
+    return "<html><body>" + "".join(element(0) for _ in range(rng.randint(1, 4))) + "</body></html>"
+
+
+def _random_selector(rng: random.Random) -> str:
+    def compound() -> str:
+        text = rng.choice(["", "", "*", "div", "p", "span", "a", "li", "DIV", "b"])
+        for _ in range(rng.randint(0 if text else 1, 2)):
+            draw = rng.random()
+            if draw < 0.4:
+                text += "." + rng.choice(["a", "b", "c", "a-b", "A", "\u00e9", "x"])
+            elif draw < 0.55:
+                text += "#" + rng.choice(["x", "y", "top"])
+            else:
+                name = rng.choice(["lang", "data-x", "href", "hidden"])
+                op = rng.choice(["", "=", "^=", "$=", "*=", "~=", "|="])
+                value = rng.choice(["en", "en-GB", "", "e n", "ab", "x", "-x"])
+                text += f"[{name}]" if not op else f"[{name}{op}'{value}']"
+        return text or "*"
+
+    selector = compound()
+    for _ in range(rng.randint(0, 3)):
+        selector = compound() + rng.choice([" ", " > ", " + ", " ~ "]) + selector
+    return selector
+
+
+def test_pooled_selectors_equal_xpath_on_random_pages() -> None:
+    """Random compounds and combinators on random pages: the pooled match selects what
+    cssselect's XPath selects, element for element and in document order."""
+    from visdup.content import css
+
+    rng = random.Random(2)
+    compared = 0
+    for _ in range(80):
+        root = parse_html(_random_page(rng).encode()).root
+        elements = [el for el in root.iter() if isinstance(el.tag, str)]
+        index = css._Index(root.iter())
+        for _ in range(25):
+            selector = _random_selector(rng)
+            compiled, chain = css._compile(selector), css._chain(selector)
+            if compiled is None or chain is None:
+                continue
+            expected = root.xpath(compiled[0])
+            walk = css._Walk(0)
+            assert [el for el in elements if chain.matches(el, root, walk)] == expected, selector
+            pooled = css._pooled(root, selector, index, 10**9)
+            assert pooled is None or pooled[0] == expected, selector
+            compared += 1
+    assert compared > 1500

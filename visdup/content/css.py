@@ -42,7 +42,7 @@ _DYNAMIC_PSEUDO = re.compile(
 )
 _BRACE = re.compile(r"[{}]")
 _CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
-#: The characters of the sheets kept read, in all (:func:`sheet_rules`).
+#: The characters of the sheets kept read, in all (:func:`_read_sheet`).
 SHEET_CACHE_CHARS = 4 * 1024 * 1024
 #: A complex selector is matched from the elements its rightmost compound can select (and
 #: up their ancestors) when these are at most this share of the page: otherwise XPath scans
@@ -112,11 +112,6 @@ def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:
                         if selector and not _DYNAMIC_PSEUDO.search(selector):
                             yield selector, decls
         start = pos + 1
-
-
-def sheet_rules(css: str) -> tuple[tuple[str, Declarations], ...]:
-    """:func:`style_rules` of a sheet, read once per process (:func:`_read_sheet`)."""
-    return _read_sheet(css).rules
 
 
 class _Sheet:

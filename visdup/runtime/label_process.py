@@ -281,8 +281,10 @@ def serve_when_set_up(conn: Any) -> None:
         serve(conn, setup)
 
 
-#: What the label process imports as it opens its labelling (beside this module's own).
+#: What the label process imports as it opens its labelling (beside this module's own, which
+#: leaves the labelling to it: the crawl's process imports this module too).
 _LABEL_MODULES = (
+    "visdup.dedup.labelling",
     "visdup.drift.snapshot",
     "visdup.structure.distance",
     "visdup.structure.fingerprint",
