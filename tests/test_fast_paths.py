@@ -710,7 +710,7 @@ SELECTOR_PAGE = (
 def test_pooled_selector_matches_equal_xpath() -> None:
     """A complex selector matched from its rightmost compound's elements up selects what the
     XPath cssselect writes for it selects, from the root and from a subtree."""
-    from visdup.content import css
+    from visdup.content import css, selectors
 
     rng = random.Random(11)
     compared = 0
@@ -722,20 +722,20 @@ def test_pooled_selector_matches_equal_xpath() -> None:
         theirs = sorted({s for sheet in sheets for s, _ in css.style_rules(sheet)})
         everything = list(root.iter())  # one proxy per element from here on
         order = {el: n for n, el in enumerate(everything)}
-        selectors = SELECTORS + rng.sample(theirs, min(len(theirs), 60))
+        asked = SELECTORS + rng.sample(theirs, min(len(theirs), 60))
         for top in (root, root.find("body"), root.find(".//div")):
             if top is None:
                 continue
             inside = set(top.iter())
             index = css._Index(top.iter())
-            for selector in selectors:
-                compiled, chain = css._compile(selector), css._chain(selector)
+            for selector in asked:
+                compiled, chain = css._compile(selector), selectors.chain_of(selector)
                 if compiled is None or chain is None:
                     continue
                 pool = chain.pool(index)  # the elements its rightmost compound may select
                 if pool is None:
                     pool = [el for el in top.iter() if isinstance(el.tag, str)]
-                walk = css._Walk(0)  # one memo for the selector's candidates, as a page has
+                walk = selectors.Walk(0)  # one memo for the selector's candidates, as a page has
                 found = [el for el in dict.fromkeys(pool) if chain.matches(el, top, walk)]
                 found.sort(key=order.__getitem__)
                 # XPath also reaches the siblings of a subtree's top ("+", "~"), which the
@@ -746,7 +746,7 @@ def test_pooled_selector_matches_equal_xpath() -> None:
     assert compared > 500
     # what the pooled match leaves to XPath
     for selector in ("p:first-child", "div :not(.a)", "p[lang=en i]", "p[lang!=en]", "svg|g"):
-        assert css._chain(selector) is None
+        assert selectors.chain_of(selector) is None
 
 
 def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
@@ -840,7 +840,7 @@ def _random_selector(rng: random.Random) -> str:
 def test_pooled_selectors_equal_xpath_on_random_pages() -> None:
     """Random compounds and combinators on random pages: the pooled match selects what
     cssselect's XPath selects, element for element and in document order."""
-    from visdup.content import css
+    from visdup.content import css, selectors
 
     rng = random.Random(2)
     compared = 0
@@ -850,11 +850,11 @@ def test_pooled_selectors_equal_xpath_on_random_pages() -> None:
         index = css._Index(root.iter())
         for _ in range(25):
             selector = _random_selector(rng)
-            compiled, chain = css._compile(selector), css._chain(selector)
+            compiled, chain = css._compile(selector), selectors.chain_of(selector)
             if compiled is None or chain is None:
                 continue
             expected = root.xpath(compiled[0])
-            walk = css._Walk(0)
+            walk = selectors.Walk(0)
             assert [el for el in elements if chain.matches(el, root, walk)] == expected, selector
             pooled = css._pooled(root, selector, index, 10**9)
             assert pooled is None or pooled[0] == expected, selector

@@ -12,13 +12,14 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import lxml.etree
 from cssselect import GenericTranslator, SelectorError
 from cssselect import parse as css_parse
-from cssselect.parser import Attrib, Class, CombinedSelector, Element, Hash
+
+from visdup.content.selectors import TooLong, Walk, chain_of, has_siblings
 
 logger = logging.getLogger(__name__)
 
@@ -48,10 +49,6 @@ SHEET_CACHE_CHARS = 4 * 1024 * 1024
 #: up their ancestors) when these are at most this share of the page: otherwise XPath scans
 #: the whole tree, which costs less than walking up from most of its elements.
 POOL_SHARE = 1 / 4
-#: A name cssselect writes as an XPath name test (others it compares with name()).
-_SAFE_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]*$")
-#: XPath's whitespace (normalize-space): what separates the names of a class attribute.
-_XML_SPACE = re.compile(r"[ \t\r\n]+")
 _KEY_COMPOUND = re.compile(r"([^\s>+~]+)\s*$")
 _CLASS_TOKEN = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 _ID_TOKEN = re.compile(r"#(-?[_a-zA-Z][\w-]*)")
@@ -297,267 +294,14 @@ def _compile(selector: str) -> tuple[str, tuple[int, int, int]] | None:
         return None
 
 
-class _Compound:
-    """What one compound selector asks of an element, as the XPath of ``GenericTranslator``
-    asks it: a tag (case and namespace as written, None for any), ids, class names (tokens
-    of the class attribute split at XPath's whitespace), and attributes, present or compared
-    by the operators of Selectors Level 3 (a test each, :data:`_ATTRIBUTE_TESTS`)."""
-
-    __slots__ = ("attrs", "classes", "ids", "never", "tag")
-
-    def __init__(self) -> None:
-        self.tag: str | None = None
-        self.ids: list[str] = []
-        self.classes: list[str] = []
-        self.attrs: list[tuple[str, Callable[[str, str], bool], str]] = []
-        self.never = False  # an empty class name, or one with whitespace: XPath's "0"
-
-    def test(self, el: Any) -> bool:
-        if self.never or (self.tag is not None and el.tag != self.tag):
-            return False
-        get = el.get
-        for ident in self.ids:
-            if get("id") != ident:
-                return False
-        if self.classes:
-            value = get("class")
-            if value is None:
-                return False
-            names = _class_names(value)
-            for name in self.classes:
-                if name not in names:
-                    return False
-        for attr, holds, want in self.attrs:
-            value = get(attr)
-            if value is None or not holds(value, want):
-                return False
-        return True
-
-
-def _includes(value: str, want: str) -> bool:
-    return want in _class_names(value)
-
-
-#: An attribute operator's test of a present attribute's value against the selector's, as
-#: cssselect writes it in XPath; an operator whose XPath is "0" for the value given never
-#: matches (:func:`_compound`).
-_ATTRIBUTE_TESTS: dict[str, Callable[[str, str], bool]] = {
-    "exists": lambda value, want: True,
-    "=": str.__eq__,
-    "^=": str.startswith,
-    "$=": str.endswith,
-    "*=": str.__contains__,
-    "~=": _includes,
-    "|=": lambda value, want: value == want or value.startswith(want + "-"),
-}
-
-
-@functools.lru_cache(maxsize=4096)
-def _class_names(value: str) -> frozenset[str]:
-    """The names of a class attribute as XPath's normalize-space splits it (a site's pages
-    repeat a few hundred class attributes)."""
-    return frozenset(_XML_SPACE.split(value))
-
-
-class _Chain:
-    """A selector as compounds from the rightmost, with the combinator before each."""
-
-    __slots__ = ("combinators", "compounds")
-
-    def __init__(self, compounds: list[_Compound], combinators: list[str]):
-        self.compounds = compounds
-        self.combinators = combinators  # combinators[i]: between compounds[i + 1] and [i]
-
-    def pool(self, index: _Index) -> list[Any] | None:
-        """The indexed elements the rightmost compound may select (a superset), or None
-        when it names nothing the index keys (every element may match)."""
-        key = self.compounds[0]
-        if key.ids:
-            return index.ids.get(key.ids[0], [])
-        if key.classes:
-            name = key.classes[0]
-            if any(c.isspace() for c in name):  # the index splits class attributes at these
-                return None
-            return index.classes.get(name, [])
-        if key.tag is not None:
-            return index.tags.get(key.tag.lower(), [])
-        return None
-
-    def matches(self, el: Any, top: Any, walk: _Walk | None = None) -> bool:
-        """Whether ``el`` matches the selector with every element it names in ``top``'s
-        subtree (``top`` included), as ``top.xpath('descendant-or-self::...')`` selects.
-        ``walk``: the memo and step budget shared by the elements of one search."""
-        return self.compounds[0].test(el) and self._left(el, 0, top, walk or _Walk(0))
-
-    def _left(self, el: Any, i: int, top: Any, walk: _Walk) -> bool:
-        """Whether the compounds left of ``compounds[i]`` (which ``el`` matches) match."""
-        if i + 1 == len(self.compounds):
-            return True
-        known = walk.known
-        got = known.get((el, i))
-        if got is not None:
-            return got
-        got = False
-        if el is not top:
-            combinator = self.combinators[i]
-            if combinator == ">":
-                other = el.getparent()
-                got = other is not None and self._here(other, i, top, walk)
-            elif combinator == "+":
-                other = _previous_element(el)
-                got = other is not None and self._here(other, i, top, walk)
-            elif combinator == " ":
-                got = self._along(el.getparent(), i, top, walk, _parent)
-            else:  # "~"
-                got = self._along(_previous_element(el), i, top, walk, _previous_element)
-        known[(el, i)] = got
-        return got
-
-    def _here(self, other: Any, i: int, top: Any, walk: _Walk) -> bool:
-        """Whether ``other`` matches ``compounds[i + 1]`` and the compounds left of it."""
-        walk.step()
-        return self.compounds[i + 1].test(other) and self._left(other, i + 1, top, walk)
-
-    def _along(self, node: Any, i: int, top: Any, walk: _Walk, step: Callable[[Any], Any]) -> bool:
-        """Whether ``node`` or one after it along ``step`` (its ancestors up to ``top``, or
-        its earlier siblings) matches ``compounds[i + 1]`` and the compounds left of it.
-
-        Each node's answer is kept for the search: the candidates of one selector share
-        their ancestors and siblings, and each is asked about once, not once per candidate.
-        """
-        memo = walk.along
-        unknown = []
-        got = False
-        while node is not None:
-            seen = memo.get((node, i))
-            if seen is not None:
-                got = seen
-                break
-            unknown.append(node)
-            if self._here(node, i, top, walk):
-                got = True
-                break
-            if node is top and step is _parent:
-                break
-            node = step(node)
-        for node in unknown:  # each of them has that answer: the search passed through it
-            memo[(node, i)] = got
-        return got
-
-
-def _parent(el: Any) -> Any:
-    return el.getparent()
-
-
-class _TooLong(Exception):
-    """A pooled search went past its steps: XPath answers instead."""
-
-
-class _Walk:
-    """One pooled search's memo (element, compound) → matched, and its steps left (0: no
-    limit). A deep tree makes a few elements' ancestors more than a scan of the tree."""
-
-    __slots__ = ("along", "known", "left")
-
-    def __init__(self, steps: int):
-        self.known: dict[tuple[Any, int], bool] = {}
-        #: (node, i) → whether it or a node after it (ancestors; earlier siblings) matches
-        #: compounds[i + 1] and those left of it.
-        self.along: dict[tuple[Any, int], bool] = {}
-        self.left = steps or -1
-
-    def step(self) -> None:
-        self.left -= 1
-        if self.left == 0:
-            raise _TooLong
-
-
-def _has_siblings(el: Any) -> bool:
-    """Whether ``el`` has an element sibling (a page's root has none)."""
-    return _previous_element(el) is not None or any(
-        isinstance(other.tag, str) for other in el.itersiblings()
-    )
-
-
-def _previous_element(el: Any) -> Any:
-    """The element sibling before ``el`` (comments and processing instructions skipped, as
-    XPath's ``*`` skips them), or None."""
-    other = el.getprevious()
-    while other is not None and not isinstance(other.tag, str):
-        other = other.getprevious()
-    return other
-
-
-def _compound(tree: Any, into: _Compound) -> bool:
-    """Fill ``into`` from a compound's parse tree; False for what it cannot test."""
-    while not isinstance(tree, Element):
-        if isinstance(tree, Class):
-            name = tree.class_name
-            if not name or any(c in " \t\r\n\f" for c in name):
-                into.never = True
-            into.classes.append(name)
-        elif isinstance(tree, Hash):
-            into.ids.append(tree.id)
-        elif isinstance(tree, Attrib):
-            holds = _ATTRIBUTE_TESTS.get(tree.operator)
-            if (
-                holds is None
-                or tree.namespace is not None
-                or getattr(tree, "flag", None) is not None
-                or not _SAFE_NAME.match(tree.attrib)
-            ):
-                return False
-            want = (tree.value.value if tree.value is not None else None) or ""
-            if tree.operator in ("^=", "$=", "*=") and not want:
-                into.never = True  # cssselect: "0"
-            if tree.operator == "~=" and (not want or any(c in " \t\r\n\f" for c in want)):
-                into.never = True
-            into.attrs.append((tree.attrib, holds, want))
-        else:  # pseudo-classes, functions, negations: XPath answers
-            return False
-        tree = tree.selector
-    if tree.namespace is not None:
-        return False
-    if tree.element:
-        if not _SAFE_NAME.match(tree.element):
-            return False
-        into.tag = tree.element
-    return True
-
-
-@functools.lru_cache(maxsize=4096)
-def _chain(selector: str) -> _Chain | None:
-    """The selector as a :class:`_Chain`, or None where only XPath can match it."""
-    try:
-        parsed = css_parse(selector)
-    except (SelectorError, ValueError, TypeError):
-        return None
-    if len(parsed) != 1:
-        return None
-    tree = parsed[0].parsed_tree
-    compounds: list[_Compound] = []
-    combinators: list[str] = []
-    while True:
-        right = tree.subselector if isinstance(tree, CombinedSelector) else tree
-        compound = _Compound()
-        if not _compound(right, compound):
-            return None
-        compounds.append(compound)
-        if not isinstance(tree, CombinedSelector):
-            return _Chain(compounds, combinators)
-        if tree.combinator not in " >+~":
-            return None
-        combinators.append(tree.combinator)
-        tree = tree.selector
-
-
 def _pooled(
     root: Any, selector: str, index: _Index, elements: int
 ) -> tuple[list[Any], tuple[int, int, int]] | None:
     """What :func:`_select` gives, found from the elements of ``index`` that the selector's
-    rightmost compound may select, when they are few; None: ask :func:`_select`."""
-    chain = _chain(selector)
-    if chain is None or _has_siblings(root):  # XPath would select some of these siblings
+    rightmost compound may select (:mod:`visdup.content.selectors`), when they are few; None:
+    ask :func:`_select`."""
+    chain = chain_of(selector)
+    if chain is None or has_siblings(root):  # XPath would select some of these siblings
         return None
     pool = chain.pool(index)
     if pool is None or len(pool) > POOL_SHARE * elements:
@@ -567,14 +311,14 @@ def _pooled(
         return None
     seen: set[Any] = set()
     found = []
-    walk = _Walk(elements)  # walked further than a scan of the tree: XPath scans it
+    walk = Walk(elements)  # walked further than a scan of the tree: XPath scans it
     try:
         for el in pool:
             if el not in seen:
                 seen.add(el)
                 if chain.matches(el, root, walk):
                     found.append(el)
-    except _TooLong:
+    except TooLong:
         return None
     return found, compiled[1]
 
