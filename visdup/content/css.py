@@ -17,9 +17,8 @@ from typing import Any
 
 import lxml.etree
 from cssselect import GenericTranslator, SelectorError
-from cssselect import parse as css_parse
 
-from visdup.content.selectors import TooLong, Walk, chain_of, has_siblings
+from visdup.content.selectors import TooLong, Walk, chain_of, has_siblings, parsed
 
 logger = logging.getLogger(__name__)
 
@@ -285,11 +284,11 @@ def _compile(selector: str) -> tuple[str, tuple[int, int, int]] | None:
 
     The XPath text is cached, not an lxml XPath object, which must not be shared by threads.
     """
+    one = parsed(selector)
+    if one is None:
+        return None
     try:
-        parsed = css_parse(selector)
-        if len(parsed) != 1:
-            return None
-        return _TRANSLATOR.selector_to_xpath(parsed[0]), parsed[0].specificity()
+        return _TRANSLATOR.selector_to_xpath(one), one.specificity()
     except (SelectorError, ValueError, TypeError):
         return None
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from cssselect import SelectorError
 from cssselect import parse as css_parse
-from cssselect.parser import Attrib, Class, CombinedSelector, Element, Hash
+from cssselect.parser import Attrib, Class, CombinedSelector, Element, Hash, Selector
 
 #: A name cssselect writes as an XPath name test (others it compares with name()).
 _SAFE_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]*$")
@@ -265,15 +265,23 @@ def _compound(tree: Any, into: Compound) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def chain_of(selector: str) -> Chain | None:
-    """The selector as a :class:`Chain`, or None where only XPath can match it."""
+def parsed(selector: str) -> Selector | None:
+    """The selector as cssselect parses it, once per process (the translation to XPath and
+    :func:`chain_of` both read it); None when it does not parse to one selector."""
     try:
-        parsed = css_parse(selector)
+        found = css_parse(selector)
     except (SelectorError, ValueError, TypeError):
         return None
-    if len(parsed) != 1:
+    return found[0] if len(found) == 1 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def chain_of(selector: str) -> Chain | None:
+    """The selector as a :class:`Chain`, or None where only XPath can match it."""
+    one = parsed(selector)
+    if one is None:
         return None
-    tree = parsed[0].parsed_tree
+    tree = one.parsed_tree
     compounds: list[Compound] = []
     combinators: list[str] = []
     while True:
