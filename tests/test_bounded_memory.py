@@ -195,27 +195,29 @@ def test_an_analysis_worker_imports_nothing_heavy():
     """What a worker imports lives in the address space VISDUP_ANALYSIS_MEMORY_MB bounds:
     numpy alone reserves more than a hundred megabytes of it, and a store or a reactor has no
     work there."""
+    heavy = ("numpy", "sqlalchemy", "scrapy", "twisted")
+    assert _loaded("visdup.dedup.analysis, visdup.runtime.workers", heavy) == []
+
+
+def _loaded(modules: str, heavy: tuple[str, ...]) -> list[str]:
+    """Which of ``heavy`` a fresh interpreter holds once it has imported ``modules``."""
     code = (
-        "import sys, json, visdup.dedup.analysis, visdup.runtime.workers\n"
-        "heavy = ('numpy', 'sqlalchemy', 'scrapy', 'twisted')\n"
-        "print(json.dumps([m for m in heavy if m in sys.modules]))\n"
+        f"import sys, json, {modules}\n"
+        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_the_crawls_process_loads_no_labelling():
     """With a label process (the default), the crawl's process never labels: the labelling,
     its indexes and numpy are a tenth of a second before its spider opens, and tens of
     megabytes, that only the label process needs."""
-    code = (
-        "import sys, json, scrapy.crawler, visdup.addon, visdup.pipelines, visdup.context\n"
-        "import visdup.middlewares, visdup.scheduler, visdup.spiders.site, visdup.cli.crawl\n"
-        "import visdup.runtime.labeller, visdup.runtime.label_process\n"
-        "heavy = ('numpy', 'visdup.dedup.labelling', 'visdup.dedup.label', 'visdup.index')\n"
-        "print(json.dumps([m for m in heavy if m in sys.modules]))\n"
+    modules = (
+        "scrapy.crawler, visdup.addon, visdup.pipelines, visdup.context, visdup.middlewares, "
+        "visdup.scheduler, visdup.spiders.site, visdup.cli.crawl, visdup.runtime.labeller, "
+        "visdup.runtime.label_process"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+    heavy = ("numpy", "visdup.dedup.labelling", "visdup.dedup.label", "visdup.index")
+    assert _loaded(modules, heavy) == []

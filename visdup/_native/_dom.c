@@ -71,6 +71,36 @@ ascii_space(unsigned char c)
     return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
 }
 
+/* The code point of the UTF-8 character at p in *cp, and its width in bytes; -1 for bytes
+ * that are not UTF-8 (the terminating NUL stops a character cut short). */
+static inline int
+utf8_next(const unsigned char *p, Py_UCS4 *cp)
+{
+    unsigned char b = *p;
+    int extra;
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    }
+    if ((b & 0xE0) == 0xC0) {
+        *cp = b & 0x1F;
+        extra = 1;
+    } else if ((b & 0xF0) == 0xE0) {
+        *cp = b & 0x0F;
+        extra = 2;
+    } else if ((b & 0xF8) == 0xF0) {
+        *cp = b & 0x07;
+        extra = 3;
+    } else {
+        return -1;
+    }
+    for (int k = 1; k <= extra; k++) {
+        if ((p[k] & 0xC0) != 0x80) return -1;
+        *cp = (*cp << 6) | (p[k] & 0x3F);
+    }
+    return extra + 1;
+}
+
 /* Adds the normalised text of the text run starting at `first` (an element's .text when
  * first = children, a tail when first = next). 0 done, 1 stop (node cap), -1 error. */
 static int
@@ -869,31 +899,11 @@ block_text(BlockWalk *w, vd_node *first, int in_link)
                 ink++;
                 continue;
             }
-            int width = 1;
-            Py_UCS4 cp = b;
-            if (b >= 0x80) {
-                int extra;
-                if ((b & 0xE0) == 0xC0) {
-                    cp = b & 0x1F;
-                    extra = 1;
-                } else if ((b & 0xF0) == 0xE0) {
-                    cp = b & 0x0F;
-                    extra = 2;
-                } else if ((b & 0xF8) == 0xF0) {
-                    cp = b & 0x07;
-                    extra = 3;
-                } else {
-                    w->fallback = 1;
-                    return 0;
-                }
-                for (int k = 1; k <= extra; k++) { /* the terminating NUL stops a cut one */
-                    if ((p[k] & 0xC0) != 0x80) {
-                        w->fallback = 1;
-                        return 0;
-                    }
-                    cp = (cp << 6) | (p[k] & 0x3F);
-                }
-                width = extra + 1;
+            Py_UCS4 cp;
+            int width = utf8_next(p, &cp);
+            if (width < 0) {
+                w->fallback = 1;
+                return 0;
             }
             if (Py_UNICODE_ISSPACE(cp)) {
                 gap = o > 0;
@@ -1984,6 +1994,20 @@ element_table(PyObject *elements, int zero)
     return table;
 }
 
+/* The arguments (root, [elements]) of own_text_sizes and outermost_of, with the elements'
+ * table (element_table's `zero`): 1; 0 when the Python walk answers; -1 on an error. */
+static int
+root_and_table(PyObject *args, int zero, vd_node **root, PyObject **elements, TLTable **table)
+{
+    PyObject *root_obj;
+    if (!PyArg_ParseTuple(args, "OO!", &root_obj, &PyList_Type, elements)) return -1;
+    *root = element_node(root_obj);
+    if (*root == NULL || (*root)->type != N_ELEMENT) return 0;
+    *table = element_table(*elements, zero);
+    if (*table == NULL) return PyErr_Occurred() ? -1 : 0;
+    return 1;
+}
+
 /* char_count (visdup.content.blocks) of the text run lxml reads from `first` (an element's
  * .text from its children, a tail from its next sibling): its characters that are not
  * whitespace (str.isspace); -1 for text that is not UTF-8. */
@@ -2001,26 +2025,11 @@ run_ink(vd_node *first)
                 p++;
                 continue;
             }
-            int extra;
             Py_UCS4 cp;
-            if ((b & 0xE0) == 0xC0) {
-                cp = b & 0x1F;
-                extra = 1;
-            } else if ((b & 0xF0) == 0xE0) {
-                cp = b & 0x0F;
-                extra = 2;
-            } else if ((b & 0xF8) == 0xF0) {
-                cp = b & 0x07;
-                extra = 3;
-            } else {
-                return -1;
-            }
-            for (int k = 1; k <= extra; k++) { /* the terminating NUL stops a cut one */
-                if ((p[k] & 0xC0) != 0x80) return -1;
-                cp = (cp << 6) | (p[k] & 0x3F);
-            }
+            int width = utf8_next(p, &cp);
+            if (width < 0) return -1;
             if (!Py_UNICODE_ISSPACE(cp)) ink++;
-            p += extra + 1;
+            p += width;
         }
     }
     return ink;
@@ -2045,13 +2054,12 @@ static PyObject *
 own_text_sizes(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *root_obj, *elements;
-    if (!PyArg_ParseTuple(args, "OO!", &root_obj, &PyList_Type, &elements)) return NULL;
-    vd_node *root = element_node(root_obj);
-    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
-    TLTable *want = element_table(elements, 1);
-    if (want == NULL) {
-        if (PyErr_Occurred()) return NULL;
+    vd_node *root;
+    PyObject *elements;
+    TLTable *want;
+    int got = root_and_table(args, 1, &root, &elements, &want);
+    if (got <= 0) {
+        if (got < 0) return NULL;
         Py_RETURN_NONE;
     }
     InkFrame *frames = NULL;
@@ -2121,13 +2129,12 @@ static PyObject *
 outermost_of(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *root_obj, *elements;
-    if (!PyArg_ParseTuple(args, "OO!", &root_obj, &PyList_Type, &elements)) return NULL;
-    vd_node *root = element_node(root_obj);
-    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
-    TLTable *at = element_table(elements, 0);
-    if (at == NULL) {
-        if (PyErr_Occurred()) return NULL;
+    vd_node *root;
+    PyObject *elements;
+    TLTable *at;
+    int got = root_and_table(args, 0, &root, &elements, &at);
+    if (got <= 0) {
+        if (got < 0) return NULL;
         Py_RETURN_NONE;
     }
     PyObject *found = PyList_New(0);

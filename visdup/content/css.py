@@ -364,28 +364,25 @@ def apply_sheets(root: Any, sheets: list[str], cascade: Cascade) -> None:
             logger.debug("Stylesheet too large: the rest of its complex selectors are ignored")
         return _pooled(root, selector, index, page_elements) or _select(root, selector)
 
-    for offset, sheet in read:  # the hiding rules, in order
-        for k in sheet.hiding:
-            if not index.may_hold(sheet.names[k]):
-                continue
-            selector, decls = sheet.rules[k]
-            found = select(index, selector)
-            if found is not None:
+    def apply(kind: str, index: _Index, among: set[Any] | None) -> None:
+        """The rules of one kind, in order, on the elements they select: each one joins the
+        candidates, or (with ``among``) only those among them count."""
+        for offset, sheet in read:
+            for k in getattr(sheet, kind):
+                if not index.may_hold(sheet.names[k]):
+                    continue
+                selector, decls = sheet.rules[k]
+                found = select(index, selector)
+                if found is None:
+                    continue
                 elements, specificity = found
                 for el in elements:
-                    candidates.add(el)
+                    if among is None:
+                        candidates.add(el)
+                    elif el not in among:
+                        continue
                     cascade.add(el, decls, (0, *specificity, offset + k))
-    if not candidates:
-        return
-    index = _Index(candidates)
-    for offset, sheet in read:  # the others, in order
-        for k in sheet.others:
-            if not index.may_hold(sheet.names[k]):
-                continue
-            selector, decls = sheet.rules[k]
-            found = select(index, selector)
-            if found is not None:
-                elements, specificity = found
-                for el in elements:
-                    if el in candidates:
-                        cascade.add(el, decls, (0, *specificity, offset + k))
+
+    apply("hiding", index, None)
+    if candidates:
+        apply("others", _Index(candidates), candidates)
