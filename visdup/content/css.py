@@ -112,7 +112,8 @@ def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:
 
 class _Sheet:
     """A sheet's rules, with what a page asks of each: whether it hides (the first pass
-    matches those) and the names its selector's rightmost compound holds (for may_match)."""
+    matches those) and the names its selector's rightmost compound holds (for
+    :meth:`_Index.may_hold`)."""
 
     __slots__ = ("hiding", "names", "others", "rules")
 
@@ -220,12 +221,9 @@ class _Index:
         #: The elements indexed.
         self.count = count
 
-    def may_match(self, selector: str) -> bool:
-        """False when the rightmost compound names a class, id or tag that is not here."""
-        return self.may_hold(_key_names(selector))
-
     def may_hold(self, names: tuple[tuple[str, ...], tuple[str, ...], str | None] | None) -> bool:
-        """:meth:`may_match` of a selector from its :func:`_key_names`."""
+        """False when a selector's rightmost compound (its :func:`_key_names`) names a class,
+        id or tag that is not here."""
         if names is None:
             return True
         classes, ids, tag = names
