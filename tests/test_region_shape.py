@@ -118,3 +118,39 @@ def test_a_short_page_without_a_title_keeps_what_its_text_finds() -> None:
     root = parse_html(board(1, "").replace("<a href='/'>Forum</a>", "<h1>Forum</h1>")).root
     # a heading in the frame is not the page's title: the text's answer, not the header
     assert layout_main(root, root).tag == "footer"
+
+
+def _title_rank_by_rank(scope):
+    """The heading the region reads as the page's title, found one rank at a time."""
+    from visdup.templates.region import _beside
+
+    for level in range(1, 7):
+        for heading in scope.iter(f"h{level}", f"H{level}"):
+            if not _beside(heading):
+                return heading
+    return None
+
+
+def test_the_title_is_the_first_heading_of_the_highest_rank_outside_the_frame() -> None:
+    import random
+
+    import lxml.html
+
+    from visdup.templates.region import _title
+
+    rng = random.Random(7)
+    frames = ["nav", "aside", "header", "footer", "div", "section", "article", "main"]
+    for _ in range(400):
+        parts = []
+        for _ in range(rng.randint(0, 8)):
+            level = rng.randint(1, 6)
+            tag = f"h{level}" if rng.random() < 0.8 else f"H{level}"
+            heading = f"<{tag}>t{len(parts)}</{tag}>"
+            for _ in range(rng.randint(0, 2)):
+                wrap = rng.choice(frames)
+                heading = f"<{wrap}>{heading}</{wrap}>"
+            parts.append(heading)
+        body = lxml.html.fromstring(f"<html><body>{''.join(parts)}<p>x</p></body></html>")
+        body = body.find("body")
+        expected = _title_rank_by_rank(body)
+        assert _title(body) is expected

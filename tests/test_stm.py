@@ -363,3 +363,37 @@ def test_one_leaf_under_each_maps_as_the_matrices_would():
         with pytest.MonkeyPatch.context() as mp:
             python_kernels(mp)
             assert _measures(a, b, da, db) == compiled
+
+
+def test_label_codes_stay_in_their_process():
+    """STM reads labels as codes numbered in the order one process meets them: a tree or a
+    layout signature sent to another process (a template built in a worker, a signature to
+    the labelling) must come without this one's codes, which there would name other
+    labels."""
+    from visdup.templates.layout import make_layout
+
+    tree = page_tree(b"<html><body><div class='x'><p>a</p><p>b</p></div></body></html>")
+    layout = make_layout(["body", "div", "p", "p"], [4, 3, 1, 1])
+    assert stm(tree, tree) == tree.nodes and stm(layout, layout) == 4
+    assert tree._arrays is not None and layout._arrays is not None  # kept once made
+    for sent in (pickle.loads(pickle.dumps(tree)), pickle.loads(pickle.dumps(layout))):
+        assert sent._arrays is None
+    back = pickle.loads(pickle.dumps(tree))
+    assert back == tree and (back.hints, back.texts, back.truncated) == (
+        tree.hints,
+        tree.texts,
+        tree.truncated,
+    )
+    assert stm(back, tree) == tree.nodes
+
+
+def test_new_labels_get_new_codes_in_order_of_meeting():
+    before = dict(stm_module._CODES)
+    fresh = [f"label-{len(before)}-{i}" for i in range(3)]
+    known = next(iter(before), None)
+    labels = [fresh[0], fresh[1], fresh[0], *([known] if known is not None else []), fresh[2]]
+    codes = list(stm_module._codes(labels))
+    n = len(before)
+    assert codes[:3] == [n + 1, n + 2, n + 1] and codes[-1] == n + 3
+    if known is not None:
+        assert codes[3] == before[known]

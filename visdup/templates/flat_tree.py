@@ -64,6 +64,12 @@ class FlatTree:
         #: The label codes and sizes STM's kernel reads, kept once made (visdup.templates.stm).
         self._arrays: tuple[array, array] | None = None
 
+    def __getstate__(self) -> tuple[None, dict[str, Any]]:
+        # STM's label codes are numbered per process (visdup.templates.stm): a tree sent to
+        # another process (a template built in a worker) must not bring this one's
+        slots = {name: getattr(self, name) for name in self.__slots__ if name != "_arrays"}
+        return None, {**slots, "_arrays": None}
+
     @property
     def nodes(self) -> int:
         return len(self.labels)

@@ -56,6 +56,9 @@ class Layout:
     #: The blocks around the content region's container, as its stored token
     #: (:func:`visdup.templates.region.region_frame`); empty: none.
     frame: str = ""
+    #: The label codes and sizes STM's kernel reads (:mod:`visdup.templates.stm`), kept once
+    #: made: a signature is compared with many others. The codes are the process's own.
+    _arrays: tuple[Any, Any] | None = field(default=None, repr=False)
 
     @property
     def nodes(self) -> int:
@@ -70,7 +73,8 @@ class Layout:
 
     def __getstate__(self) -> dict[str, Any]:
         # The path histogram's keys are hash() values, salted per process: never ship them.
-        return {**self.__dict__, "_paths": None}
+        # The STM codes are numbered per process too.
+        return {**self.__dict__, "_paths": None, "_arrays": None}
 
     @property
     def stored_labels(self) -> list[str]:

@@ -59,12 +59,25 @@ _LEFT_OUT = SKIP | {"aside", "header", "footer"}
 
 def _title(scope: Any) -> Any:
     """The first heading of the highest rank in ``scope`` outside the page's frame (its
-    header, footer, sidebars, menus); None: none."""
-    for level in range(1, 7):
-        for heading in scope.iter(f"h{level}", f"H{level}"):
+    header, footer, sidebars, menus); None: none.
+
+    One walk of ``scope`` finds its headings, rank by rank in document order: a page whose
+    headings all stand in its frame, or that has no ``<h1>``, is not walked once a rank.
+    """
+    ranks: list[list[Any]] = [[] for _ in range(6)]
+    for heading in scope.iter(*_HEADINGS):
+        ranks[int(heading.tag[1]) - 1].append(heading)
+        if heading.tag in _TOP and not _beside(heading):
+            return heading  # the first <h1> outside the frame: no other can come before it
+    for found in ranks[1:]:
+        for heading in found:
             if not _beside(heading):
                 return heading
     return None
+
+
+_HEADINGS = tuple(f"{h}{level}" for level in range(1, 7) for h in ("h", "H"))
+_TOP = frozenset(("h1", "H1"))
 
 
 def _beside(el: Any) -> bool:

@@ -80,27 +80,34 @@ def use_compiled() -> bool:
     return _kernel is not None
 
 
+#: A code for each label met, the same for the process's life: STM's kernel compares ints.
+#: Codes are this process's own, so neither they nor arrays made of them leave it.
 _CODES: dict[Any, int] = {}
 
 
-def _code(label: Any) -> int:
-    code = _CODES.get(label)
-    if code is None:
-        code = _CODES.setdefault(label, len(_CODES) + 1)
-    return code
+def _codes(labels: Sequence[Any]) -> array:
+    """The labels' codes, new labels given the next ones in the order they come."""
+    found = list(map(_CODES.get, labels))  # one dictionary lookup a label, in C
+    if None in found:
+        for i, label in enumerate(labels):
+            if found[i] is None:
+                found[i] = _CODES.setdefault(label, len(_CODES) + 1)
+    return array("i", found)
 
 
 def _arrays(tree: Tree, max_nodes: int) -> tuple[array, array]:
-    cached = tree._arrays if isinstance(tree, FlatTree) else None
+    """The label codes and sizes STM's kernel reads, kept on the tree (a :class:`FlatTree`
+    or a layout signature, which are compared again and again) once made whole."""
+    cached = getattr(tree, "_arrays", None)
     if cached is not None and len(cached[0]) <= max_nodes:
         return cached
     labels, sizes = tree.labels, tree.sizes
     if len(labels) > max_nodes:
         labels = labels[:max_nodes]
         sizes = truncate_sizes(sizes, max_nodes)
-    out = (array("i", [_code(x) for x in labels]), array("i", sizes))
-    if isinstance(tree, FlatTree) and len(tree.labels) <= max_nodes:
-        tree._arrays = out
+    out = (_codes(labels), array("i", sizes))
+    if len(tree.labels) <= max_nodes and hasattr(tree, "_arrays"):
+        tree._arrays = out  # type: ignore[union-attr]
     return out
 
 
