@@ -475,3 +475,26 @@ def test_a_manuals_columns_are_its_slots_and_its_text_one_field():
                 assert record["next_topic"] == nxt.split("<h1>")[1].split("</h1>")[0]
                 trail = html.decode().split('<ul class="trail">')[1]
                 assert record["trail"] == trail.split('">', 2)[1].split("</a>")[0]
+
+
+def _built_elsewhere(trees: list) -> Template:
+    """A template built as a worker process builds one: a process that numbered other labels
+    before (its earlier pages) gives these other STM codes."""
+    from visdup.templates import stm
+
+    stm._codes([f"seen-before-{i}" for i in range(50)])
+    return build_template(trees, cluster=7)
+
+
+def test_a_template_built_in_another_process_extracts_the_same_records():
+    import multiprocessing
+
+    trees = [page_tree(data) for _, data in pages("product-")]
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        there = pool.apply(_built_elsewhere, (trees,))
+    here = build_template([page_tree(data) for _, data in pages("product-")], cluster=7)
+    assert there.field_names == here.field_names
+    for name, data in pages("product-"):
+        tree = page_tree(data)
+        record = extract_record(there, name, tree)
+        assert record["fits"] and record == extract_record(here, name, tree)
