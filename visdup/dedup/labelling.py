@@ -26,7 +26,7 @@ from visdup.dedup.analysis import PageAnalysis
 from visdup.dedup.jobs import LabelFailed, Outcome, PageJob
 from visdup.dedup.label import Labeller, build_labeller
 from visdup.dedup.settle import settle, settle_failed
-from visdup.drift.crawl import close_crawl_snapshot, record_page
+from visdup.drift.crawl import finish_crawl_snapshot, record_page, say_crawl_snapshot
 from visdup.storage.outage import is_outage
 from visdup.storage.store import Store
 from visdup.templates.assign import Assignment, CrawlClusters
@@ -36,6 +36,7 @@ from visdup.verdicts import NOVEL
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
+    from visdup.drift.alarms import Closed
     from visdup.drift.snapshot import Snapshot
 
 logger = logging.getLogger(__name__)
@@ -225,14 +226,16 @@ class Labelling:
         The template builds and the final labels read and write different things (samples
         and templates; pages' titles and labels), so they run side by side: the builds are
         matching in C without the GIL, on the cores the crawl has just left idle, while the
-        final pass runs here. Neither depends on the other's timing; the snapshot, which
-        reads both, closes after them.
+        final pass runs here. The snapshot reads the templates and where each page was
+        placed, never a page's labels: it closes beside the final pass too, once the builds
+        are done, and says what it found after it, so that its lines come in one order.
+        Neither side depends on the other's timing.
         """
-        builds: Future[None] | None = None
+        side: Future[Closed | None] | None = None
         pool = None
-        if self._clusters is not None:  # templates still queued are built and stored
+        if self._clusters is not None or self.snapshot is not None:
             pool = ThreadPoolExecutor(1, "visdup-final-templates")
-            builds = pool.submit(self._clusters.finish)
+            side = pool.submit(self._close_templates, reason)
         failed: Exception | None = None
         try:
             retitle(self.store, self.titles, self.count)
@@ -243,10 +246,17 @@ class Labelling:
         finally:
             if pool is not None:
                 pool.shutdown(wait=True)
-        if builds is not None:
-            builds.result()  # its error first (a store gone away), as if it had run first
+        closed = side.result() if side is not None else None  # a build's error first
         if failed is not None:  # the run's own labels stay
             settle_failed(failed, self.count)
         if self.snapshot is None:
             return {}
-        return close_crawl_snapshot(self.snapshot, reason)
+        return say_crawl_snapshot(self.snapshot, closed)
+
+    def _close_templates(self, reason: str | None) -> Closed | None:
+        """Templates still queued built and stored, then the snapshot closed, unsaid."""
+        if self._clusters is not None:
+            self._clusters.finish()
+        if self.snapshot is None:
+            return None
+        return finish_crawl_snapshot(self.snapshot, reason)

@@ -164,24 +164,49 @@ def unchanged(store: Store, baseline: int, current: int) -> Same:
 def close_snapshot(snapshot: Snapshot, reason: str | None) -> tuple[dict[str, int], Drift]:
     """A crawl's end: write the snapshot's aggregates, compare it with the one before, log one
     WARNING per alarm; returns the stats totals (``visdup/drift/...``) and the comparison."""
+    return say_closed(snapshot, finish_snapshot(snapshot, reason))
+
+
+@dataclass
+class Closed:
+    """A snapshot written and compared (:func:`finish_snapshot`), not yet said."""
+
+    reason: str | None
+    result: Drift
+    #: Seconds its aggregates took to write.
+    seconds: float
+
+
+def finish_snapshot(snapshot: Snapshot, reason: str | None) -> Closed:
+    """Write the snapshot's aggregates and compare it with the one before, saying nothing:
+    a crawl's end runs it beside the final labels, whose lines then come in one order."""
     started = time.perf_counter()
     snapshot.finish(reason)
+    seconds = time.perf_counter() - started
+    if reason != FINISHED:
+        result = Drift(snapshot.info, None, templates=len(load_stats(snapshot.store, snapshot.id)))
+    else:
+        result = drift(snapshot.store, current=snapshot.name)
+    return Closed(reason, result, seconds)
+
+
+def say_closed(snapshot: Snapshot, closed: Closed) -> tuple[dict[str, int], Drift]:
+    """Log what :func:`finish_snapshot` found, one WARNING per alarm; the stats totals
+    (``visdup/drift/...``) and the comparison."""
+    result = closed.result
     logger.info(
         "visdup: snapshot %s: %d pages this run, aggregates written in %.1f s",
         snapshot.name,
         snapshot.added,
-        time.perf_counter() - started,
+        closed.seconds,
     )
-    if reason != FINISHED:
+    if closed.reason != FINISHED:
         logger.info(
             "visdup: snapshot %s stopped (%s): compared with the one before once a run of it "
             "finishes",
             snapshot.name,
-            reason,
+            closed.reason,
         )
-        result = Drift(snapshot.info, None, templates=len(load_stats(snapshot.store, snapshot.id)))
-    else:
-        result = drift(snapshot.store, current=snapshot.name)
     counts = result.counts()
     baseline = result.baseline.name if result.baseline else "-"
     for alarm in result.alarms:

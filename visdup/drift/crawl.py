@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from visdup.config import Options
     from visdup.dedup.analysis import PageAnalysis
     from visdup.dedup.jobs import PageJob
+    from visdup.drift.alarms import Closed
     from visdup.storage.store import PageRecord, Store
 
 logger = logging.getLogger(__name__)
@@ -79,10 +80,30 @@ def record_page(
 
 def close_crawl_snapshot(snapshot: Snapshot, reason: str | None) -> dict[str, int]:
     """Aggregates, comparison, one WARNING per alarm; the stats totals (empty on failure)."""
-    from visdup.drift.alarms import close_snapshot
+    return say_crawl_snapshot(snapshot, finish_crawl_snapshot(snapshot, reason))
+
+
+def finish_crawl_snapshot(snapshot: Snapshot, reason: str | None) -> Closed | None:
+    """Aggregates and comparison, unsaid (:func:`say_crawl_snapshot` logs them); None on a
+    failure, which is logged."""
+    from visdup.drift.alarms import finish_snapshot
 
     try:
-        totals, _result = close_snapshot(snapshot, reason)
+        return finish_snapshot(snapshot, reason)
+    except Exception:
+        logger.exception("visdup: cannot close the snapshot %s", snapshot.name)
+        return None
+
+
+def say_crawl_snapshot(snapshot: Snapshot, closed: Closed | None) -> dict[str, int]:
+    """One WARNING per alarm of a snapshot :func:`finish_crawl_snapshot` closed; the stats
+    totals (empty when it failed)."""
+    from visdup.drift.alarms import say_closed
+
+    if closed is None:
+        return {}
+    try:
+        totals, _result = say_closed(snapshot, closed)
     except Exception:
         logger.exception("visdup: cannot close the snapshot %s", snapshot.name)
         return {}
