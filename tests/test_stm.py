@@ -397,3 +397,38 @@ def test_new_labels_get_new_codes_in_order_of_meeting():
     assert codes[:3] == [n + 1, n + 2, n + 1] and codes[-1] == n + 3
     if known is not None:
         assert codes[3] == before[known]
+
+
+def _python_label_paths(tree, n):
+    """label_paths's loop as Python runs it."""
+    out: dict[int, int] = {}
+    stack: list[tuple[int, int]] = []
+    for i in range(n):
+        while stack and stack[-1][0] <= i:
+            stack.pop()
+        h = hash((stack[-1][1] if stack else 0, tree.labels[i]))
+        out[h] = out.get(h, 0) + 1
+        stack.append((i + tree.sizes[i], h))
+    return out
+
+
+def test_compiled_label_paths_are_pythons_on_random_and_real_trees(monkeypatch):
+    """The kernel hashes each path as Python's tuple hash does: a histogram made either way
+    meets one made the other way, and the bounds between them hold."""
+    rng = random.Random(11)
+    trees = [random_tree(rng, rng.randint(1, 80), "abcé") for _ in range(400)]
+    trees += [
+        page_tree(b"<html><body>" + b"<div><p>x</p><ul><li>a</li><li>b</li></ul></div>" * k)
+        for k in (1, 5, 40)
+    ]
+    chain = FlatTree([str(i) for i in range(3000)], list(range(3000, 0, -1)))  # deep paths
+    trees.append(chain)
+    caps = [None, 1, 7, 2000]
+    compiled = [[label_paths(t, c) if c else label_paths(t) for c in caps] for t in trees]
+    python_kernels(monkeypatch)
+    for tree, made in zip(trees, compiled, strict=True):
+        for cap, found in zip(caps, made, strict=True):
+            n = min(tree.nodes, cap or stm_module.DEFAULT_MAX_NODES)
+            expected = _python_label_paths(tree, n)
+            assert found == expected and list(found) == list(expected)
+            assert (label_paths(tree, cap) if cap else label_paths(tree)) == expected

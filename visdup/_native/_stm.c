@@ -665,10 +665,127 @@ static PyObject *path_bounds(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* ------------------------------------------------------------------ label paths
+ *
+ * path_counts(labels, sizes, n) is visdup.templates.stm.label_paths's loop: each node's
+ * path hash is hash((its parent's path hash or 0, its label)), the very value Python's
+ * tuple hash gives (CPython's xxHash-style combination of the items' hashes; an int's hash
+ * is its value modulo 2**61 - 1), so both make the same histogram in one process.
+ */
+#if SIZEOF_PY_UHASH_T > 4
+#define PATH_PRIME_1 ((Py_uhash_t)11400714785074694791ULL)
+#define PATH_PRIME_2 ((Py_uhash_t)14029467366897019727ULL)
+#define PATH_PRIME_5 ((Py_uhash_t)2870177450012600261ULL)
+#define PATH_ROTATE(x) ((x << 31) | (x >> 33))
+#else
+#define PATH_PRIME_1 ((Py_uhash_t)2654435761UL)
+#define PATH_PRIME_2 ((Py_uhash_t)2246822519UL)
+#define PATH_PRIME_5 ((Py_uhash_t)374761393UL)
+#define PATH_ROTATE(x) ((x << 13) | (x >> 19))
+#endif
+
+/* hash(v) of a Python int holding the hash value v */
+static Py_uhash_t int_hash(Py_hash_t v) {
+    Py_uhash_t magnitude = v < 0 ? (Py_uhash_t)0 - (Py_uhash_t)v : (Py_uhash_t)v;
+    Py_hash_t h = (Py_hash_t)(magnitude % (Py_uhash_t)_PyHASH_MODULUS);
+    if (v < 0) h = -h;
+    return (Py_uhash_t)(h == -1 ? -2 : h);
+}
+
+/* hash((parent, label)) as a 2-tuple's, given hash(label) */
+static Py_hash_t pair_hash(Py_hash_t parent, Py_hash_t label) {
+    Py_uhash_t acc = PATH_PRIME_5;
+    acc += int_hash(parent) * PATH_PRIME_2;
+    acc = PATH_ROTATE(acc);
+    acc *= PATH_PRIME_1;
+    acc += (Py_uhash_t)label * PATH_PRIME_2;
+    acc = PATH_ROTATE(acc);
+    acc *= PATH_PRIME_1;
+    acc += (Py_uhash_t)2 ^ (PATH_PRIME_5 ^ 3527539UL);
+    if (acc == (Py_uhash_t)-1) return 1546275796;
+    return (Py_hash_t)acc;
+}
+
+static PyObject *path_counts(PyObject *self, PyObject *args) {
+    PyObject *labels, *sizes, *out = NULL;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOn", &labels, &sizes, &n)) return NULL;
+    PyObject *ls = PySequence_Fast(labels, "path_counts: labels must be a sequence");
+    if (ls == NULL) return NULL;
+    PyObject *ss = PySequence_Fast(sizes, "path_counts: sizes must be a sequence");
+    if (ss == NULL) {
+        Py_DECREF(ls);
+        return NULL;
+    }
+    if (n > PySequence_Fast_GET_SIZE(ls)) n = PySequence_Fast_GET_SIZE(ls);
+    if (n > PySequence_Fast_GET_SIZE(ss)) n = PySequence_Fast_GET_SIZE(ss);
+    if (n < 0) n = 0;
+    /* the open nodes: where each ends, and its path hash */
+    Py_ssize_t *ends = PyMem_Malloc(((size_t)n + 1) * sizeof(Py_ssize_t));
+    Py_hash_t *paths = PyMem_Malloc(((size_t)n + 1) * sizeof(Py_hash_t));
+    Py_ssize_t top = 0;
+    if (ends == NULL || paths == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out = PyDict_New();
+    if (out == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_hash_t label = PyObject_Hash(PySequence_Fast_GET_ITEM(ls, i));
+        if (label == -1) goto fail;
+        int overflow = 0;
+        long long size = PyLong_AsLongLongAndOverflow(PySequence_Fast_GET_ITEM(ss, i), &overflow);
+        if (size == -1 && PyErr_Occurred()) goto fail;
+        if (overflow || size > PY_SSIZE_T_MAX - i || size < -i - PY_SSIZE_T_MAX / 2) {
+            Py_CLEAR(out); /* past what a tree holds: Python answers */
+            Py_INCREF(Py_None);
+            out = Py_None;
+            goto done;
+        }
+        while (top && ends[top - 1] <= i) top--;
+        Py_hash_t h = pair_hash(top ? paths[top - 1] : 0, label);
+        PyObject *key = PyLong_FromSsize_t(h);
+        if (key == NULL) goto fail;
+        PyObject *was = PyDict_GetItemWithError(out, key);
+        long long count = 1;
+        if (was != NULL) {
+            count = PyLong_AsLongLong(was) + 1;
+        } else if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *value = PyLong_FromLongLong(count);
+        if (value == NULL || PyDict_SetItem(out, key, value) < 0) {
+            Py_XDECREF(value);
+            Py_DECREF(key);
+            goto fail;
+        }
+        Py_DECREF(value);
+        Py_DECREF(key);
+        ends[top] = i + (Py_ssize_t)size;
+        paths[top] = h;
+        top++;
+    }
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyMem_Free(ends);
+    PyMem_Free(paths);
+    Py_DECREF(ls);
+    Py_DECREF(ss);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
      "Score, or (score, [(i, j), ...]) when mapping is true. Buffers are array('i')."},
+    {"path_counts", path_counts, METH_VARARGS,
+     "path_counts(labels, sizes, n)\n"
+     "visdup.templates.stm.label_paths of the first n nodes: the same histogram, or None\n"
+     "when Python must answer (a size past what a tree holds)."},
     {"path_bounds", path_bounds, METH_VARARGS,
      "path_bounds(paths, others)\n"
      "visdup.templates.stm.stm_upper_bound(paths, b) for each histogram b of others, or None\n"

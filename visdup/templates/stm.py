@@ -239,6 +239,8 @@ def label_paths(tree: Tree, max_nodes: int = DEFAULT_MAX_NODES) -> dict[int, int
     """
     labels, sizes = tree.labels, tree.sizes
     n = min(len(labels), max_nodes)
+    if _kernel is not None and (found := _kernel.path_counts(labels, sizes, n)) is not None:
+        return found  # type: ignore[no-any-return]
     out: dict[int, int] = {}
     stack: list[tuple[int, int]] = []  # (end, path hash)
     for i in range(n):
