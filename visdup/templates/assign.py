@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecutor
@@ -63,6 +64,18 @@ from visdup.templates.stm import FlatTree, PackedTree, packed, unpacked
 from visdup.templates.template import Template, build_template
 
 logger = logging.getLogger(__name__)
+
+
+def _cores() -> int:
+    """The cores this process may use."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+#: Templates rebuilt at once as a crawl ends (:meth:`CrawlClusters.finish`): as many as the
+#: cores the process may use, up to four.
+FINAL_BUILDS = max(1, min(4, _cores()))
 
 
 @dataclass
@@ -374,10 +387,24 @@ class CrawlClusters:
         logger.debug("visdup: template of cluster %d built from %d pages", cid, len(trees))
         return template
 
+    def _build_all(self, jobs: list[tuple[int, list[Built], int | None]]) -> list[Template | None]:
+        """The templates of ``jobs`` (cluster, pages, starting page), in their order, built
+        side by side: STM matches without the GIL, and as the crawl ends the cores are free.
+        They are stored afterwards, in that order, so that a crawl's clusters come out the
+        same however the builds' threads ran."""
+        if len(jobs) < 2:
+            return [self._build(*job) for job in jobs]
+        threads = min(len(jobs), FINAL_BUILDS)
+        with ThreadPoolExecutor(threads, "visdup-final-builds") as pool:
+            return list(pool.map(lambda job: self._build(*job), jobs))
+
     def _build_later(self, cid: int, trees: list[Built], medoid: int | None) -> None:
         template = self._build(cid, trees, medoid)
-        if template is None:
-            return
+        if template is not None:
+            self._store_built(cid, template)
+
+    def _store_built(self, cid: int, template: Template) -> None:
+        """Store the template built for cluster ``cid``, under the id it goes by now."""
         with self._lock, self.store.transaction(locks=[CLUSTERS_LOCK]) as conn:
             # the version this writes must follow every other process's: read theirs first
             # (a merge there may also have moved this cluster into another)
@@ -413,6 +440,7 @@ class CrawlClusters:
         with self._lock:
             final = {self.live(cid) for cid in final}  # merged since: the one they joined
             final |= {cid for cid in self.templates if self._changed_since_built(cid)}
+        jobs: list[tuple[int, list[Built], int | None]] = []
         for cid in sorted(final):
             with self._lock:
                 cid = self.live(cid)
@@ -421,8 +449,12 @@ class CrawlClusters:
             if not sample:
                 continue
             self._built_from[cid] = _built_from(sample, medoid)
+            jobs.append((cid, [(u, t, x, h) for _r, u, t, x, _k, h in sample], medoid))
+        for cid, template in zip((job[0] for job in jobs), self._build_all(jobs), strict=True):
+            if template is None:
+                continue
             try:
-                self._build_later(cid, [(u, t, x, h) for _r, u, t, x, _k, h in sample], medoid)
+                self._store_built(cid, template)
             except Exception:  # one template left as it was; the others and the merges go on
                 logger.exception("visdup: cannot store the template of cluster %d", cid)
         if self._pool is not None:
