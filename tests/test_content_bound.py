@@ -170,3 +170,35 @@ def test_a_listing_inside_a_larger_one_is_no_copy() -> None:
     flagged = content_print(section, listing=True)
     assert ContentPrint.from_json(flagged.to_json()).listing
     assert '"listing"' not in content_print(section).to_json()
+
+
+def test_the_final_pass_leaves_out_only_candidates_below_the_floor(monkeypatch) -> None:
+    """The final pass's ceiling from the sentence postings (settle._Ceilings) never leaves out
+    a candidate whose content bound reaches the floor: with few pages to a proposing
+    sentence, frequent sentences, repeats, listings and mirrors all come up."""
+    from collections import defaultdict
+
+    from visdup.dedup import settle
+
+    seen = {"kept": 0, "left out": 0, "reaching": 0}
+    for limit in (2, 4, 64):
+        monkeypatch.setattr(settle, "MAX_POSTINGS", limit)
+        for seed in range(8):
+            cps = [cp for cp in prints(seed) if cp.sentences]
+            views = [PrintSummary.of(cp) for cp in cps]
+            postings: dict[int, list[int]] = defaultdict(list)
+            for slot, view in enumerate(views):
+                for key in view.sentences:
+                    postings[key].append(slot)
+            proposing = frozenset(k for k, p in postings.items() if 1 < len(p) <= limit)
+            ceilings = settle._Ceilings(views, postings)
+            for floor in (0.3, 0.5, 0.8, 1.0):
+                for slot, view in enumerate(views):
+                    later = list(range(slot + 1, len(views)))  # every page: the widest search
+                    kept = set(ceilings.reaching(slot, later, view.sentences & proposing, floor))
+                    for other in later:
+                        reaches = content_bound(view, views[other]) >= floor
+                        seen["reaching"] += reaches
+                        assert other in kept or not reaches, (limit, seed, floor, slot, other)
+                        seen["kept" if other in kept else "left out"] += 1
+    assert min(seen.values()) >= 100, seen  # it leaves out most, and keeps what reaches

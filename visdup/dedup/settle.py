@@ -29,9 +29,10 @@ and every tie is broken by URL.
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -263,11 +264,15 @@ class _Settler:
         proposing = frozenset(
             key for key, posting in postings.items() if 1 < len(posting) <= MAX_POSTINGS
         )
+        ceilings = _Ceilings([summaries[i] for i in members], postings)
         for slot, i in enumerate(members):
             near = set(_near(fps, self.pages[i].content_simhash or 0, channel.radius).tolist())
-            for key in summaries[i].sentences & proposing:
+            keys = summaries[i].sentences & proposing
+            for key in keys:
                 near.update(postings[key])
-            later = sorted(s for s in near if s > slot)
+            later = ceilings.reaching(
+                slot, sorted(s for s in near if s > slot), keys, channel.floor
+            )
             if not later:
                 continue
             scores = channel.bounds(summaries[i], [summaries[members[s]] for s in later])
@@ -506,6 +511,61 @@ class _Settler:
         if kind in (CONTENT, THIN) and (layout is None or layout < floor):
             labels["verdict"] = MOVED
         return labels
+
+
+class _Ceilings:
+    """Which candidates' content measure may reach a floor, told from the sentence postings
+    alone, before the measure's bound (``content_bound``) is computed for any of them.
+
+    Two prints share s long sentences (a multiset intersection): their distinct shared
+    sentences, each either a proposing one (shared by at most MAX_POSTINGS pages: counted
+    here from the postings) or a frequent one (more pages: at most the fewer that either page
+    holds), plus the repeats both hold (at most the fewer repeated sentences either holds).
+    That ceiling S on s bounds every part of the measure, as ``content_bound`` computes it
+    with s: containment s / min(na, nb) (Dice 2s / (na + nb) when either is a listing), and
+    paragraph Dice, whose shared paragraphs are at most min(s, pa, pb). A candidate whose
+    ceiling is below the floor has a measure below it too, and is left out; a mirror (the
+    same document print) always reaches it.
+    """
+
+    def __init__(self, summaries: list[Any], postings: dict[int, list[int]]):
+        self.summaries = summaries
+        frequent = frozenset(
+            key for key, posting in postings.items() if len(posting) > MAX_POSTINGS
+        )
+        self.frequent = [len(summary.sentences & frequent) for summary in summaries]
+        self.repeats = [summary.sentence_count - len(summary.sentences) for summary in summaries]
+        self.postings = postings
+
+    def reaching(self, slot: int, later: list[int], keys: Iterable[int], floor: float) -> list[int]:
+        """The candidates of ``later`` (slots after ``slot``, which proposes ``keys``) whose
+        ceiling reaches ``floor``, in order."""
+        if not later:
+            return later
+        shared = Counter(chain.from_iterable(map(self.postings.__getitem__, keys)))
+        summaries, frequent, repeats = self.summaries, self.frequent, self.repeats
+        a = summaries[slot]
+        na, pa = a.sentence_count, a.paragraph_count
+        kept = []
+        for other in later:
+            b = summaries[other]
+            nb, pb = b.sentence_count, b.paragraph_count
+            if not na or not nb:
+                continue  # scored 0
+            if a.document == b.document:
+                kept.append(other)  # a mirror
+                continue
+            s = (
+                shared[other]
+                + min(frequent[slot], frequent[other])
+                + min(repeats[slot], repeats[other])
+            )
+            ceiling = 2 * s / (na + nb) if a.listing or b.listing else s / min(na, nb)
+            if pa and pb:
+                ceiling = max(ceiling, 2 * min(s, pa, pb) / (pa + pb))
+            if ceiling >= floor:
+                kept.append(other)
+        return kept
 
 
 def _blank(verdict: str) -> dict[str, Any]:
