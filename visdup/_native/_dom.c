@@ -1732,6 +1732,7 @@ text_length(PyObject *self, PyObject *arg)
 
 typedef struct {
     size_t mask;
+    size_t used; /* keys held: the table doubles before it is half full */
     const vd_node **keys;
     Py_ssize_t *values;
 } TLTable;
@@ -1751,8 +1752,33 @@ tl_put(TLTable *t, const vd_node *node, Py_ssize_t value)
 {
     size_t i = tl_slot(t, node);
     while (t->keys[i] != NULL && t->keys[i] != node) i = (i + 1) & t->mask;
+    if (t->keys[i] == NULL) t->used++;
     t->keys[i] = node;
     t->values[i] = value;
+}
+
+/* Room for one more key: the table doubled (and its keys placed again) when half full;
+ * 0 out of memory, the table as it was. */
+static int
+tl_room(TLTable *t)
+{
+    if ((t->used + 1) * 2 <= t->mask + 1) return 1;
+    size_t size = (t->mask + 1) * 2;
+    const vd_node **keys = PyMem_Calloc(size, sizeof(vd_node *));
+    Py_ssize_t *values = PyMem_Malloc(size * sizeof(Py_ssize_t));
+    if (keys == NULL || values == NULL) {
+        PyMem_Free(keys);
+        PyMem_Free(values);
+        return 0;
+    }
+    TLTable grown = {size - 1, 0, keys, values};
+    for (size_t i = 0; i <= t->mask; i++) {
+        if (t->keys[i] != NULL) tl_put(&grown, t->keys[i], t->values[i]);
+    }
+    PyMem_Free(t->keys);
+    PyMem_Free(t->values);
+    *t = grown;
+    return 1;
 }
 
 static void
@@ -1777,41 +1803,23 @@ text_lengths(PyObject *self, PyObject *arg)
     if (element_type == NULL || !PyObject_TypeCheck(arg, element_type)) Py_RETURN_NONE;
     vd_node *root = ((ElementHead *)arg)->c_node;
     if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
-    /* the elements, to size the table and the stack */
-    Py_ssize_t elements = 0, depth = 1, deepest = 1;
-    vd_node *cur = root;
-    while (cur != NULL) {
-        if (cur->type == N_ELEMENT) elements++;
-        if (cur->type == N_ELEMENT && cur->children != NULL) {
-            cur = cur->children;
-            if (++depth > deepest) deepest = depth;
-            continue;
-        }
-        while (cur != root && cur->next == NULL) {
-            cur = cur->parent;
-            depth--;
-        }
-        if (cur == root || cur == NULL) break;
-        cur = cur->next;
-    }
-    size_t size = 16;
-    while (size < (size_t)elements * 2) size <<= 1;
+    /* One walk: the table and the stack grow as it goes. Each pass over libxml2's nodes
+     * waits on memory more than it computes, so none is made to count them first. */
+    size_t stack_cap = 64;
     TLTable *table = PyMem_Calloc(1, sizeof(TLTable));
-    TLPart *stack = PyMem_Malloc((size_t)(deepest + 1) * sizeof(TLPart));
+    TLPart *stack = PyMem_Malloc(stack_cap * sizeof(TLPart));
     if (table != NULL) {
-        table->mask = size - 1;
-        table->keys = PyMem_Calloc(size, sizeof(vd_node *));
-        table->values = PyMem_Malloc(size * sizeof(Py_ssize_t));
+        table->mask = 1023;
+        table->keys = PyMem_Calloc(table->mask + 1, sizeof(vd_node *));
+        table->values = PyMem_Malloc((table->mask + 1) * sizeof(Py_ssize_t));
     }
     if (table == NULL || stack == NULL || table->keys == NULL || table->values == NULL) {
-        tl_table_free(table);
-        PyMem_Free(stack);
-        return PyErr_NoMemory();
+        goto nomem;
     }
     /* stack[d]: what the open element at depth d holds so far */
     Py_ssize_t top = 0;
     memset(&stack[0], 0, sizeof(TLPart));
-    cur = root->children;
+    vd_node *cur = root->children;
     while (cur != NULL) {
         if (cur->type == N_TEXT || cur->type == N_CDATA) {
             tl_text(&stack[top], cur->content);
@@ -1820,10 +1828,17 @@ text_lengths(PyObject *self, PyObject *arg)
         }
         if (cur->type == N_ELEMENT) {
             if (cur->children != NULL) {
+                if ((size_t)top + 1 >= stack_cap) {
+                    TLPart *deeper = PyMem_Realloc(stack, stack_cap * 2 * sizeof(TLPart));
+                    if (deeper == NULL) goto nomem;
+                    stack = deeper;
+                    stack_cap *= 2;
+                }
                 memset(&stack[++top], 0, sizeof(TLPart));
                 cur = cur->children;
                 continue;
             }
+            if (!tl_room(table)) goto nomem;
             tl_put(table, cur, 0); /* an empty element */
         }
         while (cur != root && cur->next == NULL) {
@@ -1831,17 +1846,23 @@ text_lengths(PyObject *self, PyObject *arg)
             if (cur == root) break;
             /* cur, an element, is closed: its part joins its parent's */
             TLPart *done = &stack[top--];
+            if (!tl_room(table)) goto nomem;
             tl_put(table, cur, done->poisoned ? -1 : done->chars + done->runs);
             tl_join(&stack[top], done);
         }
         if (cur == root || cur == NULL) break;
         cur = cur->next;
     }
+    if (!tl_room(table)) goto nomem;
     tl_put(table, root, stack[0].poisoned ? -1 : stack[0].chars + stack[0].runs);
     PyMem_Free(stack);
     PyObject *capsule = PyCapsule_New(table, "visdup.text_lengths", tl_free);
     if (capsule == NULL) tl_table_free(table);
     return capsule;
+nomem:
+    tl_table_free(table);
+    PyMem_Free(stack);
+    return PyErr_NoMemory();
 }
 
 static PyObject *
