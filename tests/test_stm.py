@@ -423,6 +423,7 @@ def test_compiled_label_paths_are_pythons_on_random_and_real_trees(monkeypatch):
     ]
     chain = FlatTree([str(i) for i in range(3000)], list(range(3000, 0, -1)))  # deep paths
     trees.append(chain)
+    trees.append(FlatTree(["a", "b", "c"], [3.0, 1, 2**70]))  # no int, past a tree: Python's
     caps = [None, 1, 7, 2000]
     compiled = [[label_paths(t, c) if c else label_paths(t) for c in caps] for t in trees]
     python_kernels(monkeypatch)

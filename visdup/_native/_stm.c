@@ -734,11 +734,13 @@ static PyObject *path_counts(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_hash_t label = PyObject_Hash(PySequence_Fast_GET_ITEM(ls, i));
         if (label == -1) goto fail;
+        PyObject *size_obj = PySequence_Fast_GET_ITEM(ss, i);
         int overflow = 0;
-        long long size = PyLong_AsLongLongAndOverflow(PySequence_Fast_GET_ITEM(ss, i), &overflow);
+        long long size = PyLong_Check(size_obj) ? PyLong_AsLongLongAndOverflow(size_obj, &overflow) : 0;
         if (size == -1 && PyErr_Occurred()) goto fail;
-        if (overflow || size > PY_SSIZE_T_MAX - i || size < -i - PY_SSIZE_T_MAX / 2) {
-            Py_CLEAR(out); /* past what a tree holds: Python answers */
+        if (!PyLong_Check(size_obj) || overflow || size > PY_SSIZE_T_MAX - i ||
+            size < PY_SSIZE_T_MIN) {
+            Py_CLEAR(out); /* no int, or past what a tree holds: Python answers */
             Py_INCREF(Py_None);
             out = Py_None;
             goto done;
@@ -785,7 +787,7 @@ static PyMethodDef methods[] = {
     {"path_counts", path_counts, METH_VARARGS,
      "path_counts(labels, sizes, n)\n"
      "visdup.templates.stm.label_paths of the first n nodes: the same histogram, or None\n"
-     "when Python must answer (a size past what a tree holds)."},
+     "when Python must answer (a size that is no int, or past what a tree holds)."},
     {"path_bounds", path_bounds, METH_VARARGS,
      "path_bounds(paths, others)\n"
      "visdup.templates.stm.stm_upper_bound(paths, b) for each histogram b of others, or None\n"
