@@ -293,6 +293,8 @@ def test_packed_tree_keeps_everything():
     assert not raw.compressed and raw.unpack() == t
     kept = raw.compact()
     assert kept.compressed and len(kept.data) < len(raw.data)
+    assert raw.compact() is kept  # a tree two samples keep is compressed once
+    assert pickle.loads(pickle.dumps(raw))._compact is None
     assert kept.unpack() == t and (kept.unpack().hints, kept.unpack().truncated) == (
         t.hints,
         t.truncated,

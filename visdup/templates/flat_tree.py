@@ -149,12 +149,15 @@ class PackedTree:
     tree it only passes on or keeps.
     """
 
-    __slots__ = ("compressed", "data", "nodes")
+    __slots__ = ("_compact", "compressed", "data", "nodes")
 
     def __init__(self, data: bytes, nodes: int, compressed: bool = True):
         self.data = data
         self.nodes = nodes
         self.compressed = compressed
+        #: Its compressed form, once made: a page's tree kept by its template's sample and by
+        #: the snapshot's is compressed once.
+        self._compact: PackedTree | None = None
 
     @classmethod
     def of(cls, tree: FlatTree, *, compress: bool = True) -> PackedTree:
@@ -166,7 +169,9 @@ class PackedTree:
         """This tree compressed, to be kept (the same object when it already is)."""
         if self.compressed:
             return self
-        return PackedTree(zlib.compress(self.data, 1), self.nodes)
+        if self._compact is None:
+            self._compact = PackedTree(zlib.compress(self.data, 1), self.nodes)
+        return self._compact
 
     def unpack(self) -> FlatTree:
         data = zlib.decompress(self.data) if self.compressed else self.data
