@@ -172,30 +172,32 @@ def test_a_listing_inside_a_larger_one_is_no_copy() -> None:
     assert '"listing"' not in content_print(section).to_json()
 
 
-def test_the_final_pass_leaves_out_only_candidates_below_the_floor(monkeypatch) -> None:
-    """The final pass's ceiling from the sentence postings (settle._Ceilings) never leaves out
-    a candidate whose content bound reaches the floor: with few pages to a proposing
-    sentence, frequent sentences, repeats, listings and mirrors all come up."""
-    from collections import defaultdict
-
-    from visdup.dedup import settle
+def test_the_final_pass_leaves_out_only_candidates_below_the_floor() -> None:
+    """The final pass's ceiling from the sentence postings (``SentencePostings.reaching``)
+    never leaves out a candidate whose content bound reaches the floor: with few pages to a
+    proposing sentence, frequent sentences, repeats, listings and mirrors all come up."""
+    from visdup.dedup.sentence_postings import SentencePostings
 
     seen = {"kept": 0, "left out": 0, "reaching": 0}
     for limit in (2, 4, 64):
-        monkeypatch.setattr(settle, "MAX_POSTINGS", limit)
         for seed in range(8):
             cps = [cp for cp in prints(seed) if cp.sentences]
             views = [PrintSummary.of(cp) for cp in cps]
-            postings: dict[int, list[int]] = defaultdict(list)
-            for slot, view in enumerate(views):
-                for key in view.sentences:
-                    postings[key].append(slot)
-            proposing = frozenset(k for k, p in postings.items() if 1 < len(p) <= limit)
-            ceilings = settle._Ceilings(views, postings)
+            sentences = SentencePostings(views, limit)
             for floor in (0.3, 0.5, 0.8, 1.0):
                 for slot, view in enumerate(views):
                     later = list(range(slot + 1, len(views)))  # every page: the widest search
-                    kept = set(ceilings.reaching(slot, later, view.sentences & proposing, floor))
+                    keys = sentences.proposed(slot)
+                    assert keys == frozenset(
+                        k
+                        for k in view.sentences
+                        if 1 < sum(k in v.sentences for v in views) <= limit
+                    )
+                    for k in keys:
+                        assert sentences.postings[k] == [
+                            s for s, v in enumerate(views) if k in v.sentences
+                        ]
+                    kept = set(sentences.reaching(slot, later, keys, floor))
                     for other in later:
                         reaches = content_bound(view, views[other]) >= floor
                         seen["reaching"] += reaches

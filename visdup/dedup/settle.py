@@ -29,10 +29,9 @@ and every tie is broken by URL.
 from __future__ import annotations
 
 import logging
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -41,6 +40,7 @@ from visdup.dedup.channels import term_key
 from visdup.dedup.groups import Find as _Find
 from visdup.dedup.groups import near as _near
 from visdup.dedup.prints import content_score
+from visdup.dedup.sentence_postings import SentencePostings
 from visdup.dedup.structure_index import StructureIndex
 from visdup.storage.locks import SETTLE_LOCK
 from visdup.storage.schema import unsigned
@@ -255,22 +255,13 @@ class _Settler:
         made = channel.summaries({self.pages[i].id: prints[self.pages[i].id] for i in members})
         summaries = {i: made[self.pages[i].id] for i in members}
         contained: dict[int, tuple[float, int]] = {}
-        postings: dict[int, list[int]] = defaultdict(list)
-        for slot, i in enumerate(members):
-            for key in summaries[i].sentences:
-                postings[key].append(slot)
-        # the keys that propose candidates: shared, but by no more than MAX_POSTINGS pages (a
-        # key of one page proposes only that page)
-        proposing = frozenset(
-            key for key, posting in postings.items() if 1 < len(posting) <= MAX_POSTINGS
-        )
-        ceilings = _Ceilings([summaries[i] for i in members], postings)
+        sentences = SentencePostings([summaries[i] for i in members], MAX_POSTINGS)
         for slot, i in enumerate(members):
             near = set(_near(fps, self.pages[i].content_simhash or 0, channel.radius).tolist())
-            keys = summaries[i].sentences & proposing
+            keys = sentences.proposed(slot)
             for key in keys:
-                near.update(postings[key])
-            later = ceilings.reaching(
+                near.update(sentences.postings[key])
+            later = sentences.reaching(
                 slot, sorted(s for s in near if s > slot), keys, channel.floor
             )
             if not later:
@@ -511,61 +502,6 @@ class _Settler:
         if kind in (CONTENT, THIN) and (layout is None or layout < floor):
             labels["verdict"] = MOVED
         return labels
-
-
-class _Ceilings:
-    """Which candidates' content measure may reach a floor, told from the sentence postings
-    alone, before the measure's bound (``content_bound``) is computed for any of them.
-
-    Two prints share s long sentences (a multiset intersection): their distinct shared
-    sentences, each either a proposing one (shared by at most MAX_POSTINGS pages: counted
-    here from the postings) or a frequent one (more pages: at most the fewer that either page
-    holds), plus the repeats both hold (at most the fewer repeated sentences either holds).
-    That ceiling S on s bounds every part of the measure, as ``content_bound`` computes it
-    with s: containment s / min(na, nb) (Dice 2s / (na + nb) when either is a listing), and
-    paragraph Dice, whose shared paragraphs are at most min(s, pa, pb). A candidate whose
-    ceiling is below the floor has a measure below it too, and is left out; a mirror (the
-    same document print) always reaches it.
-    """
-
-    def __init__(self, summaries: list[Any], postings: dict[int, list[int]]):
-        self.summaries = summaries
-        frequent = frozenset(
-            key for key, posting in postings.items() if len(posting) > MAX_POSTINGS
-        )
-        self.frequent = [len(summary.sentences & frequent) for summary in summaries]
-        self.repeats = [summary.sentence_count - len(summary.sentences) for summary in summaries]
-        self.postings = postings
-
-    def reaching(self, slot: int, later: list[int], keys: Iterable[int], floor: float) -> list[int]:
-        """The candidates of ``later`` (slots after ``slot``, which proposes ``keys``) whose
-        ceiling reaches ``floor``, in order."""
-        if not later:
-            return later
-        shared = Counter(chain.from_iterable(map(self.postings.__getitem__, keys)))
-        summaries, frequent, repeats = self.summaries, self.frequent, self.repeats
-        a = summaries[slot]
-        na, pa = a.sentence_count, a.paragraph_count
-        kept = []
-        for other in later:
-            b = summaries[other]
-            nb, pb = b.sentence_count, b.paragraph_count
-            if not na or not nb:
-                continue  # scored 0
-            if a.document == b.document:
-                kept.append(other)  # a mirror
-                continue
-            s = (
-                shared[other]
-                + min(frequent[slot], frequent[other])
-                + min(repeats[slot], repeats[other])
-            )
-            ceiling = 2 * s / (na + nb) if a.listing or b.listing else s / min(na, nb)
-            if pa and pb:
-                ceiling = max(ceiling, 2 * min(s, pa, pb) / (pa + pb))
-            if ceiling >= floor:
-                kept.append(other)
-        return kept
 
 
 def _blank(verdict: str) -> dict[str, Any]:
