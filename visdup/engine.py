@@ -13,6 +13,7 @@ Dask is an optional extra (``pip install 'visdup[dask]'``); the local engine nee
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any, Protocol, TypeVar
@@ -30,6 +31,14 @@ ENGINES = ("local", "dask")
 BATCH = 32
 #: Batches in flight at once per worker thread: bounds memory on a large input.
 WINDOW = 4
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
 
 
 class Engine(Protocol):

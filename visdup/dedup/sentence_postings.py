@@ -32,15 +32,15 @@ class SentencePostings:
 
     def __init__(self, summaries: Sequence[Any], max_postings: int):
         self.summaries = summaries
-        #: Sentence -> how many of the pages hold it (counted in C: most sentences are one
-        #: page's own, and get no list of their own).
-        self.held = Counter(chain.from_iterable(summary.sentences for summary in summaries))
+        # how many of the pages hold each sentence, counted in C: most sentences are one
+        # page's own, and get no list of their own
+        held = Counter(chain.from_iterable(summary.sentences for summary in summaries))
         #: The sentences that propose candidates: shared, but by no more than max_postings
         #: pages (a sentence of one page proposes only that page).
-        self.proposing = frozenset(key for key, n in self.held.items() if 1 < n <= max_postings)
+        self.proposing = frozenset(key for key, n in held.items() if 1 < n <= max_postings)
         #: Proposing sentence -> the slots of the pages that hold it, in slot order.
         self.postings: dict[int, list[int]] = {key: [] for key in self.proposing}
-        frequent = frozenset(key for key, n in self.held.items() if n > max_postings)
+        frequent = frozenset(key for key, n in held.items() if n > max_postings)
         self._frequent = []
         for slot, summary in enumerate(summaries):
             for key in summary.sentences & self.proposing:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
-import os
 import pickle
 import selectors
 import signal
@@ -28,6 +27,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import BrokenExecutor, Executor, Future, InvalidStateError
 from multiprocessing.connection import Connection
 from typing import Any
+
+from visdup.engine import usable_cores
 
 logger = logging.getLogger(__name__)
 
@@ -395,8 +396,5 @@ def analysis_processes(setting: int) -> int:
     """Worker processes for VISDUP_ANALYSIS_PROCESSES (-1: by the cores this process may use)."""
     if setting >= 0:
         return setting
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not on Linux
-        cores = os.cpu_count() or 1
+    cores = usable_cores()
     return min(AUTO_PROCESSES, cores) if cores > 1 else 0

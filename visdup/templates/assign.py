@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecutor
@@ -45,6 +44,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from visdup.engine import usable_cores
 from visdup.storage.locks import CLUSTERS_LOCK
 from visdup.storage.store import Store
 from visdup.storage.urls import canonical_url
@@ -66,16 +66,9 @@ from visdup.templates.template import Template, build_template
 logger = logging.getLogger(__name__)
 
 
-def _cores() -> int:
-    """The cores this process may use."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
 #: Templates rebuilt at once as a crawl ends (:meth:`CrawlClusters.finish`): as many as the
 #: cores the process may use, up to four.
-FINAL_BUILDS = max(1, min(4, _cores()))
+FINAL_BUILDS = max(1, min(4, usable_cores()))
 
 
 @dataclass
