@@ -116,6 +116,22 @@ def test_shingle_simhash_equals_the_general_one() -> None:
     assert _text.shingle_simhash([], SHINGLE_WORDS) == 0
 
 
+def test_numbers_zeroed_equals_the_pattern() -> None:
+    """Runs of digits and hex ids as ``_NUMBERS`` finds them: ASCII hex at word boundaries,
+    decimal digits of any script, word characters that are neither (``_``, ``g``, ``é``, a
+    superscript two and a Roman numeral: alphanumeric, not decimal), a mathematical digit
+    outside the BMP."""
+    chars = list("0123456789abcdefgz_ -.A") + list("é٣٠²Ⅳ〇\U0001d7ce")
+    texts = _random_texts(6, 60_000, chars, 40)
+    texts += ["deadbeef", "deadbeef1", "1deadbeef", "a1b2c3", "a1b2c", "12345abcdefg", "_123456"]
+    for text in texts:
+        assert _text.numbers_zeroed(text) == textprint._NUMBERS.sub("0", text), repr(text)
+    plain = "no digits here"
+    assert _text.numbers_zeroed(plain) is plain  # nothing to replace: the same string
+    page = "order 4f3c2a9e1b placed 2024-05-01, ref ٣٤٥ " * 200
+    assert _text.numbers_zeroed(page) == textprint._NUMBERS.sub("0", page)
+
+
 def _pages() -> list[bytes]:
     pages = [path.read_bytes() for path in sorted(FIXTURES.rglob("*.htm*"))[:80]]
     if AEB.is_dir():  # articles in several languages and scripts

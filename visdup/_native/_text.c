@@ -4,6 +4,7 @@
  *   .digest(), "big"), the 64-bit hash of every fingerprint layer;
  * - normalise(text, blanks) and long_sentences(paragraph, keep, min_chars, blanks): the
  *   same of text that holds ASCII and blanks only (None for any other, which Python reads);
+ * - numbers_zeroed(text): visible_key's numbers and hex ids, each replaced by one "0";
  * - shingle_simhash(sentences, words): the SimHash of the sentences' word shingles weighted
  *   by their counts (capped at 255), as _shingle_simhash(_shingles(...)) gives it;
  * - layers(blocks, ...): content_print's layers of main-content blocks in one pass (the
@@ -1391,6 +1392,82 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ numbers */
+
+/* textprint._NUMBERS.sub("0", text), read as Python's re reads that pattern on a str:
+ * \d is a Unicode decimal digit, a word character is alphanumeric or "_", and the scan
+ * resumes after each match. At a position holding a decimal digit or one of a-f:
+ * - a run of ASCII hex digits [0-9a-f], at least 6 long, that holds an ASCII digit, starts
+ *   at a word boundary and ends at one, is one number (a longer hex run never ends at a
+ *   boundary inside itself, so only the whole run can match);
+ * - else a run of decimal digits is one;
+ * - else the scan moves on a character. */
+static inline int
+is_hex(Py_UCS4 c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+static PyObject *
+py_numbers_zeroed(PyObject *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "numbers_zeroed() takes a str");
+        return NULL;
+    }
+    if (PyUnicode_READY(arg) < 0) return NULL;
+    const int kind = PyUnicode_KIND(arg);
+    const void *data = PyUnicode_DATA(arg);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+    Py_UCS4 *out = NULL;
+    Py_ssize_t len = 0, copied = 0; /* out holds the text before `copied`, rewritten */
+    Py_ssize_t i = 0;
+    while (i < n) {
+        const Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        const int decimal = Py_UNICODE_ISDECIMAL(c);
+        if (!decimal && !(c >= 'a' && c <= 'f')) {
+            i++;
+            continue;
+        }
+        Py_ssize_t end = i;
+        if (is_hex(c) && (i == 0 || !is_word(PyUnicode_READ(kind, data, i - 1)))) {
+            Py_ssize_t j = i;
+            int digit = 0;
+            while (j < n) {
+                const Py_UCS4 h = PyUnicode_READ(kind, data, j);
+                if (!is_hex(h)) break;
+                digit |= h <= '9';
+                j++;
+            }
+            if (digit && j - i >= 6 && (j == n || !is_word(PyUnicode_READ(kind, data, j))))
+                end = j;
+        }
+        if (end == i && decimal) {
+            end = i + 1;
+            while (end < n && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, end))) end++;
+        }
+        if (end == i) {
+            i++;
+            continue;
+        }
+        if (out == NULL) {
+            out = (Py_UCS4 *)PyMem_Malloc((size_t)n * sizeof(Py_UCS4));
+            if (out == NULL) return PyErr_NoMemory();
+        }
+        for (; copied < i; copied++) out[len++] = PyUnicode_READ(kind, data, copied);
+        out[len++] = '0';
+        copied = i = end;
+    }
+    if (out == NULL) {
+        Py_INCREF(arg);
+        return arg;
+    }
+    for (; copied < n; copied++) out[len++] = PyUnicode_READ(kind, data, copied);
+    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, len);
+    PyMem_Free(out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"term_simhash", py_term_simhash, METH_VARARGS,
      "term_simhash(labels, marks, sizes, path_depth, max_weight) -> the structural SimHash "
@@ -1404,6 +1481,8 @@ static PyMethodDef methods[] = {
     {"normalise", py_normalise, METH_VARARGS,
      "normalise(text, blanks) -> textprint.normalise(text), or None for a character outside "
      "ASCII that is not in the bitmap blanks"},
+    {"numbers_zeroed", py_numbers_zeroed, METH_O,
+     "numbers_zeroed(text) -> textprint._NUMBERS.sub(\"0\", text): numbers and ids as one 0"},
     {"long_sentences", py_long_sentences, METH_VARARGS,
      "long_sentences(paragraph, keep, min_chars, blanks) -> the `keep` longest normalised "
      "sentences in order, or None for a character outside ASCII that is not in blanks"},

@@ -315,7 +315,8 @@ def visible_key(text: str, url: str | None = None) -> int:
         for piece in sorted(pieces, key=len, reverse=True):  # a whole URL before its path
             if piece:
                 norm = norm.replace(" " + piece + " ", " ")
-    norm = _NUMBERS.sub("0", norm).strip()  # single spaces throughout: normalise made them
+    norm = _kernel.numbers_zeroed(norm) if _kernel is not None else _NUMBERS.sub("0", norm)
+    norm = norm.strip()  # single spaces throughout: normalise made them
     return _hash64(norm) if norm else 0
 
 
