@@ -127,7 +127,7 @@ def decode(
 
 def screen(data: bytes, content_type: str | None = None) -> str | None:
     """Why these bytes are no page (empty, not HTML, binary), or None: cheap, before parsing."""
-    if not data.strip():
+    if not data or data.isspace():  # what strip() would leave empty, without its copy
         return "empty body"
     if not _is_html_content_type(content_type):
         return f"not HTML ({(content_type or '').split(';')[0].strip()})"
