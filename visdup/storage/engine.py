@@ -21,6 +21,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
 
 from visdup.errors import StoreError
+from visdup.storage import checkpoints
 from visdup.storage.urls import mask_password
 
 #: Execution option of the store's read-only work: a plain (deferred) BEGIN, so readers never
@@ -87,7 +88,10 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
     try:
         if parsed.get_backend_name() == "sqlite":
             engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": 30})
-            _sqlite_transactions(engine, wal=create)
+            beside = path if create else None  # a file written to: checkpoints beside
+            _sqlite_transactions(engine, wal=create, own_checkpoints=beside is None)
+            if beside is not None:
+                checkpoints.attach(engine, beside)
         else:
             engine = create_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=5)
     except (NoSuchModuleError, ImportError) as exc:
@@ -102,9 +106,16 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
         with engine.connect() as conn:
             conn.exec_driver_sql("SELECT 1")
     except Exception as exc:
-        engine.dispose()
+        dispose(engine)
         raise StoreError(f"cannot connect to {shown!r}: {describe(exc, url)}") from None
     return engine
+
+
+def dispose(engine: Engine) -> None:
+    """Close the engine's connections, its checkpoint thread first (the last connection to
+    close checkpoints what the log still holds)."""
+    checkpoints.stop(engine)
+    engine.dispose()
 
 
 def describe(exc: BaseException, url: str) -> str:
@@ -144,10 +155,12 @@ def _check_existing(path: Path) -> None:
         raise StoreError(f"cannot read the SQLite database {path}: permission denied")
 
 
-def _sqlite_transactions(engine: Engine, *, wal: bool = True) -> None:
+def _sqlite_transactions(engine: Engine, *, wal: bool = True, own_checkpoints: bool = True) -> None:
     """SQLAlchemy's pysqlite recipe: the driver emits no BEGIN of its own; visdup does.
 
     ``wal``: switch the file to WAL mode (persistent in the file; a store's writer does it).
+    ``own_checkpoints`` false: the connections' commits make no checkpoint, a thread of the
+    engine does (:mod:`visdup.storage.checkpoints`).
     """
 
     def on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -155,6 +168,8 @@ def _sqlite_transactions(engine: Engine, *, wal: bool = True) -> None:
         cur = dbapi_conn.cursor()
         if wal:
             cur.execute("PRAGMA journal_mode=WAL")
+        if not own_checkpoints:
+            cur.execute("PRAGMA wal_autocheckpoint=0")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute("PRAGMA foreign_keys=ON")

@@ -35,7 +35,7 @@ from visdup.storage import comparisons, schema
 from visdup.storage import responses as _responses
 from visdup.storage.body import pack_body, unpack_body
 from visdup.storage.clusters import GROW_CLUSTER
-from visdup.storage.engine import database_path, describe, make_engine
+from visdup.storage.engine import database_path, describe, dispose, make_engine
 from visdup.storage.fastpath import StatementRunner, new_id, runs_on_driver
 from visdup.storage.locks import WriterLock
 from visdup.storage.page_record import PageRecord
@@ -148,10 +148,10 @@ class Store(StatementRunner):
         try:
             return cls(engine, url=url, writer=writer, create=create, migrate=migrate)
         except VisdupError:
-            engine.dispose()
+            dispose(engine)
             raise
         except SQLAlchemyError as exc:
-            engine.dispose()
+            dispose(engine)
             raise StoreError(
                 f"cannot open the store {mask_password(url)!r}: {describe(exc, url)}"
             ) from None
@@ -164,7 +164,7 @@ class Store(StatementRunner):
     def close(self) -> None:
         if self._writer is not None:
             self._writer.release()
-        self.engine.dispose()
+        dispose(self.engine)
 
     def close_handing_over(self) -> Callable[[], None]:
         """Close, but keep SQLite's writer lock for the next store this process opens as the
