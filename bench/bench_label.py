@@ -5,7 +5,7 @@ the page's transaction), then the final pass over the whole set (visdup.dedup.se
     python bench/bench_label.py [--sets python,postgres,warpcore,aeb,swde] [--rounds 2]
 
 Prints, per set and round, the labelling's CPU per page (the thread's own, the analysis left
-out), how many candidates each channel ranked, refined and measured, and a digest of every
+out) and its wall time (with the waits on the store's file), how many candidates each channel ranked, refined and measured, and a digest of every
 label and comparison stored, as labelled and after the final pass: two versions of visdup that
 differ only in how fast they label must print the same digests. The label process of a crawl
 spends this plus the template clusters and the drift snapshot; on a machine with a core for
@@ -63,10 +63,10 @@ def run(which: str, pages: list[tuple[str, bytes]]) -> str:
         try:
             labeller = FileLabeller(store)
             analyses = [analyse(body, url=name, options=labeller.options) for name, body in pages]
-            started = time.thread_time()
+            started, clock = time.thread_time(), time.perf_counter()
             for (name, body), page in zip(pages, analyses, strict=True):
                 labeller.add(name, body, page)
-            spent = time.thread_time() - started
+            spent, waited = time.thread_time() - started, time.perf_counter() - clock
             online = digest(path, root)
             started = time.thread_time()
             labeller.settle()
@@ -75,7 +75,8 @@ def run(which: str, pages: list[tuple[str, bytes]]) -> str:
             store.close()
         counts = labeller.counts
         line = (
-            f"{which}: {len(pages)} pages, labelling {1000 * spent / len(pages):.2f} ms CPU a page,"
+            f"{which}: {len(pages)} pages, labelling {1000 * spent / len(pages):.2f} ms CPU a page"
+            f" ({1000 * waited / len(pages):.2f} ms wall),"
             f" final pass {1000 * final / len(pages):.2f} ms;"
             f" candidates {counts.get('visdup/candidates', 0)},"
             f" structure bounds refined {counts.get('visdup/ted_bounds', 0)},"
