@@ -43,7 +43,6 @@ class Layout:
 
     labels: tuple[str, ...]
     sizes: tuple[int, ...]
-    key: int
     _paths: dict[int, int] | None = field(default=None, repr=False)
     marks: frozenset[str] = frozenset()
     #: Heading levels in the order they first appear in the content region's frame
@@ -59,6 +58,17 @@ class Layout:
     #: The label codes and sizes STM's kernel reads (:mod:`visdup.templates.stm`), kept once
     #: made: a signature is compared with many others. The codes are the process's own.
     _arrays: tuple[Any, Any] | None = field(default=None, repr=False)
+    #: :attr:`key`, once asked for.
+    _key: int | None = field(default=None, repr=False)
+
+    @property
+    def key(self) -> int:
+        """64-bit digest of the stored labels and sizes (:func:`layout_key`), made when first
+        read: a page's signature is made in steps (its skeleton, then its shape and frame,
+        then its ``<body>`` marks), and only the last one is ever keyed."""
+        if self._key is None:
+            self._key = layout_key(self.stored_labels, self.sizes)
+        return self._key
 
     @property
     def nodes(self) -> int:
@@ -74,7 +84,8 @@ class Layout:
     def __getstate__(self) -> dict[str, Any]:
         # The path histogram's keys are hash() values, salted per process: never ship them.
         # The STM codes are numbered per process too.
-        return {**self.__dict__, "_paths": None, "_arrays": None}
+        # The key is made here, where the page was analysed, not where it is placed.
+        return {**self.__dict__, "_paths": None, "_arrays": None, "_key": self.key}
 
     @property
     def stored_labels(self) -> list[str]:
@@ -139,9 +150,7 @@ def make_layout(
             found = frozenset(kept)
     else:
         found = frozenset(marks)
-    layout = Layout(tuple(labels), sizes, 0, marks=found, outline=levels, shape=shape, frame=frame)
-    layout.key = layout_key(layout.stored_labels, sizes)
-    return layout
+    return Layout(tuple(labels), sizes, marks=found, outline=levels, shape=shape, frame=frame)
 
 
 def outlines_agree(a: Sequence[int], b: Sequence[int]) -> bool:
