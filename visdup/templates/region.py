@@ -114,7 +114,7 @@ def title_holder(body: Any) -> Any:
     return None if holder is title or in_frame(holder) else holder
 
 
-def content_container(spine: Sequence[Any], body: Any = None) -> Any:
+def container_and_title(spine: Sequence[Any], body: Any = None) -> tuple[Any, Any, Any]:
     """The element of the region's spine (``spine[0]``: the region) holding the region's
     title (:func:`_title`), the deepest spine element with it inside, through wrappers of
     one element; the spine's end when the region has no title.
@@ -123,6 +123,9 @@ def content_container(spine: Sequence[Any], body: Any = None) -> Any:
     more text than its content), the title's own parent, raised past wrappers of the title
     alone: on the pages where the spine finds it, that is where the spine stops. None: no
     title either (``body``: where to look for one).
+
+    With the container, the title and the element it was looked for in (None: nowhere),
+    which :func:`region_frame` reads again where it can.
     """
     region = spine[0] if spine else None
     if region is not None and (tag_name(region) in _BESIDE or _beside(region)):
@@ -131,22 +134,25 @@ def content_container(spine: Sequence[Any], body: Any = None) -> Any:
     title = _title(scope) if scope is not None else None
     if region is None:
         if title is None:
-            return None
+            return None, None, scope
         container = title.getparent()
         while container is not None and len(_kids(container)) <= 1:
             container = container.getparent()
-        return None if container is None or tag_name(container) in ("body", "html") else container
+        if container is None or tag_name(container) in ("body", "html"):
+            container = None
+        return container, title, scope
     if title is None:
-        return spine[-1]
+        return spine[-1], None, scope
     # By id, holding the elements: an lxml element's proxy, once dropped, may leave its id
     # to another element's, and what is "above" would depend on what was parsed before.
     above = {id(el): el for el in (title, *title.iterancestors())}
     container = region
     for el in spine[1:]:
         if id(el) not in above:  # the spine goes on beside the title
-            return _settled(_title_branch(container, title, above), title, above)
+            container = _settled(_title_branch(container, title, above), title, above)
+            return container, title, scope
         container = el
-    return _settled(container, title, above)
+    return _settled(container, title, above), title, scope
 
 
 def _settled(container: Any, title: Any, above: dict[int, Any]) -> Any:
@@ -423,7 +429,7 @@ FRAME_MARK = "%"
 _CONTAINER = "*"
 
 
-def region_frame(container: Any, body: Any) -> str:
+def region_frame(container: Any, body: Any, known: tuple[Any, Any] | None = None) -> str:
     """The frame token of a page: the blocks around its content container (empty: none).
 
     From ``<body>`` down to the container, each element on the way keeps its children: the
@@ -433,6 +439,9 @@ def region_frame(container: Any, body: Any) -> str:
     container inside an ``<article>`` counts from what holds the article. Beside the
     container, a block holding a heading of the title's rank is more of the content (the
     next section of a manual's page, another record), not frame, and is left out.
+
+    ``known``: a title already looked for and where (:func:`container_and_title`), taken
+    instead of a walk when it must be the same (:func:`_title_known`).
     """
     if container is None or body is None:
         return ""
@@ -450,12 +459,38 @@ def region_frame(container: Any, body: Any) -> str:
             break
     chain.append(body)
     chain.reverse()
-    title = _title(chain[-1])
+    title = _title_known(chain[-1], known)
+    if title is _UNKNOWN:
+        title = _title(chain[-1])
     rank = HEADING_LEVELS.get(tag_name(title) or "", 0) if title is not None else 0
     ranks = [t for h, level in HEADING_LEVELS.items() if level <= rank for t in (h, h.upper())]
     nodes: list[str] = []
     _frame(chain, 0, ranks, nodes)
     return FRAME_MARK + ",".join(nodes[:FRAME_NODES])
+
+
+#: What :func:`_title_known` answers when it cannot tell.
+_UNKNOWN = object()
+
+
+def _title_known(within: Any, known: tuple[Any, Any] | None) -> Any:
+    """:func:`_title` of ``within`` from ``known``, the title ``(title, scope)`` found in
+    ``scope`` (None: none there), when ``within`` is ``scope`` or inside it and holds that
+    title (or there is none): every heading of ``within`` is one of ``scope``'s, so none
+    of a higher rank, and none of its rank before it. Else :data:`_UNKNOWN`."""
+    if known is None:
+        return _UNKNOWN
+    title, scope = known
+    if scope is None or not _inside(within, scope):
+        return _UNKNOWN
+    if title is None or _inside(title, within):
+        return title
+    return _UNKNOWN
+
+
+def _inside(el: Any, scope: Any) -> bool:
+    """Whether ``el`` is ``scope`` or stands inside it."""
+    return el is scope or any(a is scope for a in el.iterancestors())
 
 
 def _frame(chain: list[Any], at: int, ranks: list[str], out: list[str]) -> None:

@@ -59,7 +59,7 @@ from visdup.templates.layout import (
 )
 from visdup.templates.marks import MARKS_SHARE, MARKS_SWAP, MAX_MARKS, body_marks, marks_agree
 from visdup.templates.region import (
-    content_container,
+    container_and_title,
     in_frame,
     region_frame,
     region_shape,
@@ -441,9 +441,9 @@ def _alone(main: Any) -> list[Any]:
 def _shaped(layout: Layout, spine: Sequence[Any], body: Any) -> Layout:
     """``layout`` with the shape of its content region's container
     (:mod:`visdup.templates.region`)."""
-    container = content_container(spine, body)
+    container, title, scope = container_and_title(spine, body)
     shape = region_shape(container)
-    frame = region_frame(container, body)
+    frame = region_frame(container, body, (title, scope))
     if not shape and not frame:
         return layout
     return make_layout(layout.labels, layout.sizes, layout.marks, layout.outline, shape, frame)
