@@ -10,10 +10,10 @@ import pytest
 
 from visdup.content import blocks, main, textprint, visibility, weights
 from visdup.page import links
-from visdup.templates import signature, stm
+from visdup.templates import inline_labels, signature, stm
 
 #: Every module that holds a compiled kernel it checks on each call.
-HOLDERS = (stm, blocks, visibility, textprint, weights, main, signature, links)
+HOLDERS = (stm, blocks, visibility, textprint, weights, main, signature, links, inline_labels)
 
 
 def python_kernels(monkeypatch: pytest.MonkeyPatch) -> None:

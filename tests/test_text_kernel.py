@@ -132,6 +132,23 @@ def test_numbers_zeroed_equals_the_pattern() -> None:
     assert _text.numbers_zeroed(page) == textprint._NUMBERS.sub("0", page)
 
 
+def test_holding_finds_the_texts_python_finds() -> None:
+    rng = random.Random(7)
+    chars = [*"ab :\uff1a\u00e9\u4e2d", "\U0001f600"]
+    for _ in range(2000):
+        texts: list[str | None] = [
+            None
+            if rng.random() < 0.2
+            else "".join(rng.choice(chars) for _ in range(rng.randrange(6)))
+            for _ in range(rng.randrange(30))
+        ]
+        expected = [i for i, t in enumerate(texts) if t and (":" in t or "\uff1a" in t)]
+        assert _text.holding(texts, ":\uff1a") == expected, texts
+    assert _text.holding(["a", "b"], "") == []
+    with pytest.raises(ValueError):
+        _text.holding([], "abcdefghi")
+
+
 def _pages() -> list[bytes]:
     pages = [path.read_bytes() for path in sorted(FIXTURES.rglob("*.htm*"))[:80]]
     if AEB.is_dir():  # articles in several languages and scripts

@@ -4,6 +4,7 @@
  *   .digest(), "big"), the 64-bit hash of every fingerprint layer;
  * - normalise(text, blanks) and long_sentences(paragraph, keep, min_chars, blanks): the
  *   same of text that holds ASCII and blanks only (None for any other, which Python reads);
+ * - holding(texts, chars): which texts of a list hold any of a few characters;
  * - numbers_zeroed(text): visible_key's numbers and hex ids, each replaced by one "0";
  * - shingle_simhash(sentences, words): the SimHash of the sentences' word shingles weighted
  *   by their counts (capped at 255), as _shingle_simhash(_shingles(...)) gives it;
@@ -1392,6 +1393,50 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ holding */
+
+/* holding(texts, chars): [i for i, t in enumerate(texts) if t and any(c in t for c in
+ * chars)], for a list of str and None: the template step's texts that may open with a
+ * caption, found without a Python step per text. */
+static PyObject *
+py_holding(PyObject *self, PyObject *args)
+{
+    PyObject *texts, *chars;
+    if (!PyArg_ParseTuple(args, "O!U", &PyList_Type, &texts, &chars)) return NULL;
+    const Py_ssize_t nchars = PyUnicode_GET_LENGTH(chars);
+    Py_UCS4 wanted[8];
+    if (nchars > 8) {
+        PyErr_SetString(PyExc_ValueError, "holding() looks for 8 characters at most");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < nchars; k++) wanted[k] = PyUnicode_READ_CHAR(chars, k);
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(texts); i++) {
+        PyObject *t = PyList_GET_ITEM(texts, i);
+        if (!PyUnicode_Check(t)) continue;
+        const Py_ssize_t n = PyUnicode_GET_LENGTH(t);
+        for (Py_ssize_t k = 0; k < nchars && n > 0; k++) {
+            Py_ssize_t at = PyUnicode_FindChar(t, wanted[k], 0, n, 1);
+            if (at == -2) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            if (at >= 0) {
+                PyObject *index = PyLong_FromSsize_t(i);
+                if (index == NULL || PyList_Append(out, index) < 0) {
+                    Py_XDECREF(index);
+                    Py_DECREF(out);
+                    return NULL;
+                }
+                Py_DECREF(index);
+                break;
+            }
+        }
+    }
+    return out;
+}
+
 /* ------------------------------------------------------------------ numbers */
 
 /* textprint._NUMBERS.sub("0", text), read as Python's re reads that pattern on a str:
@@ -1481,6 +1526,8 @@ static PyMethodDef methods[] = {
     {"normalise", py_normalise, METH_VARARGS,
      "normalise(text, blanks) -> textprint.normalise(text), or None for a character outside "
      "ASCII that is not in the bitmap blanks"},
+    {"holding", py_holding, METH_VARARGS,
+     "holding(texts, chars) -> the indices of the str in the list texts that hold any of chars"},
     {"numbers_zeroed", py_numbers_zeroed, METH_O,
      "numbers_zeroed(text) -> textprint._NUMBERS.sub(\"0\", text): numbers and ids as one 0"},
     {"long_sentences", py_long_sentences, METH_VARARGS,

@@ -13,7 +13,13 @@ import re
 from collections.abc import Sequence
 from itertools import accumulate
 
+from visdup._native import kernel
 from visdup.templates.dom_walk import HEADING_LEVELS, TEXT
+
+#: The compiled text kernel (``visdup._native._text``): which texts hold a colon.
+_kernel = kernel("_text")
+#: A caption's colon, ASCII or full-width.
+_COLONS = ":\uff1a"
 
 #: A text that opens with its own caption: "ISBN-13: 978-0316125581", "Publisher: Little,
 #: Brown". The caption starts with a letter, holds at most four words and no colon; the value
@@ -64,7 +70,10 @@ def _captioned_texts(
     """A text's index -> its (caption, value), for at most ``room`` texts outside names."""
     splits: dict[int, tuple[str, str]] = {}
     # the texts with a colon, in one pass over them all: most texts have none
-    colons = [i for i, t in enumerate(texts) if t and (":" in t or "\uff1a" in t)]
+    if _kernel is not None and isinstance(texts, list):
+        colons = _kernel.holding(texts, _COLONS)
+    else:
+        colons = [i for i, t in enumerate(texts) if t and (":" in t or "\uff1a" in t)]
     for i in colons:
         if len(splits) >= room:
             break
