@@ -5,9 +5,10 @@ the page's transaction), then the final pass over the whole set (visdup.dedup.se
     python bench/bench_label.py [--sets python,postgres,warpcore,aeb,swde] [--rounds 2]
 
 Prints, per set and round, the labelling's CPU per page (the thread's own, the analysis left
-out) and its wall time (with the waits on the store's file), how many candidates each channel ranked, refined and measured, and a digest of every
-label and comparison stored, as labelled and after the final pass: two versions of visdup that
-differ only in how fast they label must print the same digests. The label process of a crawl
+out) and its wall time (with the waits on the store's file), how many candidates each channel
+ranked, refined and measured, and a digest of every label and comparison stored, as labelled
+and after the final pass: two versions of visdup that differ only in how fast they label must
+print the same digests. The label process of a crawl
 spends this plus the template clusters and the drift snapshot; on a machine with a core for
 each of visdup's processes its serial work bounds the crawl's pace (``bench/bench_crawl.py``
 prints that estimate).
