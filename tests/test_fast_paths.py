@@ -334,6 +334,43 @@ def test_remove_invisible_same_with_and_without_kernel(monkeypatch) -> None:
     assert b"print only" in fast[0][1] and b"hidden<" not in fast[0][1]
 
 
+TITLED = [
+    '<html><head><meta name="og:title"><meta property="og:title" content="OG"><title>T | S'
+    "</title></head><body><h1><a href='/'>S</a></h1><div hidden><h1>Hid</h1><title>x</title>"
+    "</div><h1>T</h1><p>text</p></body></html>",
+    "<html><body><h1>Only</h1><script><h1>no</h1></script><h1><!-- c -->Two</h1></body></html>",
+    "<html><head><title>Plain</title></head><body><p>x</p></body></html>",
+]
+
+
+def test_the_title_read_in_the_invisible_scan_is_read_before_anything_goes(monkeypatch) -> None:
+    """The scan's walk hands the title its elements (those ``root.iter`` yields), before it
+    removes anything: the same title and the same page as a title read first."""
+    from visdup.content.titles import page_title
+    from visdup.content.visibility import remove_invisible, titled_and_cleaned
+
+    def run() -> list:
+        out = []
+        for body in [*(t.encode() for t in TITLED), *(h.encode() for h in HIDING), *PAGES]:
+            root = parse_html(body).root
+            if root is None:
+                continue
+            first = parse_html(body).root
+            title = page_title(first)
+            remove_invisible(first)
+            got = titled_and_cleaned(root)
+            assert got == title
+            assert lxml.etree.tostring(root) == lxml.etree.tostring(first)
+            out.append(got)
+        return out
+
+    fast = run()
+    assert fast[:3] == ["T", "Only", "Plain"]
+    assert sum(1 for t in fast if t) > 20
+    python_kernels(monkeypatch)
+    assert run() == fast
+
+
 def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
     from visdup.content.visibility import remove_invisible
 

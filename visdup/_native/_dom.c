@@ -1378,21 +1378,34 @@ path_tuple(const Py_ssize_t *apos, Py_ssize_t depth)
 static PyObject *
 invisible_scan(PyObject *self, PyObject *args)
 {
-    PyObject *root_obj, *never_tags;
-    if (!PyArg_ParseTuple(args, "OO!", &root_obj, &PySet_Type, &never_tags)) return NULL;
+    PyObject *root_obj, *never_tags, *names = NULL;
+    if (!PyArg_ParseTuple(args, "OO!|O!", &root_obj, &PySet_Type, &never_tags, &PyTuple_Type,
+                          &names))
+        return NULL;
     if (element_type == NULL || !PyObject_TypeCheck(root_obj, element_type)) Py_RETURN_NONE;
     vd_node *root = ((ElementHead *)root_obj)->c_node;
     if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    /* the elements named (as root.iter(*names) matches them: the name exactly) */
+    const char *wanted[8];
+    Py_ssize_t nwanted = names != NULL ? PyTuple_GET_SIZE(names) : 0;
+    if (nwanted > 8) Py_RETURN_NONE;
+    for (Py_ssize_t k = 0; k < nwanted; k++) {
+        PyObject *name = PyTuple_GET_ITEM(names, k);
+        if (!PyUnicode_Check(name)) Py_RETURN_NONE;
+        wanted[k] = PyUnicode_AsUTF8(name);
+        if (wanted[k] == NULL) return NULL;
+    }
     int fallback = 0;
     PyObject *cache = PyDict_New();
     PyObject *outer = PyList_New(0), *sheets = PyList_New(0), *styles = PyList_New(0);
+    PyObject *named = PyList_New(0);
     PyObject *result = NULL;
     /* stack[d]: the open element at depth d; apos[d]: its child position; cnt[d]: lxml
      * children seen so far at depth d. */
     vd_node **stack = NULL;
     Py_ssize_t *apos = NULL, *cnt = NULL;
     Py_ssize_t sp = 0, cap = 64, removed_at = -1, path_work = 0;
-    if (!cache || !outer || !sheets || !styles) goto done;
+    if (!cache || !outer || !sheets || !styles || !named) goto done;
     stack = (vd_node **)malloc(sizeof(vd_node *) * (size_t)cap);
     apos = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(cap + 1));
     cnt = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (size_t)(cap + 1));
@@ -1412,6 +1425,19 @@ invisible_scan(PyObject *self, PyObject *args)
             break;
         }
         if (type == N_ELEMENT) {
+            for (Py_ssize_t k = 0; k < nwanted; k++) {
+                if (strcmp((const char *)cur->name, wanted[k]) != 0) continue;
+                path_work += sp;
+                PyObject *path = path_work > MAX_PATH_WORK ? NULL : path_tuple(apos, sp);
+                if (path == NULL || PyList_Append(named, path) < 0) {
+                    Py_XDECREF(path);
+                    if (PyErr_Occurred()) goto done;
+                    fallback = 1; /* too deep in all: Python iterates */
+                }
+                Py_XDECREF(path);
+                break;
+            }
+            if (fallback) break;
             PyObject *tag = lowered_tag(cache, cur, &fallback);
             if (tag == NULL) {
                 if (PyErr_Occurred()) goto done;
@@ -1522,6 +1548,8 @@ invisible_scan(PyObject *self, PyObject *args)
     if (fallback) {
         result = Py_None;
         Py_INCREF(result);
+    } else if (names != NULL) {
+        result = Py_BuildValue("(OOOO)", outer, sheets, styles, named);
     } else {
         result = Py_BuildValue("(OOO)", outer, sheets, styles);
     }
@@ -1533,6 +1561,7 @@ done:
     Py_XDECREF(outer);
     Py_XDECREF(sheets);
     Py_XDECREF(styles);
+    Py_XDECREF(named);
     return result;
 }
 
@@ -2378,9 +2407,10 @@ static PyMethodDef methods[] = {
      "quads (element, first, end, free), factor(key) of each element as doubles (from the\n"
      "dict known when it holds the key) and (owner, link_chars, chars) as int64 triples."},
     {"invisible_scan", invisible_scan, METH_VARARGS,
-     "invisible_scan(root, never_tags)\n"
+     "invisible_scan(root, never_tags, names=None)\n"
      "([path of each outermost never-rendered element], [(style text, media)],\n"
-     "[(path, inline style)]) for visdup.denoise.remove_invisible, or None for Python."},
+     "[(path, inline style)]) for visdup.denoise.remove_invisible, or None for Python;\n"
+     "with names (a tuple), also [path of each element root.iter(*names) yields]."},
     {"links_walk", links_walk, METH_VARARGS,
      "links_walk(root, cap)\n"
      "(hrefs, total) of visdup.page.links.read_links: the first cap non-blank hrefs of the\n"

@@ -24,8 +24,8 @@ from visdup.content.blocks import (
     paragraph_rows,
     walk,
 )
-from visdup.content.titles import _text_of, page_title
-from visdup.content.visibility import remove_element, remove_invisible
+from visdup.content.titles import _text_of
+from visdup.content.visibility import remove_element, titled_and_cleaned
 from visdup.content.weights import (
     _FACTORS,
     Weights,
@@ -128,8 +128,7 @@ def main_content(
     if root is None:
         return MainContent(None, None, "", [])
     if not cleaned:
-        title = page_title(root)
-        remove_invisible(root)
+        title = titled_and_cleaned(root)
     body = first_body(root)
     walked = walk(body, factor, _FACTORS)
     page_text = walked.visible_text()

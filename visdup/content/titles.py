@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -40,7 +40,11 @@ def split_title(title: str) -> list[str]:
     return [p for p in (s.strip() for s in _SEPARATOR.split(title)) if p]
 
 
-def page_title(root: Any) -> str | None:
+#: The elements a page's title is read from (:func:`page_title`).
+TITLE_ELEMENTS = ("meta", "title", "h1")
+
+
+def page_title(root: Any, elements: Iterable[Any] | None = None) -> str | None:
     """The page's own title, from the page alone.
 
     An <h1> the <title> contains, else og:title, <title>, the first <h1>. When the <title>
@@ -54,7 +58,10 @@ def page_title(root: Any) -> str | None:
     first_title: Any = None
     h1s: list[tuple[str, bool]] = []
     home: set[str] = set()
-    for el in root.iter("meta", "title", "h1"):  # one walk of the tree for the three
+    # one walk of the tree for the three (``elements``: what it yields, found by another)
+    if elements is None:
+        elements = root.iter(*TITLE_ELEMENTS)
+    for el in elements:
         tag = el.tag
         if tag == "h1":
             heading = clean_heading(_text_of(el))

@@ -11,7 +11,7 @@ without building a Python object per element; the Python scan is its reference.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable
 from typing import Any
 
 import lxml.etree
@@ -19,7 +19,8 @@ import lxml.etree
 from visdup._native import kernel
 from visdup.content.blocks import char_count
 from visdup.content.css import Cascade, apply_sheets, declarations, is_hiding, visually_hidden
-from visdup.page.dom import events, outermost
+from visdup.content.titles import TITLE_ELEMENTS, page_title
+from visdup.page.dom import at_paths, events, outermost
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,9 @@ def remove_element(el: Any) -> None:
     parent.remove(el)
 
 
-def remove_invisible(root: Any) -> int:
+def remove_invisible(
+    root: Any, named: tuple[str, ...] = (), before: Callable[[list[Any]], None] | None = None
+) -> int:
     """Remove in place what is never seen or floats over the page; return how many went.
 
     Inline styles and the page's own <style> rules both count. Hidden by CSS but holding
@@ -66,24 +69,30 @@ def remove_invisible(root: Any) -> int:
     `aria-hidden="true"` alone keeps an element (icons, but also visible duplicates
     of real text); combined with a visually-hidden style it is seen by nobody and goes.
     The count is of outermost elements removed: what sat inside them is not counted.
+
+    ``before`` is given, before anything goes, what ``root.iter(*named)`` yields (the page's
+    title and its meta elements: the compiled scan finds them as it walks, and the page is
+    not walked again for them).
     """
     if root is None:
         return 0
     scanned = None
     if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
-        scanned = _kernel.invisible_scan(root, _NEVER_SET)
+        scanned = _kernel.invisible_scan(root, _NEVER_SET, named)
+    if before is not None:
+        before(list(at_paths(root, scanned[3]) if scanned else root.iter(*named)))
     if scanned is None:
         removed, sheets, inline = _scan_invisible(root)
     else:
-        outer_paths, raw_sheets, styles = scanned
+        outer_paths, raw_sheets, styles = scanned[:3]
         sheets = []
         for text, media in raw_sheets:
             media = (media or "all").lower()
             if "screen" in media or "all" in media:
                 sheets.append(text)
         # Paths name elements of the tree as it was: resolve them all before removing.
-        outermost = list(_resolve(root, outer_paths))
-        found = _resolve(root, [p for p, _ in styles])
+        outermost = list(at_paths(root, outer_paths))
+        found = at_paths(root, [p for p, _ in styles])
         inline = list(zip(found, [s for _, s in styles], strict=True))
         for el in outermost:
             remove_element(el)
@@ -101,6 +110,19 @@ def remove_invisible(root: Any) -> int:
         release(cascade.values)
 
 
+def titled_and_cleaned(root: Any) -> str | None:
+    """The page's own title (:func:`visdup.content.titles.page_title`, read before its
+    ``<head>`` goes), and the page without what is never seen (:func:`remove_invisible`):
+    the title's elements are found in the scan's walk."""
+    titles: list[str | None] = []
+
+    def read(elements: list[Any]) -> None:
+        titles.append(page_title(root, elements))
+
+    remove_invisible(root, TITLE_ELEMENTS, read)
+    return titles[0] if titles else None
+
+
 def release(elements: dict[Any, Any]) -> None:
     """Drop a dict's element proxies deepest first.
 
@@ -112,22 +134,6 @@ def release(elements: dict[Any, Any]) -> None:
     keys = list(elements)
     elements.clear()
     del keys
-
-
-def _resolve(root: Any, paths: list[tuple[int, ...]]) -> Iterator[Any]:
-    """The elements at these child-position paths (in document order, sharing prefixes)."""
-    chain = [root]
-    prev: tuple[int, ...] = ()
-    for path in paths:
-        common = 0
-        limit = min(len(prev), len(path))
-        while common < limit and prev[common] == path[common]:
-            common += 1
-        del chain[common + 1 :]
-        for pos in path[common:]:
-            chain.append(chain[-1][pos])
-        prev = path
-        yield chain[-1]
 
 
 def _scan_invisible(root: Any) -> tuple[int, list[str], list[tuple[Any, str | None]]]:

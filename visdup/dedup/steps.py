@@ -10,9 +10,10 @@ import logging
 from typing import Any
 from urllib.parse import urljoin
 
-from visdup.content import main_content, page_title, remove_invisible
+from visdup.content import main_content
 from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
+from visdup.content.visibility import titled_and_cleaned
 from visdup.page.links import PageLinks, read_links
 from visdup.page.parse import Document
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
@@ -37,8 +38,7 @@ def clean(doc: Document) -> None:
     """Remove what a reader never sees, once per page, keeping the title it had."""
     if doc.denoised or doc.root is None:
         return
-    doc.title = page_title(doc.root)
-    remove_invisible(doc.root)
+    doc.title = titled_and_cleaned(doc.root)
     doc.denoised = True
 
 

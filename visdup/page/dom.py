@@ -35,6 +35,23 @@ def subtree_sizes(parents: Sequence[int]) -> list[int]:
     return sizes
 
 
+def at_paths(root: Any, paths: list[tuple[int, ...]]) -> Iterator[Any]:
+    """The elements at these child-position paths (in document order, sharing prefixes):
+    what the compiled walks name elements by."""
+    chain = [root]
+    prev: tuple[int, ...] = ()
+    for path in paths:
+        common = 0
+        limit = min(len(prev), len(path))
+        while common < limit and prev[common] == path[common]:
+            common += 1
+        del chain[common + 1 :]
+        for pos in path[common:]:
+            chain.append(chain[-1][pos])
+        prev = path
+        yield chain[-1]
+
+
 def events(root: Any) -> Iterator[tuple[bool, Any]]:
     """(True, element) when an element opens, (False, element) when it closes; preorder."""
     yield True, root

@@ -507,15 +507,15 @@ def page_input(html: bytes | str, *, url: str | None = None, tree: bool = True) 
     For page files and stored bodies (batch clustering, tests). Unusable input gives the
     empty signature and no tree.
     """
-    from visdup.content import main_content, page_title, remove_invisible
+    from visdup.content import main_content
+    from visdup.content.visibility import titled_and_cleaned
     from visdup.page.parse import parse_html
     from visdup.templates.stm import dom_tree
 
     doc = parse_html(html, url=url)
     if doc.root is None:
         return TemplateInput(make_layout((), ()))
-    title = page_title(doc.root)
-    remove_invisible(doc.root)
+    title = titled_and_cleaned(doc.root)
     dom = dom_tree(doc.root) if tree else None
     root = doc.root
     layouts: list[Layout] = []
