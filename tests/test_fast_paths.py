@@ -7,6 +7,7 @@ the first paragraph walk in main_content vs a second walk.
 
 from __future__ import annotations
 
+import copy
 import gzip
 import random
 from collections import Counter
@@ -372,7 +373,8 @@ def test_the_title_read_in_the_invisible_scan_is_read_before_anything_goes(monke
 
 
 def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
-    from visdup.content.visibility import remove_invisible
+    from visdup.content.titles import page_title
+    from visdup.content.visibility import remove_invisible, titled_and_cleaned
 
     def build() -> lxml.etree._Element:
         root = lxml.html.fromstring("<html><body><div>top</div></body></html>")
@@ -386,6 +388,17 @@ def test_remove_invisible_on_a_tree_thousands_deep(monkeypatch) -> None:
 
     fast_root = build()
     fast = remove_invisible(fast_root)
+    # headings all the way down: their paths, thousands of steps each, pass the scan's budget
+    # and lxml finds them instead, with the same title and page
+    headed_root = build()
+    for i, el in enumerate(headed_root.iter("div")):
+        if i % 3 == 0:
+            el.tag = "h1"
+    expected_root = copy.deepcopy(headed_root)
+    expected = page_title(expected_root)
+    remove_invisible(expected_root)
+    assert titled_and_cleaned(headed_root) == expected == "top"
+    assert lxml.etree.tostring(headed_root) == lxml.etree.tostring(expected_root)
     python_kernels(monkeypatch)
     slow_root = build()
     assert remove_invisible(slow_root) == fast == 1

@@ -1428,13 +1428,16 @@ invisible_scan(PyObject *self, PyObject *args)
             for (Py_ssize_t k = 0; k < nwanted; k++) {
                 if (strcmp((const char *)cur->name, wanted[k]) != 0) continue;
                 path_work += sp;
-                PyObject *path = path_work > MAX_PATH_WORK ? NULL : path_tuple(apos, sp);
+                if (path_work > MAX_PATH_WORK) { /* too deep in all: Python iterates */
+                    fallback = 1;
+                    break;
+                }
+                PyObject *path = path_tuple(apos, sp);
                 if (path == NULL || PyList_Append(named, path) < 0) {
                     Py_XDECREF(path);
-                    if (PyErr_Occurred()) goto done;
-                    fallback = 1; /* too deep in all: Python iterates */
+                    goto done;
                 }
-                Py_XDECREF(path);
+                Py_DECREF(path);
                 break;
             }
             if (fallback) break;
