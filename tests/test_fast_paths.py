@@ -910,3 +910,44 @@ def test_pooled_selectors_equal_xpath_on_random_pages() -> None:
             assert pooled is None or pooled[0] == expected, selector
             compared += 1
     assert compared > 1500
+
+
+CANONICAL = [
+    # the first <link> whose rel names canonical (any case, among other words), href stripped
+    (
+        '<html><head><link rel="stylesheet" href="a.css"><link rel="Alternate CANONICAL" '
+        'href=" /orig "><link rel="canonical" href="/second"></head><body><p>text of the '
+        "page</p></body></html>",
+        "http://site.test/orig",
+    ),
+    # inside what denoising removes (a hidden block): read before anything goes
+    (
+        "<html><body><div hidden><link rel=canonical href=/hid></div><p>text</p></body></html>",
+        "http://site.test/hid",
+    ),
+    ("<html><head><link rel=canonical href=''></head><body><p>t</p></body></html>", None),
+    ("<html><head><title>No link</title></head><body><p>t</p></body></html>", None),
+]
+
+
+@pytest.mark.parametrize("content", [False, True])
+@pytest.mark.parametrize("template", [False, True])
+@pytest.mark.parametrize("denoise", [False, True])
+def test_the_canonical_link_is_the_same_whoever_reads_it(
+    monkeypatch, content: bool, template: bool, denoise: bool
+) -> None:
+    """Read by its own walk (nothing cleans the page) or named by the invisible-node scan
+    (the page is cleaned): the same link, with the kernels and without."""
+    from visdup.dedup.analysis import AnalysisOptions, analyse
+
+    options = AnalysisOptions(content=content, template=template, denoise_term=denoise)
+
+    def run() -> list[str | None]:
+        return [
+            analyse(page.encode(), url="http://site.test/a/b", options=options).canonical
+            for page, _ in CANONICAL
+        ]
+
+    assert run() == [expected for _, expected in CANONICAL]
+    python_kernels(monkeypatch)
+    assert run() == [expected for _, expected in CANONICAL]

@@ -165,11 +165,14 @@ def analyse(
     )
     if doc.root is None:
         return replace(base, problem=doc.problem or "no document", unread=True)
-    canonical = canonical_url(doc, final_url or url)  # before <head> goes
+    page_url = final_url or url
+    cleans = options.denoise_term or options.template or options.content
+    # before <head> goes: where the page is cleaned, read in the same walk as its title
+    canonical = None if cleans else canonical_url(doc, page_url)
     links = links_step(doc, url, options.links)  # before invisible nodes go
     title: str | None = None
     if options.denoise_term:
-        clean(doc)
+        clean(doc, page_url)
         title = doc.title
     try:
         _raw, term = document_term(doc, options.classes)
@@ -183,7 +186,7 @@ def analyse(
     template = None
     content = None
     if options.template or options.content:
-        clean(doc)  # from here on the tree has no invisible nodes
+        clean(doc, page_url)  # from here on the tree has no invisible nodes
         title = doc.title
         tree = template_step(doc, url) if options.template else None
         layouts: list[Layout] = []
@@ -192,6 +195,8 @@ def analyse(
             title, content = content_step(found, url, options.thin_below)
         if tree is not None:
             template = layout_step(doc, found, layouts, tree, url)
+    if cleans:
+        canonical = doc.canonical
     shape_simhash(term)  # kept on the term: the labelling, one serial process, reads it
     return replace(
         base,

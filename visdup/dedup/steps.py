@@ -7,13 +7,15 @@ lacks that one result (its links, its layout, its main content), never the other
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urljoin
 
 from visdup.content import main_content
 from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
-from visdup.content.visibility import titled_and_cleaned
+from visdup.content.titles import TITLE_ELEMENTS, page_title
+from visdup.content.visibility import remove_invisible, titled_and_cleaned
 from visdup.page.links import PageLinks, read_links
 from visdup.page.parse import Document
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
@@ -27,18 +29,34 @@ def canonical_url(doc: Document, base: str) -> str | None:
     """The page's ``<link rel="canonical">``, absolute: what the site says the original is."""
     if doc.root is None:
         return None
-    for link in doc.root.iter("link"):
+    return _canonical(doc.root.iter("link"), base)
+
+
+def _canonical(links: Iterable[Any], base: str) -> str | None:
+    """:func:`canonical_url` from the page's ``<link>`` elements, in document order."""
+    for link in links:
         href = (link.get("href") or "").strip()
         if href and "canonical" in (link.get("rel") or "").lower().split():
             return urljoin(base, href)
     return None
 
 
-def clean(doc: Document) -> None:
-    """Remove what a reader never sees, once per page, keeping the title it had."""
+def clean(doc: Document, base: str | None = None) -> None:
+    """Remove what a reader never sees, once per page, keeping the title it had and, given
+    the page's ``base`` URL, its canonical link (:attr:`Document.canonical`): the elements
+    both are read from are named by the invisible-node scan as it walks the page."""
     if doc.denoised or doc.root is None:
         return
-    doc.title = titled_and_cleaned(doc.root)
+    root = doc.root
+    if base is None:
+        doc.title = titled_and_cleaned(root)
+    else:
+
+        def read(elements: list[Any]) -> None:
+            doc.title = page_title(root, [el for el in elements if el.tag != "link"])
+            doc.canonical = _canonical((el for el in elements if el.tag == "link"), base)
+
+        remove_invisible(root, (*TITLE_ELEMENTS, "link"), read)
     doc.denoised = True
 
 

@@ -35,6 +35,8 @@ class Document:
     denoised: bool = False
     #: The title, read before denoising removed the <head>.
     title: str | None = None
+    #: The canonical link, absolute, when denoising read it too (``visdup.dedup.steps.clean``).
+    canonical: str | None = None
 
     @property
     def ok(self) -> bool:
