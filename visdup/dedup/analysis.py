@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from visdup.config import options
+from visdup.content.textprint import ContentPrint
 from visdup.dedup.page_analysis import PageAnalysis
 from visdup.dedup.reading import CHARSET_SNIFF, declared_charset, document
 from visdup.dedup.steps import (
@@ -53,7 +54,7 @@ from visdup.page.parse import Document, elements_over
 from visdup.storage.body import pack_body
 from visdup.structure.fingerprint import shape_simhash, term_simhash
 from visdup.structure.term import document_term
-from visdup.templates.signature import Layout
+from visdup.templates.signature import Layout, TemplateInput
 from visdup.templates.stm import FlatTree, PackedTree
 
 __all__ = [
@@ -186,15 +187,7 @@ def analyse(
     template = None
     content = None
     if options.template or options.content:
-        clean(doc, page_url)  # from here on the tree has no invisible nodes
-        title = doc.title
-        tree = template_step(doc, url) if options.template else None
-        layouts: list[Layout] = []
-        found = main_step(doc, url, layouts if tree is not None else None)
-        if options.content and found is not None:
-            title, content = content_step(found, url, options.thin_below)
-        if tree is not None:
-            template = layout_step(doc, found, layouts, tree, url)
+        title, content, template = _cleaned_steps(doc, url, page_url, options)
     if cleans:
         canonical = doc.canonical
     shape_simhash(term)  # kept on the term: the labelling, one serial process, reads it
@@ -212,6 +205,23 @@ def analyse(
         content_json=content.to_json() if content is not None else None,
         links=links,
     )
+
+
+def _cleaned_steps(
+    doc: Document, url: str, page_url: str, options: AnalysisOptions
+) -> tuple[str | None, ContentPrint | None, TemplateInput | None]:
+    """The steps on the page without its invisible nodes: the template step's tree, main
+    content and its print, the layout signature; the page's title as they leave it."""
+    clean(doc, page_url)  # from here on the tree has no invisible nodes
+    title = doc.title
+    tree = template_step(doc, url) if options.template else None
+    layouts: list[Layout] = []
+    found = main_step(doc, url, layouts if tree is not None else None)
+    content = None
+    if options.content and found is not None:
+        title, content = content_step(found, url, options.thin_below)
+    template = layout_step(doc, found, layouts, tree, url) if tree is not None else None
+    return title, content, template
 
 
 #: Seconds between a worker process's looks at whether its crawl is still alive.
