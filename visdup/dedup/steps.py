@@ -15,7 +15,7 @@ from visdup.content import main_content
 from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
 from visdup.content.titles import TITLE_ELEMENTS, page_title
-from visdup.content.visibility import remove_invisible, titled_and_cleaned
+from visdup.content.visibility import remove_invisible
 from visdup.page.links import PageLinks, read_links
 from visdup.page.parse import Document
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
@@ -48,15 +48,13 @@ def clean(doc: Document, base: str | None = None) -> None:
     if doc.denoised or doc.root is None:
         return
     root = doc.root
-    if base is None:
-        doc.title = titled_and_cleaned(root)
-    else:
 
-        def read(elements: list[Any]) -> None:
-            doc.title = page_title(root, [el for el in elements if el.tag != "link"])
+    def read(elements: list[Any]) -> None:
+        doc.title = page_title(root, [el for el in elements if el.tag != "link"])
+        if base is not None:
             doc.canonical = _canonical((el for el in elements if el.tag == "link"), base)
 
-        remove_invisible(root, (*TITLE_ELEMENTS, "link"), read)
+    remove_invisible(root, (*TITLE_ELEMENTS, "link"), read)
     doc.denoised = True
 
 
