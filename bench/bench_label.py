@@ -3,12 +3,16 @@ labelled in order against the pages before it (candidates, bounds, exact measure
 the page's transaction), then the final pass over the whole set (visdup.dedup.settle).
 
     python bench/bench_label.py [--sets python,postgres,warpcore,aeb,swde] [--rounds 2]
+                                [--db postgresql+psycopg://postgres@127.0.0.1:5432/postgres]
 
 Prints, per set and round, the labelling's CPU per page (the thread's own, the analysis left
 out) and its wall time (with the waits on the store's file), how many candidates each channel
 ranked, refined and measured, and a digest of every label and comparison stored, as labelled
 and after the final pass: two versions of visdup that differ only in how fast they label must
-print the same digests. The label process of a crawl
+print the same digests. ``--db`` labels into PostgreSQL instead of a SQLite file: a database
+of its own for each run, made on that server and dropped after (the URL names the database to
+connect to for that); the digests read the same rows, so they match SQLite's. The label
+process of a crawl
 spends this plus the template clusters and the drift snapshot; on a machine with a core for
 each of visdup's processes its serial work bounds the crawl's pace (``bench/bench_crawl.py``
 prints that estimate).
@@ -19,11 +23,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import sqlite3
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -43,24 +51,48 @@ COMPARISONS = (
 )
 
 
-def digest(path: Path, root: str) -> str:
+def digest(url: str, root: str) -> str:
     """A hash of every label and comparison the store holds, in page order; pages are named
     by their path under ``root``, so that the digest does not depend on where the set lies."""
     h = hashlib.sha256()
-    with sqlite3.connect(path) as conn:
-        for query in (PAGES, COMPARISONS):
-            for row in conn.execute(query):
-                if query is PAGES:
-                    row = (os.path.relpath(row[0], root), *row[1:])
-                h.update(repr(row).encode())
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            for query in (PAGES, COMPARISONS):
+                for row in conn.execute(text(query)):
+                    values = tuple(row)
+                    if query is PAGES:
+                        values = (os.path.relpath(values[0], root), *values[1:])
+                    h.update(repr(values).encode())
+    finally:
+        engine.dispose()
     return h.hexdigest()[:16]
 
 
-def run(which: str, pages: list[tuple[str, bytes]]) -> str:
+@contextmanager
+def new_store_url(server: str | None) -> Iterator[str]:
+    """The URL of an empty store: a SQLite file, or a database of its own on the PostgreSQL
+    ``server`` (dropped afterwards)."""
+    if server is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            yield f"sqlite:///{Path(tmp) / 'label.sqlite3'}"
+        return
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    name = f"visdup_bench_{uuid.uuid4().hex[:10]}"
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        yield server.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+def run(which: str, pages: list[tuple[str, bytes]], server: str | None = None) -> str:
     root = os.path.commonpath([name for name, _body in pages])
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "label.sqlite3"
-        store = Store.from_url(f"sqlite:///{path}")
+    with new_store_url(server) as url:
+        store = Store.from_url(url)
         try:
             labeller = FileLabeller(store)
             analyses = [analyse(body, url=name, options=labeller.options) for name, body in pages]
@@ -68,7 +100,7 @@ def run(which: str, pages: list[tuple[str, bytes]]) -> str:
             for (name, body), page in zip(pages, analyses, strict=True):
                 labeller.add(name, body, page)
             spent, waited = time.thread_time() - started, time.perf_counter() - clock
-            online = digest(path, root)
+            online = digest(url, root)
             started = time.thread_time()
             labeller.settle()
             final = time.thread_time() - started
@@ -83,7 +115,7 @@ def run(which: str, pages: list[tuple[str, bytes]]) -> str:
             f" structure bounds refined {counts.get('visdup/ted_bounds', 0)},"
             f" exact TEDs {counts.get('visdup/ted_calls', 0)},"
             f" measured again {counts.get('visdup/settled/measured', 0)};"
-            f" digest {online}, final {digest(path, root)}"
+            f" digest {online}, final {digest(url, root)}"
         )
     return line
 
@@ -92,6 +124,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sets", default="python,postgres,warpcore")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--db", default=None, help="a PostgreSQL server's URL (default: SQLite)")
     args = ap.parse_args()
     for which in args.sets.split(","):
         pages = load_set(which, 0, 0)  # every page of the set, in path order
@@ -99,7 +132,7 @@ def main() -> None:
             print(f"{which}: skipped (data absent)")
             continue
         for _ in range(args.rounds):
-            print(run(which, pages), flush=True)
+            print(run(which, pages, args.db), flush=True)
 
 
 if __name__ == "__main__":

@@ -212,6 +212,35 @@ def test_nearest_first_and_limit(make_index):
     assert index.query(base ^ 0b111, k=0) == [(10, base ^ 0b111, 0)]
 
 
+@pytest.mark.parametrize("k", [3, 6])
+def test_limited_lookups_are_the_nearest_keys_in_order(make_index, k):
+    """A lookup with a limit (the one a page's labelling makes) gives the ``limit`` stored keys
+    nearest the query, by distance and then by key, also where many keys share a fingerprint
+    (a templated site), some of them the query's own, and where the limit cuts a distance's
+    keys in two. PostgreSQL answers it in one statement of its own."""
+    rnd = random.Random(100 + k)
+    fps = planted(rnd, 300, k)
+    stored: dict[int, int] = {}
+    for fp in fps:
+        for _ in range(rnd.choice([1, 1, 1, 3, 12])):  # keys sharing one fingerprint
+            stored[rnd.randrange(1, 1 << 40)] = fp
+        if rnd.random() < 0.1:  # signed on the server: the top bit set
+            stored[rnd.randrange(1, 1 << 40)] = fp | (1 << 63)
+    index = make_index(k)
+    load(index, sorted(stored.items()))
+    probes = [flip(rnd.choice(fps), rnd.randint(0, k + 1), rnd) for _ in range(60)]
+    probes += [rnd.choice(fps) for _ in range(20)] + [rnd.getrandbits(64) for _ in range(5)]
+    cut = 0
+    for fp in probes:
+        nearest = sorted(brute(stored, fp, k), key=lambda hit: (hit[2], hit[0]))
+        for limit in (1, 5, 64):
+            got = index.query(fp, limit=limit)
+            assert got == nearest[:limit]
+            cut += len(nearest) > limit and nearest[limit - 1][2] == nearest[limit][2]
+        assert index.query(fp, k=1, limit=64) == [hit for hit in nearest if hit[2] <= 1][:64]
+    assert cut > 10  # limits fell inside a distance's keys, where the order by key decides
+
+
 def test_add_replaces_remove_forgets(make_index):
     index = make_index(3)
     fp = 0xFEDCBA9876543210

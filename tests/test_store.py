@@ -256,6 +256,41 @@ def test_a_driver_error_is_sqlalchemys_and_leaves_nothing(tmp_path):
     store.close()
 
 
+def test_a_url_another_writer_stores_meanwhile_leaves_the_transaction_usable(pg_url):
+    """PostgreSQL: a writer that finds its page's URL gone by its look but stored by another
+    process before its insert is told so (None), and its transaction goes on: the rest of
+    its page's work still commits. An error other than that URL's is not taken for it."""
+    import threading
+
+    from sqlalchemy.exc import IntegrityError
+
+    store = Store.from_url(pg_url)
+    run = store.begin_run("test")
+    other = store.engine.connect()
+    other.begin()
+    assert store.insert_page(other, _record("http://x/a.html", []), run)  # not committed yet
+    answers: list[object] = []
+
+    def second() -> None:
+        with store.transaction() as conn:
+            answers.append(store.insert_page(conn, _record("http://x/a.html", []), run))
+            answers.append(store.insert_page(conn, _record("http://x/b.html", []), run))
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    thread.join(0.5)
+    assert thread.is_alive()  # its insert waits on the first writer's row
+    other.commit()
+    other.close()
+    thread.join(10)
+    assert answers[0] is None and isinstance(answers[1], int)
+    assert sorted(r.url for r in store.rows("url")) == ["http://x/a.html", "http://x/b.html"]
+    with pytest.raises(IntegrityError), store.transaction() as conn:
+        store.insert_page(conn, _record("http://x/c.html", []), 999)  # no such run
+    assert len(store.rows("url")) == 2
+    store.close()
+
+
 def test_a_page_written_without_a_begin_is_still_one_transaction(store_url):
     """A connection with no transaction begun gets one, as SQLAlchemy begins it: the page and
     its links stay uncommitted until the caller commits, and go with its rollback."""

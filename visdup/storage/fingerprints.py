@@ -105,6 +105,8 @@ class FingerprintTable:
         self._bands = [self.table.c[f"b{i}"] for i in range(self.layout.tables)]
         self._check_layout()
         self._band_query = self._make_band_query()
+        self._upsert_statement = self._make_upsert()
+        self._nearest_query = self._make_nearest_query() if self._postgres else None
         t = self.table
         # ORDER BY key + 0, not key: without statistics SQLite walks the primary key to honour
         # ORDER BY key ... LIMIT and reads the whole channel (8x slower at 100k rows).
@@ -168,6 +170,33 @@ class FingerprintTable:
             query = union(*parts) if len(parts) > 1 else parts[0]
         return query.limit(self.max_candidates) if self.max_candidates else query
 
+    def _make_nearest_query(self) -> Any:
+        """PostgreSQL: a lookup with a limit in one round trip. Of the fingerprints sharing a
+        band with the query (at most ``max_candidates`` of them, as :attr:`_band_query` reads)
+        and the query's own, those within ``k``; of each, its first ``limit`` keys (an index
+        range of ``(channel, fp, key)``); of those, the ``limit`` nearest, by key: what the
+        exact probe, the band probe and the key probes give together (past the cap, the
+        query's own fingerprint is still read, which the band probe may have left out)."""
+        t = self.table
+        name = f'"{t.schema}"."{t.name}"' if t.schema else f'"{t.name}"'
+        bands = " OR ".join(f"b{i} = :k{i}" for i in range(len(self._bands)))
+        cap = " LIMIT :cap" if self.max_candidates else ""
+        version = self.engine.dialect.server_version_info or (0,)
+        if version >= (14,):
+            distance = "bit_count(CAST(near.fp # :fp AS BIT(64)))"
+        else:  # bit_count came with PostgreSQL 14
+            distance = "length(replace(CAST(CAST(near.fp # :fp AS BIT(64)) AS TEXT), '0', ''))"
+        return text(
+            "SELECT hit.key, near.fp FROM"
+            f" (SELECT fp FROM (SELECT DISTINCT fp FROM {name}"
+            f" WHERE channel = :channel AND ({bands}){cap}) AS banded"
+            " UNION SELECT CAST(:fp AS BIGINT)) AS near"
+            f" CROSS JOIN LATERAL (SELECT key FROM {name}"
+            " WHERE channel = :channel AND fp = near.fp ORDER BY key LIMIT :limit) AS hit"
+            f" WHERE {distance} <= :k"
+            f" ORDER BY {distance}, hit.key LIMIT :limit"
+        )
+
     # -- transactions ------------------------------------------------------------------------
 
     @contextlib.contextmanager
@@ -201,33 +230,33 @@ class FingerprintTable:
             row[f"b{i}"] = band
         return row
 
-    def _upsert(self, rows: list[dict[str, int | str]], conn: Connection) -> None:
+    def _make_upsert(self) -> Any:
+        """The insert that replaces a key's row, made once: a statement built for each page
+        (its ``excluded`` columns copied anew each time) cost more than its round trip."""
         t = self.table
-        name = conn.dialect.name
         columns = ["fp", *(f"b{i}" for i in range(len(self._bands)))]
+        name = self.engine.dialect.name
         if name == "postgresql":
             from sqlalchemy.dialects.postgresql import insert as pg_insert
 
             pg = pg_insert(t)
-            conn.execute(
-                pg.on_conflict_do_update(
-                    index_elements=[t.c.channel, t.c.key], set_={c: pg.excluded[c] for c in columns}
-                ),
-                rows,
+            return pg.on_conflict_do_update(
+                index_elements=[t.c.channel, t.c.key], set_={c: pg.excluded[c] for c in columns}
             )
-            return
         if name == "sqlite":
             from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
             lite = sqlite_insert(t)
-            conn.execute(
-                lite.on_conflict_do_update(
-                    index_elements=[t.c.channel, t.c.key],
-                    set_={c: lite.excluded[c] for c in columns},
-                ),
-                rows,
+            return lite.on_conflict_do_update(
+                index_elements=[t.c.channel, t.c.key], set_={c: lite.excluded[c] for c in columns}
             )
+        return None
+
+    def _upsert(self, rows: list[dict[str, int | str]], conn: Connection) -> None:
+        if self._upsert_statement is not None:
+            conn.execute(self._upsert_statement, rows)
             return
+        t = self.table
         conn.execute(
             delete(t).where(t.c.channel == self.channel, t.c.key.in_([r["key"] for r in rows]))
         )
@@ -335,6 +364,8 @@ class FingerprintTable:
             raise ValueError(f"this index finds up to k={self.layout.k}, asked for {k}")
         if limit is not None and limit <= 0:
             return []
+        if limit is not None and k > 0 and self._nearest_query is not None:
+            return self._nearest(fp, k, limit, conn)
         with self._conn(conn) as c:
             if limit is not None or k == 0:
                 params = {"channel": self.channel, "fp": to_signed(fp), "limit": limit or 2**62}
@@ -367,6 +398,29 @@ class FingerprintTable:
                 if len(found) >= limit:
                     break
             return found
+
+    def _nearest(
+        self, fp: int, k: int, limit: int, conn: Connection | None
+    ) -> list[tuple[int, int, int]]:
+        params: dict[str, int | str] = {
+            "channel": self.channel,
+            "fp": to_signed(fp),
+            "k": k,
+            "limit": limit,
+        }
+        if self.max_candidates:
+            params["cap"] = self.max_candidates
+        for i, band in enumerate(self.layout.keys(fp)):
+            params[f"k{i}"] = band
+        query = self._nearest_query
+        assert query is not None
+        with self._conn(conn) as c:
+            rows = c.execute(query, params).all()
+        found = []
+        for key, value in rows:
+            other = value & 0xFFFFFFFFFFFFFFFF
+            found.append((key, other, (fp ^ other).bit_count()))
+        return found
 
     def _keys_of(
         self, conn: Connection, values: list[int], limit: int | None

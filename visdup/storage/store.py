@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
 
 from visdup.errors import StoreError, VisdupError
@@ -69,10 +69,11 @@ _PAGE_BY_BODY_HASH = runs_on_driver(
 
 
 @functools.cache
+@functools.cache
 def _insert_links(postgres: bool) -> Insert:
     """A page's links' insert in the store's dialect, a link already known left as it is,
-    with no savepoint. Built on first use: a process on SQLite never imports PostgreSQL's
-    dialect."""
+    with no savepoint. Built on first use, once: a process on SQLite never imports
+    PostgreSQL's dialect."""
     if postgres:
         from sqlalchemy.dialects import postgresql
 
@@ -80,6 +81,20 @@ def _insert_links(postgres: bool) -> Insert:
     from sqlalchemy.dialects import sqlite
 
     return runs_on_driver(sqlite.insert(links).on_conflict_do_nothing())
+
+
+@functools.cache
+def _insert_new_page() -> Insert:
+    """PostgreSQL: a page's insert that gives its id, or no row where another process stored
+    its URL since this one looked (one statement, where a savepoint around a plain insert
+    took three)."""
+    from sqlalchemy.dialects import postgresql
+
+    return (
+        postgresql.insert(pages)
+        .on_conflict_do_nothing(index_elements=[pages.c.url])
+        .returning(pages.c.id)
+    )
 
 
 def _link_rows(
@@ -231,10 +246,8 @@ class Store(StatementRunner):
         if existing is not None:
             return None
         if self.is_postgres:
-            try:
-                with conn.begin_nested():
-                    page_id = new_id(conn.execute(_INSERT_PAGE, row))
-            except IntegrityError:
+            page_id = conn.execute(_insert_new_page(), row).scalar()
+            if page_id is None:
                 return None  # another process stored this URL a moment ago
         else:  # SQLite writes in BEGIN IMMEDIATE: no one stored it between the look and here
             page_id = self._insert(conn, _INSERT_PAGE, row)
