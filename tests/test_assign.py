@@ -205,3 +205,44 @@ def test_placing_a_known_signature_takes_no_write_transaction_on_sqlite(tmp_path
     assert commits.count(placing) == before
     again.finish()
     store.close()
+
+
+@pytest.mark.postgres
+def test_placing_a_known_signature_takes_no_transaction_on_postgresql(pg_url):
+    """With several writers a known signature is placed without the clusters' lock and
+    transaction (no commit) while no other process has written a cluster since; once one
+    has, the next placing reads what it wrote, under the lock, as before."""
+    import threading
+
+    from sqlalchemy import event
+
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    people = sorted(n for n in trees if n.startswith("people/") and n != "people/index.html")
+    store_a, store_b = Store.from_url(pg_url), Store.from_url(pg_url)
+    a = CrawlClusters(store_a, template_min_pages=50, extract=False)
+    b = CrawlClusters(store_b, template_min_pages=50, extract=False)
+    placing = threading.get_ident()
+    commits: list[int] = []
+    event.listen(store_b.engine, "commit", lambda conn: commits.append(threading.get_ident()))
+    first = b.assign(events[0], trees[events[0]])
+    assert commits.count(placing) == 1  # a new signature, stored
+    for name in events:
+        placed = b.assign(name + "?again", trees[name])
+        assert placed.cluster == first.cluster and not placed.merged
+    known = commits.count(placing)
+    assert known == 1 + len({trees[n].layout.key for n in events} - {trees[events[0]].layout.key})
+    for name in events:  # every signature known now: no transaction at all
+        assert b.assign(name + "?third", trees[name]).cluster == first.cluster
+    assert commits.count(placing) == known
+    new = next(n for n in people if trees[n].layout.key not in b.clusterer.atoms)
+    a.assign(new, trees[new])  # another process writes a cluster
+    with store_b.engine.connect() as conn:
+        moved = store_b.clusters_version(conn)
+    assert moved > b.version
+    b.assign(events[0] + "?fourth", trees[events[0]])  # known, but the store moved on
+    assert b.version == moved and trees[new].layout.key in b.clusterer.atoms
+    a.finish()
+    b.finish()
+    store_a.close()
+    store_b.close()

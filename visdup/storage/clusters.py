@@ -57,9 +57,13 @@ def _insert_layout(postgres: bool) -> Insert:
     return runs_on_driver(sqlite.insert(layouts).on_conflict_do_nothing())
 
 
+#: The highest version a cluster row was written at (0: none).
+VERSION = select(func.coalesce(func.max(clusters.c.version), 0))
+
+
 def version(conn: Connection) -> int:
     """The highest version a cluster row was written at (0: none)."""
-    return int(conn.execute(select(func.coalesce(func.max(clusters.c.version), 0))).scalar_one())
+    return int(conn.execute(VERSION).scalar_one())
 
 
 def changed(conn: Connection, since: int) -> list[Any]:

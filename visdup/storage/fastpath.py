@@ -232,11 +232,12 @@ class StatementRunner(Database):
         """The first row of a read outside any transaction (its columns by name), or None.
 
         On SQLite one statement on a pooled connection, in SQLite's own autocommit: what a
-        deferred BEGIN and its end around it would give, for a fifth of the work.
+        deferred BEGIN and its end around it would give, for a fifth of the work; on
+        PostgreSQL one statement in autocommit.
         """
         driver = self._driver_statement(statement)
         if driver is None:
-            with self._reader.connect() as conn:
+            with self._single.connect() as conn:
                 return conn.execute(statement, params).first()
         values = _values(driver, params)
         raw = self.engine.raw_connection()

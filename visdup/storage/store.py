@@ -488,6 +488,11 @@ class Store(StatementRunner):
     def clusters_version(self, conn: Connection) -> int:
         return _clusters.version(conn)
 
+    def clusters_version_now(self) -> int:
+        """:meth:`clusters_version` as committed now, read outside any transaction."""
+        row = self.read_first(_clusters.VERSION, {})
+        return int(row[0]) if row is not None else 0
+
     def changed_clusters(self, conn: Connection, since: int) -> list[Any]:
         """Clusters written after version ``since`` (by this process or another one)."""
         return _clusters.changed(conn, since)

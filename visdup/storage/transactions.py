@@ -34,6 +34,13 @@ class Database:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._reader = engine.execution_options(**{READ_ONLY: True})
+        #: One statement's reads outside any transaction: on PostgreSQL in autocommit (a
+        #: transaction around it cost a BEGIN and a ROLLBACK, two round trips more).
+        self._single = (
+            engine.execution_options(isolation_level="AUTOCOMMIT")
+            if engine.dialect.name == "postgresql"
+            else self._reader
+        )
 
     @property
     def is_postgres(self) -> bool:

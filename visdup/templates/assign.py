@@ -183,6 +183,10 @@ class CrawlClusters:
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         """Place one page (thread-safe); persists what changed before returning."""
         layout = page.layout
+        with self._lock:
+            if self._known_and_current(layout):
+                cid = self.clusterer.add(layout)  # known: it joins, and merges nothing
+                return self._placed(_writes_nothing, cid, url, page, Assignment(cid, False))
         # one cluster writer at a time; the transaction begins when first used: placing a page
         # whose signature is known and that merges nothing writes nothing, and then takes no
         # write lock (SQLite) and makes no commit
@@ -226,12 +230,33 @@ class CrawlClusters:
                         version=self.version,
                         representative=canonical_url(url) if new else None,
                     )
-            result = Assignment(cid, new, merged=absorbed)
-            if page.tree is not None:
-                result.records = self._records(conn, cid, url, page, layout.key)
-            else:
-                self.sizes[cid] = self.sizes.get(cid, 0) + 1
-            result.fit = self._fit(cid, layout)
+            return self._placed(conn, cid, url, page, Assignment(cid, new, merged=absorbed))
+
+    def _known_and_current(self, layout: Layout) -> bool:
+        """With several writers (PostgreSQL), whether the page can be placed without the
+        clusters' lock and transaction: its signature is known, no other process has written
+        a cluster since this one last read them (read in one statement, outside any
+        transaction: a placing that waited on the lock for another writer's commit is one
+        placed just before it), and the placing cannot write (no records asked for, template
+        builds in the background). The lock, the version read under it and the commit took
+        five round trips a page."""
+        return (
+            self.store.several_writers
+            and not self.extract
+            and self._pool is not None
+            and layout.key in self.clusterer.atoms
+            and self.store.clusters_version_now() <= self.version
+        )
+
+    def _placed(
+        self, conn: Callable[[], Any], cid: int, url: str, page: TemplateInput, result: Assignment
+    ) -> Assignment:
+        """The rest of placing a page in cluster ``cid``: its sample and template, its fit."""
+        if page.tree is not None:
+            result.records = self._records(conn, cid, url, page, page.layout.key)
+        else:
+            self.sizes[cid] = self.sizes.get(cid, 0) + 1
+        result.fit = self._fit(cid, page.layout)
         return result
 
     def _state(self, cid: int) -> dict[str, Any] | None:
@@ -486,6 +511,12 @@ class CrawlClusters:
         page = unpacked(tree)
         assert page is not None
         return extract_record(template, url, page, min_fit=self.min_fit, text=text)
+
+
+def _writes_nothing() -> Any:
+    """The transaction of a placing that must write nothing (:meth:`CrawlClusters._placed`
+    without the clusters' lock): asking for it is a bug."""
+    raise RuntimeError("a placing without the clusters' lock asked to write")
 
 
 def _built_from(sample: list[Sample], medoid: int | None) -> tuple[tuple[str, ...], int | None]:
