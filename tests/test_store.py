@@ -291,6 +291,42 @@ def test_a_url_another_writer_stores_meanwhile_leaves_the_transaction_usable(pg_
     store.close()
 
 
+def test_a_pooled_connection_is_pinged_only_after_it_sat_unused(pg_url, monkeypatch):
+    """PostgreSQL: a connection handed out again a moment after its last use is not pinged
+    (a round trip each time the label process begins a page); one unused for longer is, and
+    where its server side is gone the pool connects anew: the caller never sees it."""
+    import psycopg
+
+    from visdup.storage import engine as engine_module
+
+    store = Store.from_url(pg_url)
+    engine = store.engine
+    pings: list[int] = []
+    real = engine.dialect.do_ping
+
+    def counted(dbapi_conn):
+        pings.append(1)
+        return real(dbapi_conn)
+
+    monkeypatch.setattr(engine.dialect, "do_ping", counted)
+    for _ in range(20):
+        with engine.begin() as conn:
+            assert conn.exec_driver_sql("SELECT 1").scalar() == 1
+    assert pings == []
+    monkeypatch.setattr(engine_module, "IDLE_PING", 0.05)
+    libpq = pg_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(libpq, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    time.sleep(0.1)
+    with engine.begin() as conn:  # its pooled connection is gone: pinged, and replaced
+        assert conn.exec_driver_sql("SELECT 2").scalar() == 2
+    assert pings
+    store.close()
+
+
 def test_a_page_written_without_a_begin_is_still_one_transaction(store_url):
     """A connection with no transaction begun gets one, as SQLAlchemy begins it: the page and
     its links stay uncommitted until the caller commits, and go with its rollback."""

@@ -13,12 +13,13 @@ SAVEPOINT opened the transaction and its RELEASE committed a page without its li
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, NoSuchModuleError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DisconnectionError, NoSuchModuleError, SQLAlchemyError
 
 from visdup.errors import StoreError
 from visdup.storage import checkpoints
@@ -93,7 +94,8 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
             if beside is not None:
                 checkpoints.attach(engine, beside)
         else:
-            engine = create_engine(parsed, pool_pre_ping=True, pool_size=5, max_overflow=5)
+            engine = create_engine(parsed, pool_size=5, max_overflow=5)
+            _ping_when_idle(engine)
     except (NoSuchModuleError, ImportError) as exc:
         raise StoreError(
             f"the database driver {parsed.drivername!r} for {shown!r} is not installed: "
@@ -153,6 +155,42 @@ def _check_existing(path: Path) -> None:
         raise StoreError(f"no store at {path}: crawl into it first, or give another --db")
     if not os.access(path, os.R_OK):
         raise StoreError(f"cannot read the SQLite database {path}: permission denied")
+
+
+#: Seconds a pooled PostgreSQL connection may have been unused before it is pinged as it is
+#: handed out again.
+IDLE_PING = 1.0
+#: Where a pooled connection's last use is kept (its record's ``info``, cleared when the
+#: connection is replaced).
+_LAST_USED = "visdup_last_used"
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """A pooled connection unused for :data:`IDLE_PING` seconds is pinged as it is handed out,
+    and replaced when the ping fails (the pool connects anew), as SQLAlchemy's
+    ``pool_pre_ping`` does for every one. The label process hands out a connection several
+    times a page (its transaction, its placing, the snapshot's read), each a round trip to ask
+    a server that answered a few milliseconds before; a server gone within the last second is
+    met by the first statement instead, which fails as an outage (:mod:`visdup.storage.outage`):
+    the crawl waits and tries the page again.
+    """
+    dialect = engine.dialect
+
+    def on_checkin(dbapi_conn: Any, record: Any) -> None:
+        if dbapi_conn is not None:
+            record.info[_LAST_USED] = time.monotonic()
+
+    def on_checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        used = record.info.get(_LAST_USED)
+        if used is None or time.monotonic() - used < IDLE_PING:
+            return  # just connected, or used a moment ago
+        try:
+            dialect.do_ping(dbapi_conn)
+        except Exception as exc:
+            raise DisconnectionError(f"a pooled connection no longer answers: {exc}") from exc
+
+    event.listen(engine, "checkin", on_checkin)
+    event.listen(engine, "checkout", on_checkout)
 
 
 def _sqlite_transactions(engine: Engine, *, wal: bool = True, own_checkpoints: bool = True) -> None:
