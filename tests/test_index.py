@@ -241,6 +241,24 @@ def test_limited_lookups_are_the_nearest_keys_in_order(make_index, k):
     assert cut > 10  # limits fell inside a distance's keys, where the order by key decides
 
 
+@pytest.mark.postgres
+def test_limited_lookups_count_bits_without_bit_count_before_postgresql_14(
+    pg_engine, pg_schema, monkeypatch
+):
+    """Before PostgreSQL 14 (no ``bit_count``) the one-statement lookup counts a distance's
+    bits from its text: the same keys in the same order."""
+    monkeypatch.setattr(pg_engine.dialect, "server_version_info", (13, 0))
+    index = SqlIndex(pg_engine, "structure", 3, schema=pg_schema)
+    assert "bit_count" not in str(index._nearest_query)
+    rnd = random.Random(7)
+    fps = planted(rnd, 400, 3)
+    stored = {key: fp for key, fp in enumerate(fps)} | {1000 + i: fps[i] for i in range(40)}
+    load(index, sorted(stored.items()))
+    for fp in [flip(rnd.choice(fps), rnd.randint(0, 4), rnd) for _ in range(40)]:
+        nearest = sorted(brute(stored, fp, 3), key=lambda hit: (hit[2], hit[0]))
+        assert index.query(fp, limit=5) == nearest[:5]
+
+
 def test_add_replaces_remove_forgets(make_index):
     index = make_index(3)
     fp = 0xFEDCBA9876543210
