@@ -69,11 +69,10 @@ _PAGE_BY_BODY_HASH = runs_on_driver(
 
 
 @functools.cache
-@functools.cache
 def _insert_links(postgres: bool) -> Insert:
     """A page's links' insert in the store's dialect, a link already known left as it is,
-    with no savepoint. Built on first use, once: a process on SQLite never imports
-    PostgreSQL's dialect."""
+    with no savepoint. Built on first use: a process on SQLite never imports PostgreSQL's
+    dialect."""
     if postgres:
         from sqlalchemy.dialects import postgresql
 

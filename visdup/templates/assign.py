@@ -236,10 +236,10 @@ class CrawlClusters:
         """With several writers (PostgreSQL), whether the page can be placed without the
         clusters' lock and transaction: its signature is known, no other process has written
         a cluster since this one last read them (read in one statement, outside any
-        transaction: a placing that waited on the lock for another writer's commit is one
-        placed just before it), and the placing cannot write (no records asked for, template
-        builds in the background). The lock, the version read under it and the commit took
-        five round trips a page."""
+        transaction: another writer's change not yet committed is not waited for, which
+        places the page as if just before that commit), and the placing cannot write (no
+        records asked for, template builds in the background). The lock, the version read
+        under it and the commit took five round trips a page."""
         return (
             self.store.several_writers
             and not self.extract
