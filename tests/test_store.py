@@ -327,6 +327,43 @@ def test_a_pooled_connection_is_pinged_only_after_it_sat_unused(pg_url, monkeypa
     store.close()
 
 
+def test_links_are_stored_alike_on_both_databases(store_url):
+    """A page's links, each once in canonical form, with the page, depth, run and whether
+    they are followed; a link already known keeps its first row; a page fetched again adds
+    only its new ones (PostgreSQL inserts a page's links in one statement, SQLite row by
+    row: the rows are the same)."""
+    store = Store.from_url(store_url)
+    run = store.begin_run("test")
+    with store.transaction() as conn:
+        a = store.insert_page(
+            conn,
+            _record("http://x/a.html", ["http://x/b.html", "http://x/c.html", "http://x/b.html#s"]),
+            run,
+            links_followed=False,
+        )
+        b = store.insert_page(
+            conn, _record("http://x/d.html", ["http://x/c.html", "http://x/e"]), run
+        )
+    assert a is not None and b is not None
+    store.add_links(b, ["http://x/e", "http://x/f.html", "HTTP://X/g.html"], 3, None, True)
+    store.add_links(b, [], 3, None, True)
+    with store.engine.connect() as conn:
+        stored = [
+            tuple(row)
+            for row in conn.execute(
+                text("SELECT url, found_on, depth, run_id, followed FROM visdup_links ORDER BY url")
+            )
+        ]
+    assert stored == [
+        ("http://x/b.html", a, 1, run, False),
+        ("http://x/c.html", a, 1, run, False),
+        ("http://x/e", b, 1, run, True),
+        ("http://x/f.html", b, 3, None, True),
+        ("http://x/g.html", b, 3, None, True),
+    ]
+    store.close()
+
+
 def test_a_page_written_without_a_begin_is_still_one_transaction(store_url):
     """A connection with no transaction begun gets one, as SQLAlchemy begins it: the page and
     its links stay uncommitted until the caller commits, and go with its rollback."""
