@@ -364,6 +364,25 @@ def test_links_are_stored_alike_on_both_databases(store_url):
     store.close()
 
 
+def test_comparisons_are_stored_alike_on_both_databases(store_url):
+    """A page's measured candidates go in with it, each with its channel and its similarity
+    to the last bit (PostgreSQL inserts them in one statement, SQLite row by row)."""
+    from visdup.storage import comparisons
+
+    store = Store.from_url(store_url)
+    run = store.begin_run("test")
+    given = [(7, "structure", 0.123456789012345), (3, "content", 1.0), (7, "content", 2 / 3)]
+    with store.transaction() as conn:
+        page = store.insert_page(conn, _record("http://x/a.html", []), run)
+        assert page is not None
+        store.add_comparisons(conn, page, given)
+        store.add_comparisons(conn, page, [])
+    stored = sorted(tuple(row) for row in comparisons.rows(store))
+    assert stored == sorted((page, *row) for row in given)
+    assert all(isinstance(row[3], float) for row in stored)
+    store.close()
+
+
 def test_a_page_written_without_a_begin_is_still_one_transaction(store_url):
     """A connection with no transaction begun gets one, as SQLAlchemy begins it: the page and
     its links stay uncommitted until the caller commits, and go with its rollback."""

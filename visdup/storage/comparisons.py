@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, func, insert, or_, select
+from sqlalchemy import Connection, func, insert, or_, select, text
 
 from visdup.storage import schema
 from visdup.storage.fastpath import runs_on_driver
@@ -20,6 +20,14 @@ if TYPE_CHECKING:
 
 #: A page's comparisons, written with the page (on SQLite's driver: the page's hot path).
 _INSERT = runs_on_driver(insert(comparisons))
+#: PostgreSQL: a page's comparisons in one statement, each column one array (an
+#: ``executemany`` sent a statement for each row).
+_INSERT_ARRAYS = text(
+    f"INSERT INTO {comparisons.name} (page_id, other_id, channel, similarity)"
+    " SELECT CAST(:page_id AS INTEGER), other_id, channel, similarity FROM unnest("
+    "CAST(:others AS INTEGER[]), CAST(:channels AS TEXT[]), CAST(:similarities AS FLOAT8[]))"
+    " AS given(other_id, channel, similarity)"
+)
 
 
 def ready(store: StatementRunner) -> bool:
@@ -36,11 +44,25 @@ def add(
     store: StatementRunner, conn: Connection, page_id: int, rows: Iterable[tuple[int, str, float]]
 ) -> None:
     """A page's measured candidates, (other page, channel, similarity), in its transaction."""
+    given = list(rows)
+    if not given:
+        return
+    if store.is_postgres:
+        others, channels, similarities = (list(column) for column in zip(*given, strict=True))
+        conn.execute(
+            _INSERT_ARRAYS,
+            {
+                "page_id": page_id,
+                "others": others,
+                "channels": channels,
+                "similarities": similarities,
+            },
+        )
+        return
     values = [
-        {"page_id": page_id, "other_id": o, "channel": c, "similarity": s} for o, c, s in rows
+        {"page_id": page_id, "other_id": o, "channel": c, "similarity": s} for o, c, s in given
     ]
-    if values:
-        store._run_many(conn, _INSERT, values)
+    store._run_many(conn, _INSERT, values)
 
 
 def rows(store: StatementRunner) -> list[Any]:
