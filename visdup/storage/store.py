@@ -25,13 +25,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, insert, or_, select, text, update
+from sqlalchemy import Connection, Engine, bindparam, insert, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
 
 from visdup.errors import StoreError, VisdupError
 from visdup.storage import clusters as _clusters
 from visdup.storage import comparisons, schema
+from visdup.storage import links as _links
 from visdup.storage import responses as _responses
 from visdup.storage.body import pack_body, unpack_body
 from visdup.storage.clusters import GROW_CLUSTER
@@ -69,26 +70,6 @@ _PAGE_BY_BODY_HASH = runs_on_driver(
 
 
 @functools.cache
-def _sqlite_links_insert() -> Insert:
-    """SQLite: a page's links' insert, a link already known left as it is, with no
-    savepoint (run for each of its links in one ``executemany`` on the driver)."""
-    from sqlalchemy.dialects import sqlite
-
-    return runs_on_driver(sqlite.insert(links).on_conflict_do_nothing())
-
-
-#: PostgreSQL: a page's links in one statement, their URLs one array, a link already known
-#: left as it is. An ``executemany`` sent a statement for each link and converted each row's
-#: five values: twice the CPU and half again the time of the whole insert.
-_INSERT_LINKS_ARRAY = text(
-    f"INSERT INTO {links.name} (url, found_on, depth, run_id, followed)"
-    " SELECT url, CAST(:found_on AS INTEGER), CAST(:depth AS INTEGER),"
-    " CAST(:run_id AS INTEGER), CAST(:followed AS BOOLEAN)"
-    " FROM unnest(CAST(:urls AS TEXT[])) AS url ON CONFLICT DO NOTHING"
-)
-
-
-@functools.cache
 def _insert_new_page() -> Insert:
     """PostgreSQL: a page's insert that gives its id, or no row where another process stored
     its URL since this one looked (one statement, where a savepoint around a plain insert
@@ -100,11 +81,6 @@ def _insert_new_page() -> Insert:
         .on_conflict_do_nothing(index_elements=[pages.c.url])
         .returning(pages.c.id)
     )
-
-
-def _link_urls(urls: Iterable[str]) -> list[str]:
-    """The links found on a page, each URL once in canonical form, sorted."""
-    return sorted({canonical_url(u) for u in urls})
 
 
 class Store(StatementRunner):
@@ -264,35 +240,19 @@ class Store(StatementRunner):
         run_id: int | None,
         followed: bool,
     ) -> None:
-        urls = _link_urls(record.links)
+        urls = _links.canonical(record.links)
         if urls:
-            self._insert_links(conn, page_id, urls, (record.depth or 0) + 1, run_id, followed)
+            _links.add(self, conn, page_id, urls, (record.depth or 0) + 1, run_id, followed)
 
     def add_links(
         self, page_id: int, urls: Iterable[str], depth: int, run_id: int | None, followed: bool
     ) -> None:
         """Links of a stored page fetched again (a new snapshot): the new ones join the
         frontier, in a transaction of their own."""
-        found = _link_urls(urls)
+        found = _links.canonical(urls)
         if found:
             with self.transaction() as conn:
-                self._insert_links(conn, page_id, found, depth, run_id, followed)
-
-    def _insert_links(
-        self,
-        conn: Connection,
-        page_id: int,
-        urls: list[str],
-        depth: int,
-        run_id: int | None,
-        followed: bool,
-    ) -> None:
-        """Store links ``urls`` of page ``page_id`` (those not known yet) in ``conn``."""
-        found = {"found_on": page_id, "depth": depth, "run_id": run_id, "followed": followed}
-        if self.is_postgres:
-            conn.execute(_INSERT_LINKS_ARRAY, {"urls": urls, **found})
-        else:
-            self._run_many(conn, _sqlite_links_insert(), [{"url": u, **found} for u in urls])
+                _links.add(self, conn, page_id, found, depth, run_id, followed)
 
     def add_error(self, run_id: int | None, url: str | None, stage: str, message: str) -> None:
         with self.engine.begin() as conn:
