@@ -1,7 +1,7 @@
 """Crawl the Python 3.11 and PostgreSQL 15 manuals on 127.0.0.1 with visdup on and off.
 
     python bench/bench_crawl.py [--rounds 1] [--which python,postgres] [--modes off,all]
-                                [--cores N]
+                                [--cores N] [--db postgresql+psycopg://postgres@127.0.0.1/postgres]
 
 Prints pages/s for each run (and how much of its time came after the spider closed: the
 templates' last builds, the snapshot's aggregates, the processes' end) and the on/off ratio
@@ -30,7 +30,9 @@ defaults; against ``scrapy`` it is the add-on's own on / off for a spider a Scra
 writes.
 ``--cores N`` runs everything (the server, the crawls and every process they start) on the
 first N of the cores this process may use, as ``taskset`` would: one machine then gives the
-pace on 2, 4 or all of its cores, the figures comparable run to run.
+pace on 2, 4 or all of its cores, the figures comparable run to run. ``--db`` stores each
+crawl in a PostgreSQL database of its own on that server (made and dropped around the crawl)
+instead of a SQLite file; the server's own CPU is not counted.
 visdup's bytecode is compiled first, as an installed package has it (an editable checkout
 under PYTHONDONTWRITEBYTECODE has none, and its processes would compile every module as they
 start). Every run uses the same server and settings; only VISDUP_ settings differ (and the
@@ -52,7 +54,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._data import debian_docs
+from bench._data import debian_docs, new_store_url
 from visdup.demo.server import serve
 
 #: The argument that makes a crawl Scrapy's own ``CrawlSpider`` with a ``LinkExtractor``.
@@ -208,6 +210,7 @@ def main() -> None:
     ap.add_argument("--which", default="python,postgres")
     ap.add_argument("--modes", default="off,structure,content,all")
     ap.add_argument("--cores", type=int, default=0, help="run on the first N cores (0: all)")
+    ap.add_argument("--db", default=None, help="a PostgreSQL server's URL (default: SQLite)")
     args = ap.parse_args()
     if args.cores:
         pin_cores(args.cores)  # before the server's thread and the crawls start
@@ -222,8 +225,12 @@ def main() -> None:
         results: dict[str, list[dict]] = {name: [] for name in modes}
         for r in range(args.rounds):
             for mode, settings in modes.items():
-                db = f"sqlite:///{tmp}/{r}-{len(results[mode])}-{abs(hash(mode))}.sqlite3"
-                res = crawl(db, urls, *settings)
+                if args.db is None:
+                    db = f"sqlite:///{tmp}/{r}-{len(results[mode])}-{abs(hash(mode))}.sqlite3"
+                    res = crawl(db, urls, *settings)
+                else:
+                    with new_store_url(args.db) as db:
+                        res = crawl(db, urls, *settings)
                 res["pages_per_s"] = res["responses"] / res["elapsed"]
                 results[mode].append(res)
                 print(

@@ -24,17 +24,14 @@ import argparse
 import hashlib
 import os
 import sys
-import tempfile
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._data import new_store_url
 from bench.bench_recall import load_set
 from visdup.dedup.analysis import analyse
 from visdup.dedup.offline import FileLabeller
@@ -67,26 +64,6 @@ def digest(url: str, root: str) -> str:
     finally:
         engine.dispose()
     return h.hexdigest()[:16]
-
-
-@contextmanager
-def new_store_url(server: str | None) -> Iterator[str]:
-    """The URL of an empty store: a SQLite file, or a database of its own on the PostgreSQL
-    ``server`` (dropped afterwards)."""
-    if server is None:
-        with tempfile.TemporaryDirectory() as tmp:
-            yield f"sqlite:///{Path(tmp) / 'label.sqlite3'}"
-        return
-    admin = create_engine(server, isolation_level="AUTOCOMMIT")
-    name = f"visdup_bench_{uuid.uuid4().hex[:10]}"
-    try:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-        yield server.rsplit("/", 1)[0] + "/" + name
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
 
 
 def run(which: str, pages: list[tuple[str, bytes]], server: str | None = None) -> str:
