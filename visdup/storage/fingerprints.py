@@ -116,6 +116,14 @@ class FingerprintTable:
             .order_by(t.c.key + 0)
             .limit(bindparam("limit"))
         )
+        # PostgreSQL reads the keys of one fingerprint in order from the (channel, fp, key)
+        # index, and stops at the limit
+        self._exact_in_order = (
+            select(t.c.key)
+            .where(t.c.channel == bindparam("channel"), t.c.fp == bindparam("fp"))
+            .order_by(t.c.key)
+            .limit(bindparam("limit"))
+        )
         self._keys_query = (
             select(t.c.key, t.c.fp)
             .where(
@@ -171,7 +179,8 @@ class FingerprintTable:
         return query.limit(self.max_candidates) if self.max_candidates else query
 
     def _make_nearest_query(self) -> Any:
-        """PostgreSQL: a lookup with a limit in one round trip. Of the fingerprints sharing a
+        """PostgreSQL: a lookup with a limit in one round trip (after the probe of the query's
+        own fingerprint, when that does not fill the answer). Of the fingerprints sharing a
         band with the query (at most ``max_candidates`` of them, as :attr:`_band_query` reads)
         and the query's own, those within ``k``; of each, its first ``limit`` keys (an index
         range of ``(channel, fp, key)``); of those, the ``limit`` nearest, by key: what the
@@ -415,6 +424,13 @@ class FingerprintTable:
         query = self._nearest_query
         assert query is not None
         with self._conn(conn) as c:
+            # a page of a large template: its own fingerprint's first keys fill the answer,
+            # read from the index in order, and the band probe (every row of the template's
+            # bands) is not needed
+            exact = {"channel": self.channel, "fp": params["fp"], "limit": limit}
+            keys = c.execute(self._exact_in_order, exact).scalars().all()
+            if len(keys) == limit:
+                return [(key, fp, 0) for key in keys]
             rows = c.execute(query, params).all()
         found = []
         for key, value in rows:
