@@ -114,13 +114,20 @@ def titled_and_cleaned(root: Any) -> str | None:
     """The page's own title (:func:`visdup.content.titles.page_title`, read before its
     ``<head>`` goes), and the page without what is never seen (:func:`remove_invisible`):
     the title's elements are found in the scan's walk."""
-    titles: list[str | None] = []
+    return read_and_cleaned(root)[0]
 
-    def read(elements: list[Any]) -> None:
-        titles.append(page_title(root, elements))
 
-    remove_invisible(root, TITLE_ELEMENTS, read)
-    return titles[0] if titles else None
+def read_and_cleaned(root: Any, also: tuple[str, ...] = ()) -> tuple[str | None, list[Any]]:
+    """:func:`titled_and_cleaned`, with the elements named ``also`` as they stood before
+    anything went (in document order), found in the same walk."""
+    read: list[tuple[str | None, list[Any]]] = []
+
+    def before(elements: list[Any]) -> None:
+        title = page_title(root, [el for el in elements if el.tag not in also])
+        read.append((title, [el for el in elements if el.tag in also]))
+
+    remove_invisible(root, (*TITLE_ELEMENTS, *also), before)
+    return read[0] if read else (None, [])
 
 
 def release(elements: dict[Any, Any]) -> None:

@@ -14,8 +14,7 @@ from urllib.parse import urljoin
 from visdup.content import main_content
 from visdup.content.main import MainContent
 from visdup.content.textprint import ContentPrint, content_print
-from visdup.content.titles import TITLE_ELEMENTS, page_title
-from visdup.content.visibility import remove_invisible
+from visdup.content.visibility import read_and_cleaned
 from visdup.page.links import PageLinks, read_links
 from visdup.page.parse import Document
 from visdup.templates.signature import Layout, TemplateInput, page_layout_of
@@ -47,14 +46,9 @@ def clean(doc: Document, base: str | None = None) -> None:
     both are read from are named by the invisible-node scan as it walks the page."""
     if doc.denoised or doc.root is None:
         return
-    root = doc.root
-
-    def read(elements: list[Any]) -> None:
-        doc.title = page_title(root, [el for el in elements if el.tag != "link"])
-        if base is not None:
-            doc.canonical = _canonical((el for el in elements if el.tag == "link"), base)
-
-    remove_invisible(root, (*TITLE_ELEMENTS, "link"), read)
+    doc.title, links = read_and_cleaned(doc.root, ("link",) if base is not None else ())
+    if base is not None:
+        doc.canonical = _canonical(links, base)
     doc.denoised = True
 
 

@@ -108,20 +108,14 @@ class FingerprintTable:
         self._upsert_statement = self._make_upsert()
         self._nearest_query = self._make_nearest_query() if self._postgres else None
         t = self.table
-        # ORDER BY key + 0, not key: without statistics SQLite walks the primary key to honour
-        # ORDER BY key ... LIMIT and reads the whole channel (8x slower at 100k rows).
+        # ORDER BY key + 0 on SQLite, not key: without statistics it walks the primary key to
+        # honour ORDER BY key ... LIMIT and reads the whole channel (8x slower at 100k rows).
+        # PostgreSQL reads one fingerprint's keys in order from the (channel, fp, key) index
+        # and stops at the limit (key + 0 made it read every copy of a large template's).
         self._exact_query = (
             select(t.c.key)
             .where(t.c.channel == bindparam("channel"), t.c.fp == bindparam("fp"))
-            .order_by(t.c.key + 0)
-            .limit(bindparam("limit"))
-        )
-        # PostgreSQL reads the keys of one fingerprint in order from the (channel, fp, key)
-        # index, and stops at the limit
-        self._exact_in_order = (
-            select(t.c.key)
-            .where(t.c.channel == bindparam("channel"), t.c.fp == bindparam("fp"))
-            .order_by(t.c.key)
+            .order_by(t.c.key if self._postgres else t.c.key + 0)
             .limit(bindparam("limit"))
         )
         self._keys_query = (
@@ -428,7 +422,7 @@ class FingerprintTable:
             # read from the index in order, and the band probe (every row of the template's
             # bands) is not needed
             exact = {"channel": self.channel, "fp": params["fp"], "limit": limit}
-            keys = c.execute(self._exact_in_order, exact).scalars().all()
+            keys = c.execute(self._exact_query, exact).scalars().all()
             if len(keys) == limit:
                 return [(key, fp, 0) for key in keys]
             rows = c.execute(query, params).all()
