@@ -79,6 +79,56 @@ def test_kernels_agree_on_long_sequences() -> None:
             )
 
 
+def mutated(rng: random.Random, a: tuple[list[int], list[int]]) -> tuple[list[int], list[int]]:
+    """A sequence near ``a``: some items dropped, inserted, relabelled or re-marked, as two
+    pages of one site differ (their distances then fall near the limits the labelling asks)."""
+    labels, marks = [], []
+    for label, mark in zip(*a, strict=True):
+        roll = rng.random()
+        if roll < 0.08:
+            continue
+        if roll < 0.16:
+            labels.append(rng.randrange(len(LABELS)))
+            marks.append(rng.choice(MARKS))
+        labels.append(label if roll > 0.24 else rng.randrange(len(LABELS)))
+        marks.append(mark if rng.random() < 0.85 else rng.choice(MARKS))
+    return labels, marks
+
+
+@pytest.mark.parametrize("kernel", SEQUENCES)
+def test_near_sequences_at_limits_around_their_distance(kernel: str) -> None:
+    """The limits the labelling asks cut through the band of two near sequences: every limit
+    from below to above their distance gives min(distance, limit + 1), long rows included (the
+    compiled kernel takes several cells a step, the last few one by one)."""
+    rng = random.Random(17)
+    fn = distance._SEQUENCES[kernel]
+    for _ in range(60):
+        a = random_sequence(rng, rng.choice([1, 3, 7, 30, 90]))
+        b = mutated(rng, a)
+        full = textbook(a, b)
+        for limit in {0, 1, full // 2, full - 2, full - 1, full, full + 1, 2 * full + 3}:
+            if limit >= 0:
+                assert fn(*a, *b, limit) == min(full, limit + 1)
+                assert fn(*b, *a, limit) == min(full, limit + 1)
+
+
+def test_heavy_marks_take_wide_cells() -> None:
+    """Weights past what 32-bit cells hold are measured in 64-bit ones, with the same answer."""
+    if "c" not in distance._SEQUENCES:
+        pytest.skip("not built")
+    rng = random.Random(23)
+    c, python = distance._SEQUENCES["c"], distance._SEQUENCES["python"]
+    for scale in (1 << 20, 1 << 25, 1 << 40):
+        a = random_sequence(rng, 40)
+        b = mutated(rng, a)
+        heavy_a = (a[0], [m * scale for m in a[1]])
+        heavy_b = (b[0], [m * scale for m in b[1]])
+        full = python(*heavy_a, *heavy_b, -1)
+        for limit in (0, full // 2, full - 1, full, full + 1):
+            if limit >= 0:
+                assert c(*heavy_a, *heavy_b, limit) == min(full, limit + 1)
+
+
 @pytest.mark.parametrize("kernel", SEQUENCES)
 def test_bad_input_is_refused(kernel: str) -> None:
     fn = distance._SEQUENCES[kernel]

@@ -772,6 +772,251 @@ sequence_dp(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
     return result > limit ? limit + 1 : result;
 }
 
+/*
+ * The banded programme of sequence_dp in 32-bit cells, a row in three passes: what a row's
+ * cells get from the row before (a diagonal step or a deletion), for all its cells at once;
+ * the insertions along the row, as a running minimum; then the cut of the cells no path of
+ * cost <= limit crosses. Only the running minimum carries work from one cell to the next, one
+ * comparison a cell, so the other passes run several cells at a time (with SSE4.1, all three
+ * run fused, four cells a step). The answer is sequence_dp's, min(distance, limit + 1).
+ *
+ * Why the passes give that answer: a cell's value is the least cost of a path to it, so
+ * v(i, j) = min(t(i, j), v(i, j - 1) + m2[j - 1]), t(i, j) the cheaper of the two steps from
+ * row i - 1; with pb the prefix weights of the second sequence, v - pb[j] is the running
+ * minimum of t - pb. The cut is sequence_dp's (v + |(WA - A) - (WB - B)| > limit), taken after
+ * the running minimum instead of cell by cell: a cell reached along the row from a cut one
+ * fails the test itself, since the step adds at least what the weight difference can lose. A
+ * cut cell holds SEQ32_INF, far enough below INT32_MAX that an added mark cannot overflow, and
+ * so does every cell of a row outside its finite span: the next row reads only that span and
+ * the cells just past it, where insertions may go on.
+ */
+#define SEQ32_INF (1 << 29)
+/* Weights (sums of marks) past this are left to sequence_dp's 64-bit cells. */
+#define SEQ32_MAX_WEIGHT (1 << 26)
+
+static inline int32_t
+abs32(int32_t x)
+{
+    return x < 0 ? -x : x;
+}
+
+/* Cells s..e of row i (label li, mark ri) from the row before, in the three passes. */
+static void
+seq32_row(Py_ssize_t s, Py_ssize_t e, int32_t li, int32_t ri, int32_t run, int32_t rest_less_wb,
+          int32_t limit, const int32_t *restrict l2, const int32_t *restrict m2,
+          const int32_t *restrict pb, const int32_t *restrict prev, int32_t *restrict t,
+          int32_t *restrict row)
+{
+    for (Py_ssize_t j = s; j <= e; j++) { /* the steps from the row before, less pb[j] */
+        const int32_t rj = m2[j - 1];
+        const int32_t diff = abs32(ri - rj), most = ri > rj ? ri : rj;
+        const int32_t diag = prev[j - 1] + (l2[j - 1] == li ? diff : most);
+        const int32_t up = prev[j] + ri;
+        t[j] = (diag < up ? diag : up) - pb[j];
+    }
+    for (Py_ssize_t j = s; j <= e; j++) { /* the insertions: a running minimum */
+        run = t[j] < run ? t[j] : run;
+        row[j] = run + pb[j];
+    }
+    for (Py_ssize_t j = s; j <= e; j++) { /* the cut */
+        const int32_t v = row[j];
+        row[j] = v > limit - abs32(rest_less_wb + pb[j]) ? SEQ32_INF : v;
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define SEQ32_SSE41 1
+
+static int
+have_sse41(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("sse4.1") ? 1 : 0;
+    }
+    return known;
+}
+
+/* seq32_row four cells a step in SSE4.1's lanes: the running minimum within four lanes in two
+ * shifts, then the carry from the four before; the other passes carry nothing. */
+__attribute__((target("sse4.1"))) static void
+seq32_row_sse41(Py_ssize_t s, Py_ssize_t e, int32_t li, int32_t ri, int32_t run,
+                int32_t rest_less_wb, int32_t limit, const int32_t *restrict l2,
+                const int32_t *restrict m2, const int32_t *restrict pb,
+                const int32_t *restrict prev, int32_t *restrict t, int32_t *restrict row)
+{
+    const __m128i inf = _mm_set1_epi32(SEQ32_INF), vli = _mm_set1_epi32(li);
+    const __m128i vri = _mm_set1_epi32(ri), vrest = _mm_set1_epi32(rest_less_wb);
+    const __m128i vlimit = _mm_set1_epi32(limit);
+    __m128i carry = _mm_set1_epi32(run);
+    Py_ssize_t j = s;
+    for (; j + 3 <= e; j += 4) {
+        const __m128i rj = _mm_loadu_si128((const __m128i *)(m2 + j - 1));
+        const __m128i same = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(l2 + j - 1)), vli);
+        const __m128i sub = _mm_blendv_epi8(_mm_max_epi32(vri, rj),
+                                            _mm_abs_epi32(_mm_sub_epi32(vri, rj)), same);
+        const __m128i diag = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(prev + j - 1)), sub);
+        const __m128i up = _mm_add_epi32(_mm_loadu_si128((const __m128i *)(prev + j)), vri);
+        const __m128i pbj = _mm_loadu_si128((const __m128i *)(pb + j));
+        __m128i x = _mm_sub_epi32(_mm_min_epi32(diag, up), pbj);
+        x = _mm_min_epi32(x, _mm_alignr_epi8(x, inf, 12)); /* [inf, x0, x1, x2] */
+        x = _mm_min_epi32(x, _mm_alignr_epi8(x, inf, 8));  /* [inf, inf, x0, x1] */
+        x = _mm_min_epi32(x, carry);
+        carry = _mm_shuffle_epi32(x, 0xFF);
+        const __m128i v = _mm_add_epi32(x, pbj);
+        const __m128i room = _mm_sub_epi32(vlimit, _mm_abs_epi32(_mm_add_epi32(vrest, pbj)));
+        _mm_storeu_si128((__m128i *)(row + j), _mm_blendv_epi8(v, inf, _mm_cmpgt_epi32(v, room)));
+    }
+    if (j <= e) {
+        seq32_row(j, e, li, ri, _mm_cvtsi128_si32(carry), rest_less_wb, limit, l2, m2, pb, prev,
+                  t, row);
+    }
+}
+#endif
+
+static int64_t
+sequence_band32(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t n2,
+                const int64_t *l2_64, const int64_t *m2_64, int64_t limit64)
+{
+    int64_t wa64 = 0, wb64 = 0;
+    for (Py_ssize_t i = 0; i < n1; i++) {
+        wa64 += m1[i];
+    }
+    for (Py_ssize_t j = 0; j < n2; j++) {
+        wb64 += m2_64[j];
+    }
+    if (wa64 + wb64 >= SEQ32_MAX_WEIGHT || limit64 >= SEQ32_MAX_WEIGHT) {
+        return -2;
+    }
+    for (Py_ssize_t i = 0; i < n1; i++) {
+        if (l1[i] < INT32_MIN || l1[i] > INT32_MAX) {
+            return -2;
+        }
+    }
+    for (Py_ssize_t j = 0; j < n2; j++) {
+        if (l2_64[j] < INT32_MIN || l2_64[j] > INT32_MAX) {
+            return -2;
+        }
+    }
+    const int32_t limit = (int32_t)limit64, wa = (int32_t)wa64, wb = (int32_t)wb64;
+    if (abs32(wb - wa) > limit) {
+        return limit64 + 1;
+    }
+    const size_t cells = (size_t)n2 + 2;
+    int32_t *mem = malloc(6 * cells * sizeof(int32_t)); /* no GIL here */
+    if (mem == NULL) {
+        return -1;
+    }
+    /* l2 and m2 are read from index 1: l2[j] is the label of cell column j */
+    int32_t *l2 = mem, *m2 = mem + cells, *pb = mem + 2 * cells, *t = mem + 3 * cells;
+    int32_t *prev = mem + 4 * cells, *cur = mem + 5 * cells;
+    pb[0] = 0;
+    for (Py_ssize_t j = 0; j < n2; j++) {
+        l2[j] = (int32_t)l2_64[j];
+        m2[j] = (int32_t)m2_64[j];
+        pb[j + 1] = pb[j] + m2[j];
+    }
+    /* row 0: the second sequence's prefixes inserted */
+    Py_ssize_t first = -1, last = -1;
+    for (Py_ssize_t j = 0; j <= n2; j++) {
+        const int32_t v = pb[j];
+        if (v > limit - abs32(wa - wb + pb[j])) {
+            prev[j] = SEQ32_INF;
+        }
+        else {
+            prev[j] = v;
+            if (first < 0) {
+                first = j;
+            }
+            last = j;
+        }
+        cur[j] = SEQ32_INF;
+    }
+    prev[n2 + 1] = cur[n2 + 1] = SEQ32_INF;
+    Py_ssize_t cur_first = 1, cur_last = 0; /* cur's finite span (none yet) */
+    int32_t a = 0;
+    for (Py_ssize_t i = 0; i < n1 && first >= 0; i++) {
+        const int32_t li = (int32_t)l1[i], ri = (int32_t)m1[i];
+        a += ri;
+        const int32_t rest_less_wb = (wa - a) - wb;
+        /* column 0: the first sequence's prefix deleted */
+        int32_t c0 = prev[0] + ri;
+        if (c0 > limit - abs32(rest_less_wb)) {
+            c0 = SEQ32_INF;
+        }
+        Py_ssize_t s = first > 1 ? first : 1, e = last + 1 < n2 ? last + 1 : n2;
+        if (c0 < SEQ32_INF) {
+            s = 1; /* the running minimum starts at column 0 (prev is SEQ32_INF before first) */
+        }
+        /* cur's span of two rows ago, outside what this row writes, goes back to SEQ32_INF */
+        for (Py_ssize_t j = cur_first > 1 ? cur_first : 1; j <= cur_last && j < s; j++) {
+            cur[j] = SEQ32_INF;
+        }
+        cur[0] = c0;
+        if (s <= e) {
+            const int32_t run = cur[s - 1] - pb[s - 1];
+#ifdef SEQ32_SSE41
+            if (have_sse41()) {
+                seq32_row_sse41(s, e, li, ri, run, rest_less_wb, limit, l2, m2, pb, prev, t,
+                                cur);
+            }
+            else
+#endif
+            {
+                seq32_row(s, e, li, ri, run, rest_less_wb, limit, l2, m2, pb, prev, t, cur);
+            }
+            /* past the row before's span only insertions lead on, until the cut */
+            while (e < n2 && cur[e] < SEQ32_INF) {
+                const int32_t v = cur[e] + m2[e];
+                if (v > limit - abs32(rest_less_wb + pb[e + 1])) {
+                    break;
+                }
+                cur[++e] = v;
+            }
+        }
+        else {
+            e = 0;
+        }
+        for (Py_ssize_t j = e + 1 > cur_first ? e + 1 : cur_first; j <= cur_last; j++) {
+            cur[j] = SEQ32_INF;
+        }
+        Py_ssize_t f = -1, l = -1;
+        if (c0 < SEQ32_INF) {
+            f = l = 0;
+        }
+        for (Py_ssize_t j = s; j <= e; j++) {
+            if (cur[j] < SEQ32_INF) {
+                if (f < 0) {
+                    f = j;
+                }
+                break;
+            }
+        }
+        for (Py_ssize_t j = e; j >= s; j--) {
+            if (cur[j] < SEQ32_INF) {
+                l = j;
+                break;
+            }
+        }
+        /* swap: the row before becomes the buffer two rows ago, with its span */
+        int32_t *tmp = prev;
+        prev = cur;
+        cur = tmp;
+        cur_first = first;
+        cur_last = last;
+        first = f;
+        last = l;
+    }
+    int64_t result = limit64 + 1;
+    if (first >= 0 && prev[n2] < SEQ32_INF && prev[n2] <= limit) {
+        result = prev[n2];
+    }
+    free(mem);
+    return result;
+}
+
 static PyObject *
 ted_sequence_distance(PyObject *self, PyObject *args, PyObject *kwds)
 {
@@ -806,9 +1051,14 @@ ted_sequence_distance(PyObject *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         goto done;
     }
-    int64_t d;
+    int64_t d = -2;
     Py_BEGIN_ALLOW_THREADS
-    d = sequence_dp(n1, l1, m1, n2, l2, m2, row, (int64_t)limit);
+    if (limit >= 0) {
+        d = sequence_band32(n1, l1, m1, n2, l2, m2, (int64_t)limit);
+    }
+    if (d == -2) {
+        d = sequence_dp(n1, l1, m1, n2, l2, m2, row, (int64_t)limit);
+    }
     Py_END_ALLOW_THREADS
     if (d < 0) {
         PyErr_NoMemory();
