@@ -33,6 +33,11 @@ def fails() -> None:
     raise ValueError("the task's own error")
 
 
+def blas_threads() -> str | None:
+    """The thread count the worker's BLAS reads as numpy loads."""
+    return os.environ.get("OPENBLAS_NUM_THREADS")
+
+
 def dies() -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
@@ -62,6 +67,26 @@ def test_tasks_answers_and_their_own_errors():
         assert len({p.pid for p in pool.processes}) == 2
     finally:
         pool.shutdown()
+
+
+def test_workers_load_numerical_libraries_on_one_thread(monkeypatch):
+    """A worker does not start a BLAS thread for each core for a library it hardly uses; a
+    setting of the program's own is kept, and the program's environment is left as it was."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    pool = WorkerPool(1)
+    try:
+        setting = pool.submit(blas_threads).result(60)
+    finally:
+        pool.shutdown()
+    assert setting == "1"
+    assert "OPENBLAS_NUM_THREADS" not in os.environ
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    pool = WorkerPool(1)
+    try:
+        assert pool.submit(blas_threads).result(60) == "3"
+    finally:
+        pool.shutdown()
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
 
 
 def test_a_worker_that_dies_fails_only_its_task_and_is_replaced():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import multiprocessing
+import os
 import pickle
 import selectors
 import signal
@@ -51,9 +52,30 @@ def spawn(target: Callable[..., object], args: tuple[Any, ...], name: str) -> An
     process = multiprocessing.get_context("spawn").Process(
         target=target, args=args, name=name, daemon=True
     )
-    with _main_script_unseen():
+    with _main_script_unseen(), _numerics_on_one_thread():
         process.start()
     return process
+
+
+#: Thread counts for the numerical libraries a spawned process may load, unless the program's
+#: environment sets its own. numpy's BLAS starts a thread for each core as it is imported, with
+#: its buffers: CPU and memory at every start of the label process and of each worker, for a
+#: library visdup calls on a few thousand numbers at a time (a page's shingle weights).
+SPAWNED_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@contextlib.contextmanager
+def _numerics_on_one_thread() -> Iterator[None]:
+    """While one of visdup's processes starts (under :data:`_STARTING`), the environment it
+    inherits sets :data:`SPAWNED_THREADS`; the program's own is put back as soon as it has."""
+    added = [name for name in SPAWNED_THREADS if name not in os.environ]
+    for name in added:
+        os.environ[name] = SPAWNED_THREADS[name]
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 @contextlib.contextmanager
