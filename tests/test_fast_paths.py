@@ -951,3 +951,35 @@ def test_the_canonical_link_is_the_same_whoever_reads_it(
     assert run() == [expected for _, expected in CANONICAL]
     python_kernels(monkeypatch)
     assert run() == [expected for _, expected in CANONICAL]
+
+
+@pytest.mark.parametrize(
+    "body, content_type",
+    [
+        (b"<p>ascii only</p>", None),
+        ("<meta charset=utf-8><p>éü — 日本語 😀</p>".encode(), None),
+        (b"\xef\xbb\xbf" + "<p>BOM then é</p>".encode(), None),
+        ("<p>header says so: ü</p>".encode(), "text/html; charset=UTF-8"),
+        ("<p>header lies: ü</p>".encode(), "text/html; charset=iso-8859-1"),
+        ("<p>a literal \ufffd in the page</p>".encode(), None),
+        (b"<p>broken \xff\xfe bytes \xc3</p>", None),
+        (b"<p>\xc3\xa9 then one bad byte \xff then \xc3\xa9 again</p>", None),
+        ("<meta charset=windows-1251><p>кириллица</p>".encode("cp1251"), None),
+    ],
+)
+def test_utf8_bytes_parse_as_their_decoded_text(body: bytes, content_type: str | None) -> None:
+    """A page read as UTF-8 with nothing replaced is parsed from its own bytes: the same tree,
+    encoding and replacement ratio as parsing the decoded text's UTF-8."""
+    import lxml.etree
+
+    from visdup.page.parse import decode
+
+    doc = parse_html(body, content_type=content_type)
+    encoding, text = decode(body, content_type)
+    parser = lxml.etree.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+    expected = lxml.etree.fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
+    assert lxml.etree.tostring(doc.root, encoding="unicode") == lxml.etree.tostring(
+        expected, encoding="unicode"
+    )
+    assert doc.encoding == encoding
+    assert doc.replacement_ratio == text.count("\ufffd") / max(1, len(text))

@@ -7,6 +7,8 @@ so the parse result carries it instead of pretending the page was read whole.
 
 from __future__ import annotations
 
+import codecs
+import functools
 from dataclasses import dataclass, field
 
 import lxml.etree
@@ -169,6 +171,7 @@ def parse_html(
 
     ``fallback_encoding``: how to read bytes that declare no charset (see :func:`decode`).
     """
+    utf8: bytes | None = None
     if isinstance(data, bytes):
         problem = screen(data, content_type)
         if problem:
@@ -178,7 +181,12 @@ def parse_html(
         if not data.strip():
             return Document(None, problem="empty body")
         encoding, text = None, data
-    replacement_ratio = text.count("\ufffd") / max(1, len(text))
+    replaced = text.count("\ufffd")
+    replacement_ratio = replaced / max(1, len(text))
+    if isinstance(data, bytes) and not replaced and encoding and _is_utf8(encoding):
+        # read as UTF-8 with nothing replaced: the bytes are the text's UTF-8 already, and
+        # encoding it again would copy a page of non-Latin-1 text character by character
+        utf8 = data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
     # lxml.etree's parser, not lxml.html's: the latter finds every element's Python class
     # through a Python callback (lxml.html's class lookup), a call per element each time the
     # analysis reads it; nothing here needs lxml.html's element methods
@@ -186,9 +194,9 @@ def parse_html(
         encoding="utf-8", huge_tree=True, remove_comments=True, remove_pis=True
     )
     try:
-        root = lxml.etree.fromstring(
-            text.encode("utf-8", "surrogatepass"), parser=parser, base_url=url
-        )
+        if utf8 is None:
+            utf8 = text.encode("utf-8", "surrogatepass")
+        root = lxml.etree.fromstring(utf8, parser=parser, base_url=url)
         if root is None:
             raise lxml.etree.ParserError("Document is empty")
     except (lxml.etree.ParserError, ValueError, UnicodeError) as exc:
@@ -207,6 +215,15 @@ def parse_html(
     if truncated:
         doc.notes.append("parser limit reached: deep or huge content was dropped")
     return doc
+
+
+@functools.lru_cache(maxsize=64)
+def _is_utf8(encoding: str) -> bool:
+    """Whether an encoding's name (as :func:`decode` gives it) is UTF-8's."""
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def _out_of_memory(parser: lxml.etree.HTMLParser) -> None:
