@@ -39,6 +39,9 @@ HOSTILE = [
     "<html><body><p>a<!-- c -->b<?pi x?>c<b>d</b> e</p></body></html>",
     "<div id=' x ' class='B a  b'>t\xa0\u3000u<span>\x1cv\x1f</span>\u2028</div>",
     "<DIV CLASS='Up'><P>Upper</P><SCRIPT>x</SCRIPT>tail</DIV>",
+    # every whitespace str.split() knows, runs of them, and the zero-width space it does not
+    "<p>\x0b\x0ca\x85b\u1680c\u2000\u2005\u200ad\u2029\u202fe\u205f\u3000f\u200bg</p>"
+    "<p>\u00a0\u2028</p><b> \u3000 x \u00a0</b>",
     "<body><fb:like data-x='1'>n</fb:like><svg><g>i</g></svg>after<my-tag>z</my-tag></body>",
     "<body><p>&amp; &nbsp; &#160; \u00e9t\u00e9</p><template>t</template><noscript>n"
     "</noscript>x</body>",

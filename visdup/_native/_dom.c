@@ -102,15 +102,16 @@ utf8_next(const unsigned char *p, Py_UCS4 *cp)
 }
 
 /* Adds the normalised text of the text run starting at `first` (an element's .text when
- * first = children, a tail when first = next). 0 done, 1 stop (node cap), -1 error. */
+ * first = children, a tail when first = next): its words a space apart, as
+ * " ".join(text.split()) gives them, squeezed here in UTF-8 and decoded once (no list of
+ * words made). 0 done, 1 stop (node cap or text that is no UTF-8), -1 error. */
 static int
 add_text(Walk *w, vd_node *first, Py_ssize_t up)
 {
     vd_node *t = text_node_or_skip(first);
     if (t == NULL || !w->with_text) return 0;
-    /* Quick exit for the common whitespace-only runs (no Python object made). */
-    int ink = 0;
     size_t total = 0;
+    int ink = 0; /* a byte that is no ASCII whitespace: most runs between tags have none */
     for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
         const unsigned char *s = c->content;
         if (s == NULL) continue;
@@ -118,42 +119,59 @@ add_text(Walk *w, vd_node *first, Py_ssize_t up)
             if (!ascii_space(*s)) ink = 1;
     }
     if (!ink) return 0;
-    char *buf = (char *)malloc(total + 1);
+    unsigned char *buf = (unsigned char *)malloc(total + 1);
     if (buf == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    size_t pos = 0;
+    size_t o = 0;
+    int gap = 0;
     for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
-        if (c->content == NULL) continue;
-        size_t n = strlen((const char *)c->content);
-        memcpy(buf + pos, c->content, n);
-        pos += n;
+        const unsigned char *p = c->content;
+        if (p == NULL) continue;
+        while (*p) {
+            unsigned char b = *p;
+            if (b > ' ' && b < 0x7F) { /* printable ASCII */
+                if (gap) buf[o++] = ' ';
+                gap = 0;
+                buf[o++] = b;
+                p++;
+                continue;
+            }
+            Py_UCS4 cp;
+            int width = utf8_next(p, &cp);
+            if (width < 0) {
+                free(buf);
+                w->fallback = 1;
+                return 1;
+            }
+            if (Py_UNICODE_ISSPACE(cp)) {
+                gap = o > 0;
+            } else {
+                if (gap) buf[o++] = ' ';
+                gap = 0;
+                memcpy(buf + o, p, (size_t)width);
+                o += (size_t)width;
+            }
+            p += width;
+        }
     }
-    PyObject *raw = PyUnicode_DecodeUTF8(buf, (Py_ssize_t)pos, NULL);
+    if (o == 0) { /* Unicode whitespace only */
+        free(buf);
+        return 0;
+    }
+    if (PyList_GET_SIZE(w->labels) >= w->max_nodes) {
+        free(buf);
+        w->truncated = 1;
+        return 1;
+    }
+    PyObject *norm = PyUnicode_DecodeUTF8((const char *)buf, (Py_ssize_t)o, NULL);
     free(buf);
-    if (raw == NULL) {
+    if (norm == NULL) { /* a sequence Python does not read as UTF-8 (a surrogate, overlong) */
         PyErr_Clear();
         w->fallback = 1;
         return 1;
     }
-    PyObject *parts = PyUnicode_Split(raw, NULL, -1);
-    Py_DECREF(raw);
-    if (parts == NULL) return -1;
-    if (PyList_GET_SIZE(parts) == 0) { /* Unicode whitespace only */
-        Py_DECREF(parts);
-        return 0;
-    }
-    if (PyList_GET_SIZE(w->labels) >= w->max_nodes) {
-        Py_DECREF(parts);
-        w->truncated = 1;
-        return 1;
-    }
-    PyObject *space = PyUnicode_FromString(" ");
-    PyObject *norm = space ? PyUnicode_Join(space, parts) : NULL;
-    Py_XDECREF(space);
-    Py_DECREF(parts);
-    if (norm == NULL) return -1;
     PyObject *upo = PyLong_FromSsize_t(up);
     int rc = upo == NULL || PyList_Append(w->labels, w->text_label) < 0 ||
              PyList_Append(w->texts, norm) < 0 || PyList_Append(w->hints, w->empty) < 0 ||
