@@ -147,6 +147,10 @@ def test_the_element_count_before_parsing_is_the_parsed_trees():
     parsed = sum(1 for _ in lxml.etree.fromstring(page, lxml.etree.HTMLParser()).iter("*"))
     assert parsed == 5 + 4 * 2000  # html head title body table, and a row's tr td td a
     assert elements_over(page, 100) == elements_over(page.encode(), 100) == parsed
+    for body in (page, page.encode()):  # at the cap and just under it; past every ``<``
+        assert elements_over(body, parsed) is None
+        assert elements_over(body, parsed - 1) == parsed
+        assert elements_over(body, page.count("<")) is None
     assert elements_over(page, len(page) // 2) is None
     assert elements_over(page, 0) is None
 

@@ -154,9 +154,15 @@ def elements_over(data: bytes | str, cap: int) -> int | None:
     if cap <= 0 or len(data) <= 2 * cap:
         return None
     if isinstance(data, str):
-        tags = data.count("<") - data.count("</") - data.count("<!") - data.count("<?")
+        opened = data.count("<")
+        if opened <= cap:  # fewer ``<`` than the cap: fewer start tags too
+            return None
+        tags = opened - data.count("</") - data.count("<!") - data.count("<?")
     else:
-        tags = data.count(b"<") - data.count(b"</") - data.count(b"<!") - data.count(b"<?")
+        opened = data.count(b"<")
+        if opened <= cap:
+            return None
+        tags = opened - data.count(b"</") - data.count(b"<!") - data.count(b"<?")
     return tags if tags > cap else None
 
 
