@@ -39,6 +39,12 @@ HOSTILE = [
     "<html><body><p>a<!-- c -->b<?pi x?>c<b>d</b> e</p></body></html>",
     "<div id=' x ' class='B a  b'>t\xa0\u3000u<span>\x1cv\x1f</span>\u2028</div>",
     "<DIV CLASS='Up'><P>Upper</P><SCRIPT>x</SCRIPT>tail</DIV>",
+    # more element names than the invisible-node scan keeps apart, then the ones it must
+    # still tell (a style sheet, a closed dialog, a template) and names met before
+    "<body>"
+    + "".join(f"<x-{i}{' hidden' if i % 9 == 0 else ''}>n{i}</x-{i}>" for i in range(80))
+    + "<style>.gone{display:none}</style><dialog>closed</dialog><dialog open>shown</dialog>"
+    + "<template>t</template><p class=gone>g</p><x-3>again</x-3><x-9>hidden?</x-9></body>",
     # every whitespace str.split() knows, runs of them, and the zero-width space it does not
     "<p>\x0b\x0ca\x85b\u1680c\u2000\u2005\u200ad\u2029\u202fe\u205f\u3000f\u200bg</p>"
     "<p>\u00a0\u2028</p><b> \u3000 x \u00a0</b>",

@@ -1393,9 +1393,18 @@ path_tuple(const Py_ssize_t *apos, Py_ssize_t depth)
     return t;
 }
 
+/* What invisible_scan reads of an element's tag, kept by the name's pointer. */
+typedef struct {
+    const unsigned char *name;
+    int style, dialog, never;
+} ScanTag;
+#define SCAN_TAGS 64
+
 static PyObject *
 invisible_scan(PyObject *self, PyObject *args)
 {
+    ScanTag kinds[SCAN_TAGS];
+    int nkinds = 0;
     PyObject *root_obj, *never_tags, *names = NULL;
     if (!PyArg_ParseTuple(args, "OO!|O!", &root_obj, &PySet_Type, &never_tags, &PyTuple_Type,
                           &names))
@@ -1459,16 +1468,30 @@ invisible_scan(PyObject *self, PyObject *args)
                 break;
             }
             if (fallback) break;
-            PyObject *tag = lowered_tag(cache, cur, &fallback);
-            if (tag == NULL) {
-                if (PyErr_Occurred()) goto done;
-                break;
+            /* what the tag says, by its name's pointer (libxml2 keeps one copy of each name
+             * per document): the lower-cased str and the set are asked once per name */
+            int k = 0;
+            while (k < nkinds && kinds[k].name != cur->name) k++;
+            if (k == nkinds) {
+                PyObject *tag = lowered_tag(cache, cur, &fallback);
+                if (tag == NULL) {
+                    if (PyErr_Occurred()) goto done;
+                    break;
+                }
+                ScanTag made = {cur->name, PyUnicode_CompareWithASCIIString(tag, "style") == 0,
+                                PyUnicode_CompareWithASCIIString(tag, "dialog") == 0,
+                                PySet_Contains(never_tags, tag)};
+                Py_DECREF(tag);
+                if (made.never < 0) goto done;
+                if (nkinds < SCAN_TAGS) {
+                    kinds[nkinds++] = made;
+                }
+                else {
+                    kinds[k = SCAN_TAGS - 1] = made; /* a page of many names: the last slot */
+                }
             }
-            int is_style = PyUnicode_CompareWithASCIIString(tag, "style") == 0;
-            int is_dialog = PyUnicode_CompareWithASCIIString(tag, "dialog") == 0;
-            int never = PySet_Contains(never_tags, tag);
-            Py_DECREF(tag);
-            if (never < 0) goto done;
+            const int is_style = kinds[k].style, is_dialog = kinds[k].dialog;
+            int never = kinds[k].never;
             never = never || find_attr(cur, "hidden") != NULL ||
                     (is_dialog && find_attr(cur, "open") == NULL);
             if (is_style) {
