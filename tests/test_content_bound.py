@@ -10,6 +10,7 @@ measure is the labeller's own (``build_labeller``'s content channel), run on eve
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -204,3 +205,31 @@ def test_the_final_pass_leaves_out_only_candidates_below_the_floor() -> None:
                         assert other in kept or not reaches, (limit, seed, floor, slot, other)
                         seen["kept" if other in kept else "left out"] += 1
     assert min(seen.values()) >= 100, seen  # it leaves out most, and keeps what reaches
+
+
+def test_the_compiled_bounds_equal_the_bound_to_the_last_bit() -> None:
+    """One summary against many in the kernel gives content_bound's floats exactly (every
+    candidate's score is stored from them), repeats, listings, mirrors and empty prints
+    included; a summary it cannot pack is measured in Python, the answer the same."""
+    from visdup.dedup import prints as prints_module
+
+    compared = 0
+    for seed in range(8):
+        cps = prints(seed)
+        cps.append(replace(cps[0], paragraphs=(), sentences=()))  # a mirror of no sentences
+        views = [PrintSummary.of(cp) for cp in cps]
+        if prints_module._kernel is not None:
+            assert all(v.packed for v in views)
+        for mine in views:
+            expected = [content_bound(mine, other) for other in views]
+            assert prints_module.content_bounds(mine, views) == expected
+            compared += len(views)
+    assert compared > 3000
+    # a hash past 64 bits: no packed form, the Python bound
+    odd = replace(prints(1)[0], sentences=(1 << 70, *prints(1)[0].sentences))
+    summary = PrintSummary.of(odd)
+    assert summary.packed == b""
+    views = [PrintSummary.of(cp) for cp in prints(1)[:10]]
+    assert prints_module.content_bounds(summary, views) == [
+        content_bound(summary, v) for v in views
+    ]

@@ -11,7 +11,9 @@
  * - layers(blocks, ...): content_print's layers of main-content blocks in one pass (the
  *   text structure tree's fingerprints, the long sentences' hashes and their SimHash);
  * - term_simhash(labels, marks, sizes, ...) and shape_simhash(...): the structural SimHashes
- *   of a visual term (visdup.structure.fingerprint), from the same feature strings.
+ *   of a visual term (visdup.structure.fingerprint), from the same feature strings;
+ * - content_bounds(mine, others): visdup.dedup.prints.content_bound of one print summary
+ *   against many, from each summary's packed form (its layers sorted as 64-bit words).
  *
  * The Python functions are the reference; tests hold these to them on random and real text.
  * BLAKE2b is written from RFC 7693 (unkeyed, 8-byte digest).
@@ -1513,6 +1515,129 @@ py_numbers_zeroed(PyObject *self, PyObject *arg)
     return result;
 }
 
+/* ------------------------------------------------------------------ content bounds
+ *
+ * A print summary packed (visdup.dedup.prints.PrintSummary.packed): four 64-bit words
+ * (document, long sentences, paragraphs, listing), then the sentence hashes sorted, then the
+ * paragraph hashes sorted, native byte order. A layer's multiset intersection, what
+ * prints._shared counts, is a merge of the two sorted runs: equal hashes pair off one by one,
+ * so a hash both repeat counts min(ka, kb) times.
+ */
+
+typedef struct {
+    uint64_t document, sentences, paragraphs, listing;
+    const uint64_t *s, *p;
+} Packed;
+
+/* A packed summary read in place: 0; 1 when its bytes are not 8-aligned; -1 on error. */
+static int
+unpack_summary(PyObject *obj, Packed *out)
+{
+    if (!PyBytes_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "content_bounds: a packed summary is bytes");
+        return -1;
+    }
+    Py_ssize_t n = PyBytes_GET_SIZE(obj);
+    const char *raw = PyBytes_AS_STRING(obj);
+    uint64_t head[4];
+    if (n < (Py_ssize_t)sizeof head || n % 8 != 0) {
+        PyErr_SetString(PyExc_ValueError, "content_bounds: not a packed summary");
+        return -1;
+    }
+    if ((uintptr_t)raw % 8 != 0) return 1; /* read in place only: Python takes it */
+    memcpy(head, raw, sizeof head);
+    const uint64_t words = (uint64_t)(n / 8) - 4;
+    if (head[1] > words || head[2] > words - head[1]) {
+        PyErr_SetString(PyExc_ValueError, "content_bounds: a summary's layers are cut short");
+        return -1;
+    }
+    out->document = head[0];
+    out->sentences = head[1];
+    out->paragraphs = head[2];
+    out->listing = head[3];
+    out->s = (const uint64_t *)raw + 4;
+    out->p = out->s + head[1];
+    return 0;
+}
+
+static uint64_t
+common_count(const uint64_t *a, uint64_t na, const uint64_t *b, uint64_t nb)
+{
+    uint64_t i = 0, j = 0, n = 0;
+    while (i < na && j < nb) {
+        if (a[i] < b[j]) {
+            i++;
+        }
+        else if (a[i] > b[j]) {
+            j++;
+        }
+        else {
+            n++;
+            i++;
+            j++;
+        }
+    }
+    return n;
+}
+
+/* prints.content_bound, with Python's int true division (exact for these small ints). */
+static double
+content_bound_of(const Packed *a, const Packed *b)
+{
+    const uint64_t na = a->sentences, nb = b->sentences;
+    if (!na || !nb) return 0.0;
+    if (a->document == b->document) return 1.0;
+    const uint64_t s = common_count(a->s, na, b->s, nb);
+    if (!s) return 0.0;
+    double bound = (a->listing || b->listing) ? (double)(2 * s) / (double)(na + nb)
+                                              : (double)s / (double)(na < nb ? na : nb);
+    const uint64_t pa = a->paragraphs, pb = b->paragraphs;
+    if (pa && pb) {
+        uint64_t least = s < pa ? s : pa;
+        least = least < pb ? least : pb;
+        if ((double)(2 * least) / (double)(pa + pb) > bound) {
+            const uint64_t c = common_count(a->p, pa, b->p, pb);
+            const double dice = (double)(2 * c) / (double)(pa + pb);
+            if (dice > bound) bound = dice;
+        }
+    }
+    return bound;
+}
+
+static PyObject *
+py_content_bounds(PyObject *self, PyObject *args)
+{
+    PyObject *mine_obj, *others;
+    if (!PyArg_ParseTuple(args, "OO!:content_bounds", &mine_obj, &PyList_Type, &others)) {
+        return NULL;
+    }
+    Packed mine;
+    int rc = unpack_summary(mine_obj, &mine);
+    if (rc != 0) {
+        if (rc < 0) return NULL;
+        Py_RETURN_NONE;
+    }
+    const Py_ssize_t n = PyList_GET_SIZE(others);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Packed other;
+        rc = unpack_summary(PyList_GET_ITEM(others, k), &other);
+        if (rc != 0) {
+            Py_DECREF(out);
+            if (rc < 0) return NULL;
+            Py_RETURN_NONE;
+        }
+        PyObject *value = PyFloat_FromDouble(content_bound_of(&mine, &other));
+        if (value == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, k, value);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"term_simhash", py_term_simhash, METH_VARARGS,
      "term_simhash(labels, marks, sizes, path_depth, max_weight) -> the structural SimHash "
@@ -1537,6 +1662,9 @@ static PyMethodDef methods[] = {
      "layers(blocks, keep, min_chars, blanks, words, normalise, long_sentences) -> (document, "
      "sections, paragraphs, sentence hashes, simhash) as content_print reads them, or None "
      "for a block Python must read"},
+    {"content_bounds", py_content_bounds, METH_VARARGS,
+     "content_bounds(mine, others) -> [prints.content_bound(mine, o) for o in others], from "
+     "packed summaries (bytes), or None for one it cannot read in place"},
     {"shingle_simhash", py_shingle_simhash, METH_VARARGS,
      "shingle_simhash(sentences, words) -> SimHash of the word shingles weighted by count "
      "(at most 255)"},

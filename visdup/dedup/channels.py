@@ -14,7 +14,7 @@ from typing import Any
 
 from visdup.config import Options
 from visdup.dedup.channel import LOOKUP_PAGES, Channel
-from visdup.dedup.prints import PrintSummary, content_bound, content_score
+from visdup.dedup.prints import PrintSummary, content_bound, content_bounds, content_score
 from visdup.storage.store import Store
 from visdup.verdicts import STRUCTURAL
 
@@ -135,6 +135,7 @@ def content_channel(store: Store, opts: Options, count: Callable[[str, int], Non
         floor=content_theta,
         summarise=PrintSummary.of,
         bound=content_bound,
+        bounds=content_bounds,
         # every candidate's score is stored, measured or not: the report's histogram and
         # its replay at other content thresholds read what measuring them all gave
         exact_bound=True,

@@ -3,12 +3,19 @@ content channel ranks its candidates by without rebuilding either page's sets.""
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from visdup._native import kernel
+
 if TYPE_CHECKING:
     from visdup.content.textprint import ContentMatch, ContentPrint
+
+#: The compiled text kernel: the content bound of one summary against many.
+_kernel = kernel("_text")
 
 
 def _layer(
@@ -64,6 +71,10 @@ class PrintSummary:
     paragraph_repeats: dict[int, int] | None
     paragraph_count: int
     listing: bool = False
+    #: The same for the compiled bound (:func:`content_bounds`): the document, the layers'
+    #: lengths and the listing flag as four 64-bit words, then each layer's hashes sorted
+    #: (b"" where a value is no 64-bit word: the bound is then taken in Python).
+    packed: bytes = b""
 
     @classmethod
     def of(cls, cp: ContentPrint) -> PrintSummary:
@@ -78,7 +89,17 @@ class PrintSummary:
             paragraph_repeats,
             len(cp.paragraphs),
             cp.listing,
+            _packed(cp) if _kernel is not None else b"",
         )
+
+
+def _packed(cp: ContentPrint) -> bytes:
+    """:attr:`PrintSummary.packed` of a print."""
+    head = (cp.document, len(cp.sentences), len(cp.paragraphs), int(cp.listing))
+    try:
+        return array("Q", [*head, *sorted(cp.sentences), *sorted(cp.paragraphs)]).tobytes()
+    except (OverflowError, TypeError):  # a hash past 64 bits, or none
+        return b""
 
 
 def content_bound(a: PrintSummary, b: PrintSummary) -> float:
@@ -131,6 +152,18 @@ def content_bound(a: PrintSummary, b: PrintSummary) -> float:
         c = _shared(a.paragraphs, a.paragraph_repeats, b.paragraphs, b.paragraph_repeats)
         bound = max(bound, 2 * c / (pa + pb))
     return bound
+
+
+def content_bounds(mine: PrintSummary, others: Sequence[PrintSummary]) -> list[float]:
+    """:func:`content_bound` of ``mine`` against each of ``others``: one call into the kernel
+    for a page's candidates (a merge of sorted hashes each), not a Python call each."""
+    if _kernel is not None and mine.packed:
+        packed = [o.packed for o in others]
+        if all(packed):
+            found = _kernel.content_bounds(mine.packed, packed)
+            if found is not None:  # None: a summary the kernel cannot read in place
+                return list(found)
+    return [content_bound(mine, o) for o in others]
 
 
 def content_score(m: ContentMatch, threshold: float) -> tuple[float, str | None]:
