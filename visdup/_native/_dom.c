@@ -101,6 +101,47 @@ utf8_next(const unsigned char *p, Py_UCS4 *cp)
     return extra + 1;
 }
 
+/* Appends the NUL-terminated UTF-8 text at p to out from *o with its whitespace runs squeezed
+ * as str.split() sees them (Py_UNICODE_ISSPACE): a run read sets *gap, written as one space
+ * before the next character, never first. Counts the characters written, spaces aside, in
+ * *ink. out needs room for strlen(p) + 1 more bytes. -1 for bytes that are no UTF-8. */
+static int
+squeeze_text(const unsigned char *p, unsigned char *out, size_t *o, int *gap, Py_ssize_t *ink)
+{
+    size_t at = *o;
+    int pending = *gap;
+    Py_ssize_t kept = 0;
+    while (*p) {
+        unsigned char b = *p;
+        if (b > ' ' && b < 0x7F) { /* most characters: printable ASCII */
+            if (pending) out[at++] = ' ';
+            pending = 0;
+            out[at++] = b;
+            p++;
+            kept++;
+            continue;
+        }
+        Py_UCS4 cp;
+        int width = utf8_next(p, &cp);
+        if (width < 0) return -1;
+        if (Py_UNICODE_ISSPACE(cp)) {
+            pending = at > 0;
+        }
+        else {
+            if (pending) out[at++] = ' ';
+            pending = 0;
+            memcpy(out + at, p, (size_t)width);
+            at += (size_t)width;
+            kept++;
+        }
+        p += width;
+    }
+    *o = at;
+    *gap = pending;
+    *ink += kept;
+    return 0;
+}
+
 /* Adds the normalised text of the text run starting at `first` (an element's .text when
  * first = children, a tail when first = next): its words a space apart, as
  * " ".join(text.split()) gives them, squeezed here in UTF-8 and decoded once (no list of
@@ -126,34 +167,12 @@ add_text(Walk *w, vd_node *first, Py_ssize_t up)
     }
     size_t o = 0;
     int gap = 0;
+    Py_ssize_t chars = 0;
     for (vd_node *c = t; c != NULL; c = text_node_or_skip(c->next)) {
-        const unsigned char *p = c->content;
-        if (p == NULL) continue;
-        while (*p) {
-            unsigned char b = *p;
-            if (b > ' ' && b < 0x7F) { /* printable ASCII */
-                if (gap) buf[o++] = ' ';
-                gap = 0;
-                buf[o++] = b;
-                p++;
-                continue;
-            }
-            Py_UCS4 cp;
-            int width = utf8_next(p, &cp);
-            if (width < 0) {
-                free(buf);
-                w->fallback = 1;
-                return 1;
-            }
-            if (Py_UNICODE_ISSPACE(cp)) {
-                gap = o > 0;
-            } else {
-                if (gap) buf[o++] = ' ';
-                gap = 0;
-                memcpy(buf + o, p, (size_t)width);
-                o += (size_t)width;
-            }
-            p += width;
+        if (c->content != NULL && squeeze_text(c->content, buf, &o, &gap, &chars) < 0) {
+            free(buf);
+            w->fallback = 1;
+            return 1;
         }
     }
     if (o == 0) { /* Unicode whitespace only */
@@ -904,35 +923,10 @@ block_text(BlockWalk *w, vd_node *first, int in_link)
             if (n == 0) continue;
             return -1;
         }
-        unsigned char *out = (unsigned char *)w->buf;
         size_t o = w->len;
-        const unsigned char *end = p + n;
-        while (p < end) {
-            unsigned char b = *p;
-            if (b > ' ' && b < 0x7F) { /* most characters: printable ASCII */
-                if (gap) out[o++] = ' ';
-                gap = 0;
-                out[o++] = b;
-                p++;
-                ink++;
-                continue;
-            }
-            Py_UCS4 cp;
-            int width = utf8_next(p, &cp);
-            if (width < 0) {
-                w->fallback = 1;
-                return 0;
-            }
-            if (Py_UNICODE_ISSPACE(cp)) {
-                gap = o > 0;
-            } else {
-                if (gap) out[o++] = ' ';
-                gap = 0;
-                memcpy(out + o, p, (size_t)width);
-                o += (size_t)width;
-                ink++;
-            }
-            p += width;
+        if (squeeze_text(p, (unsigned char *)w->buf, &o, &gap, &ink) < 0) {
+            w->fallback = 1;
+            return 0;
         }
         w->len = o;
     }
