@@ -909,7 +909,7 @@ sequence_band32(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t 
     if (mem == NULL) {
         return -1;
     }
-    /* l2 and m2 are read from index 1: l2[j] is the label of cell column j */
+    /* column j (j >= 1) of a row is the second sequence's item j - 1: l2[j - 1], m2[j - 1] */
     int32_t *l2 = mem, *m2 = mem + cells, *pb = mem + 2 * cells, *t = mem + 3 * cells;
     int32_t *prev = mem + 4 * cells, *cur = mem + 5 * cells;
     pb[0] = 0;
