@@ -24,6 +24,7 @@ from typing import Any
 
 from visdup._native import kernel
 from visdup.page.dom import subtree_sizes
+from visdup.templates import kept_mappings
 from visdup.templates.dom_walk import HEADING_LEVELS, TEXT, normalize_text
 from visdup.templates.dom_walk import SKIP_TAGS as _SKIP_TAGS
 from visdup.templates.dom_walk import dom_walk as _dom_walk
@@ -158,10 +159,34 @@ def stm_mapping(
     details_a: Sequence[int] | None = None,
     details_b: Sequence[int] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
+    keep: bool = False,
 ) -> list[tuple[int, int]]:
-    """The mapped node pairs ``(i in a, j in b)`` behind :func:`stm`, sorted by ``i``."""
+    """The mapped node pairs ``(i in a, j in b)`` behind :func:`stm`, sorted by ``i``.
+
+    ``keep``: keep the mapping for the same call again (:mod:`visdup.templates.kept_mappings`),
+    as a template build keeps its final mappings, which the reads of its sample that follow
+    repeat; any call is answered from those kept.
+    """
+    found = None
+    if keep or kept_mappings.holding():
+        found = kept_mappings.key(
+            a.labels,
+            a.sizes,
+            _details(details_a, len(a.labels)),
+            b.labels,
+            b.sizes,
+            _details(details_b, len(b.labels)),
+            max_nodes,
+        )
+        known = kept_mappings.recall(found)
+        if known is not None:
+            return known
     _, pairs = _run(a, b, details_a, details_b, True, max_nodes)
-    return sorted(pairs)
+    pairs = sorted(pairs)
+    if keep:
+        assert found is not None
+        kept_mappings.keep(found, pairs)
+    return pairs
 
 
 def tree_distance_stm(a: Tree, b: Tree, *, max_nodes: int = DEFAULT_MAX_NODES) -> float:

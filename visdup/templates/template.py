@@ -177,7 +177,7 @@ def _fixed_and_mappings(
     details = _details(texts, fixed)
     if details != candidates:
         mappings = [
-            stm_mapping(base, other, details_a=details, details_b=d, max_nodes=max_nodes)
+            stm_mapping(base, other, details_a=details, details_b=d, max_nodes=max_nodes, keep=True)
             for other, d in zip(others, their_details, strict=True)
         ]
     return fixed, mappings
@@ -324,6 +324,7 @@ def _fixed_texts(
             details_a=details,
             details_b=their_details[k] if details is not None and their_details else None,
             max_nodes=max_nodes,
+            keep=details is not None,  # the final mappings when no candidate drops out
         )
         mappings.append(pairs)
         for i, j in pairs:
