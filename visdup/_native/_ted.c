@@ -895,11 +895,6 @@ sequence_band32(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t 
             return -2;
         }
     }
-    for (Py_ssize_t j = 0; j < n2; j++) {
-        if (l2_64[j] < INT32_MIN || l2_64[j] > INT32_MAX) {
-            return -2;
-        }
-    }
     const int32_t limit = (int32_t)limit64, wa = (int32_t)wa64, wb = (int32_t)wb64;
     if (abs32(wb - wa) > limit) {
         return limit64 + 1;
@@ -914,6 +909,10 @@ sequence_band32(Py_ssize_t n1, const int64_t *l1, const int64_t *m1, Py_ssize_t 
     int32_t *prev = mem + 4 * cells, *cur = mem + 5 * cells;
     pb[0] = 0;
     for (Py_ssize_t j = 0; j < n2; j++) {
+        if (l2_64[j] < INT32_MIN || l2_64[j] > INT32_MAX) {
+            free(mem);
+            return -2;
+        }
         l2[j] = (int32_t)l2_64[j];
         m2[j] = (int32_t)m2_64[j];
         pb[j + 1] = pb[j] + m2[j];
@@ -1046,18 +1045,14 @@ ted_sequence_distance(PyObject *self, PyObject *args, PyObject *kwds)
             goto done;
         }
     }
-    row = PyMem_Malloc((size_t)(n2 + 1) * sizeof(int64_t));
-    if (row == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
     int64_t d = -2;
     Py_BEGIN_ALLOW_THREADS
     if (limit >= 0) {
         d = sequence_band32(n1, l1, m1, n2, l2, m2, (int64_t)limit);
     }
-    if (d == -2) {
-        d = sequence_dp(n1, l1, m1, n2, l2, m2, row, (int64_t)limit);
+    if (d == -2) { /* no limit, or weights past 32-bit cells: the 64-bit programme's row */
+        row = malloc((size_t)(n2 + 1) * sizeof(int64_t));
+        d = row != NULL ? sequence_dp(n1, l1, m1, n2, l2, m2, row, (int64_t)limit) : -1;
     }
     Py_END_ALLOW_THREADS
     if (d < 0) {
@@ -1070,7 +1065,7 @@ done:
     PyMem_Free(m1);
     PyMem_Free(l2);
     PyMem_Free(m2);
-    PyMem_Free(row);
+    free(row);
     return result;
 }
 

@@ -169,14 +169,11 @@ def stm_mapping(
     """
     found = None
     if keep or kept_mappings.holding():
+        # as int32 arrays once: the programme below reads these, cut to its node cap
+        details_a = _details(details_a, len(a.labels))
+        details_b = _details(details_b, len(b.labels))
         found = kept_mappings.key(
-            a.labels,
-            a.sizes,
-            _details(details_a, len(a.labels)),
-            b.labels,
-            b.sizes,
-            _details(details_b, len(b.labels)),
-            max_nodes,
+            a.labels, a.sizes, details_a, b.labels, b.sizes, details_b, max_nodes
         )
         known = kept_mappings.recall(found)
         if known is not None:
