@@ -177,3 +177,20 @@ def test_content_prints_same_with_and_without_kernel(monkeypatch) -> None:
     monkeypatch.setattr(textprint, "_hash64", python_hash64)
     assert prints() == fast
     assert sum(1 for p in fast if '"sentences":[]' not in p) > 40
+
+
+def test_blanked_asks_once_a_character_and_passes_errors_on() -> None:
+    def refuse(code: int) -> bool:
+        raise ValueError(code)
+
+    with pytest.raises(ValueError):
+        _text.blanked("a\U0010fffd", refuse)
+    asked: list[int] = []
+
+    def ask(code: int) -> bool:
+        asked.append(code)
+        return code == 0x10FFFD  # private use: normalising blanks it
+
+    assert _text.blanked("x\U0010fffd\U0010fffdy_z", ask) == "x y z"
+    assert _text.blanked("\U0010fffd", ask) == ""
+    assert asked == [0x10FFFD]

@@ -1,15 +1,18 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from visdup.content import extract
+from visdup.content import extract, textprint
 from visdup.content.textprint import (
+    _BLANKING,
     ContentPrint,
+    _python_normalise,
     compare,
     content_print,
     long_sentences,
@@ -71,6 +74,45 @@ def test_split_keeps_closing_quotes_with_their_sentence() -> None:
 def test_normalise() -> None:
     assert normalise("  Hello,\n  WORLD!  “Quoted” — Été ") == "hello world quoted été"
     assert normalise("ＡＢＣ，１２３。") == "abc 123"
+
+
+def _normalised_by_definition(text: str) -> str:
+    """What normalising is: NFKC, case folding, every punctuation, symbol, separator and
+    control a blank (the table, character by character), whitespace collapsed."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(folded.translate(_BLANKING).split())
+
+
+# Letters and marks outside ASCII, ones that case folding or NFKC turn into ASCII (ß, the
+# Kelvin sign, a ligature, fullwidth letters), blanks outside ASCII, astral characters, a
+# lone surrogate, unassigned and private-use code points, and ASCII punctuation between them.
+_MIXED = [
+    *"aZ09 .,;:!?'\"()-_/\n\t\x00\x1f\x7f",
+    *"éÉßẞжДΣς中かｶＡｚ\u212a\ufb01™ǅ\u0301\u0915\u093f\u0e01\u0e31",
+    *"¶§—–\xa0\u2009\u2028\u3000\u00ad\u200b→©€½\u0378\ue000",
+    "\U0001f600",
+    "\U00010400",
+    "\U000e0041",
+    "\ud800",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_MIXED), max_size=60).map("".join))
+def test_normalise_outside_ascii_is_its_definition(text: str) -> None:
+    expected = _normalised_by_definition(text)
+    assert _python_normalise(text) == expected
+    assert normalise(text) == expected
+    with pytest.MonkeyPatch.context() as patch:  # and without the compiled kernel
+        patch.setattr(textprint, "_kernel", None)
+        assert normalise(text) == expected
+
+
+def test_normalise_of_a_long_mostly_ascii_text() -> None:
+    words = ["Straße", "naïve", "\u212aelvin", "\ufb01le", "«quoted»", "x—y", "ok.", "ЖУК", "中文"]
+    text = " ".join(words[i % len(words)] + f"{i}," for i in range(5_000))
+    assert _python_normalise(text) == _normalised_by_definition(text)
+    assert _python_normalise(text).startswith("strasse0 naïve1 kelvin2 file3 quoted 4 x y5")
 
 
 def test_long_sentences_keeps_the_longest_in_order() -> None:

@@ -4,6 +4,8 @@
  *   .digest(), "big"), the 64-bit hash of every fingerprint layer;
  * - normalise(text, blanks) and long_sentences(paragraph, keep, min_chars, blanks): the
  *   same of text that holds ASCII and blanks only (None for any other, which Python reads);
+ * - blanked(folded, is_blank): normalise()'s blanking of text Python has NFKC-normalised and
+ *   case-folded;
  * - holding(texts, chars): which texts of a list hold any of a few characters;
  * - numbers_zeroed(text): visible_key's numbers and hex ids, each replaced by one "0";
  * - shingle_simhash(sentences, words): the SimHash of the sentences' word shingles weighted
@@ -405,6 +407,72 @@ py_normalise(PyObject *self, PyObject *args)
         result = PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, out, len);
     }
     free(out);
+    return result;
+}
+
+/* ------------------------------------------------------------------ folded text blanked
+ *
+ * blanked(folded, is_blank): " ".join(folded.translate(_BLANKING).split()) of text already
+ * NFKC-normalised and case-folded, where str.translate would look its table up for every
+ * character. ASCII blanks all but letters and digits; any other character is asked of
+ * is_blank(code) once a process (the answer is a fact of the code point and of the Python's
+ * Unicode version, so the same function must be given every time) and kept in two bitmaps.
+ * Every character str.split() takes for whitespace is a separator or a control, so blanked:
+ * what is left needs no split, only its blanks collapsed.
+ */
+
+#define CODE_POINTS 0x110000
+static unsigned char blank_asked[CODE_POINTS / 8], blank_said[CODE_POINTS / 8];
+
+/* 1 when c blanks, 0 when it stays, -1 on an error from is_blank. */
+static int
+blanks_after_folding(Py_UCS4 c, PyObject *is_blank)
+{
+    if (c < 128) return !is_alnum(c);
+    if (!(blank_asked[c >> 3] >> (c & 7) & 1)) {
+        PyObject *code = PyLong_FromUnsignedLong((unsigned long)c);
+        if (code == NULL) return -1;
+        PyObject *answer = PyObject_CallOneArg(is_blank, code);
+        Py_DECREF(code);
+        if (answer == NULL) return -1;
+        int blank = PyObject_IsTrue(answer);
+        Py_DECREF(answer);
+        if (blank < 0) return -1;
+        if (blank) blank_said[c >> 3] |= (unsigned char)(1 << (c & 7));
+        blank_asked[c >> 3] |= (unsigned char)(1 << (c & 7));
+    }
+    return blank_said[c >> 3] >> (c & 7) & 1;
+}
+
+static PyObject *
+py_blanked(PyObject *self, PyObject *args)
+{
+    PyObject *text, *is_blank;
+    if (!PyArg_ParseTuple(args, "UO", &text, &is_blank)) return NULL;
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    Py_UCS4 *out = PyMem_Malloc(((size_t)n + 1) * sizeof(Py_UCS4));
+    if (out == NULL) return PyErr_NoMemory();
+    Py_ssize_t len = 0;
+    int pending_space = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        int blank = blanks_after_folding(c, is_blank);
+        if (blank < 0) {
+            PyMem_Free(out);
+            return NULL;
+        }
+        if (blank) {
+            pending_space = 1;
+            continue;
+        }
+        if (pending_space && len) out[len++] = ' ';
+        pending_space = 0;
+        out[len++] = c;
+    }
+    PyObject *result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, out, len);
+    PyMem_Free(out);
     return result;
 }
 
@@ -1651,6 +1719,10 @@ static PyMethodDef methods[] = {
     {"normalise", py_normalise, METH_VARARGS,
      "normalise(text, blanks) -> textprint.normalise(text), or None for a character outside "
      "ASCII that is not in the bitmap blanks"},
+    {"blanked", py_blanked, METH_VARARGS,
+     "blanked(folded, is_blank) -> \" \".join(folded.translate(textprint._BLANKING).split()) "
+     "of NFKC-normalised, case-folded text; is_blank(code) says whether a character outside "
+     "ASCII blanks, asked once a process"},
     {"holding", py_holding, METH_VARARGS,
      "holding(texts, chars) -> the indices of the str in the list texts that hold any of chars"},
     {"numbers_zeroed", py_numbers_zeroed, METH_O,

@@ -123,8 +123,16 @@ def normalise(text: str) -> str:
 def _python_normalise(text: str) -> str:
     if text.isascii():
         return " ".join(text.encode("ascii").translate(_ASCII_BLANKING).decode("ascii").split())
-    text = unicodedata.normalize("NFKC", text).casefold().translate(_BLANKING)
-    return " ".join(text.split())
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if _kernel is not None:  # str.translate looks the table up for every character
+        return str(_kernel.blanked(folded, _is_blank))
+    return " ".join(folded.translate(_BLANKING).split())
+
+
+def _is_blank(code: int) -> bool:
+    """Whether normalising blanks the character ``code`` once NFKC and case folding are done
+    (the kernel's ``blanked`` keeps each answer)."""
+    return _BLANKING[code] == " "
 
 
 def split_sentences(text: str) -> list[str]:
