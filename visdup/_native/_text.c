@@ -1523,6 +1523,13 @@ is_hex(Py_UCS4 c)
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
 }
 
+/* \d of Python's re: a decimal digit of any script, read from Unicode's tables past ASCII. */
+static inline int
+is_decimal(Py_UCS4 c)
+{
+    return c < 128 ? (c >= '0' && c <= '9') : Py_UNICODE_ISDECIMAL(c);
+}
+
 static PyObject *
 py_numbers_zeroed(PyObject *self, PyObject *arg)
 {
@@ -1539,7 +1546,7 @@ py_numbers_zeroed(PyObject *self, PyObject *arg)
     Py_ssize_t i = 0;
     while (i < n) {
         const Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        const int decimal = Py_UNICODE_ISDECIMAL(c);
+        const int decimal = is_decimal(c);
         if (!decimal && !(c >= 'a' && c <= 'f')) {
             i++;
             continue;
@@ -1559,7 +1566,7 @@ py_numbers_zeroed(PyObject *self, PyObject *arg)
         }
         if (end == i && decimal) {
             end = i + 1;
-            while (end < n && Py_UNICODE_ISDECIMAL(PyUnicode_READ(kind, data, end))) end++;
+            while (end < n && is_decimal(PyUnicode_READ(kind, data, end))) end++;
         }
         if (end == i) {
             i++;
