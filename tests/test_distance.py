@@ -241,6 +241,102 @@ def test_kernels_agree_on_larger_marked_trees() -> None:
             assert kernel_distance("c", a, b, direction) == expected, (a, b, direction)
 
 
+def flat(node: tuple) -> Flat:
+    """A (label, mark, children) nesting flat in preorder: the inverse of :func:`nested`."""
+    labels: list[int] = []
+    marks: list[int] = []
+    sizes: list[int] = []
+
+    def walk(current: tuple) -> None:
+        at = len(labels)
+        labels.append(current[0])
+        marks.append(current[1])
+        sizes.append(0)
+        for kid in current[2]:
+            walk(kid)
+        sizes[at] = len(labels) - at
+
+    walk(node)
+    return labels, marks, sizes
+
+
+def tree_of_repeats(rng: random.Random, parts: list[tuple], count: int, depth: int = 2) -> tuple:
+    """A tree whose subtrees repeat: ``count`` children drawn from ``parts`` (a part again
+    and again), some of them wrapped in a node of their own, some levels deep."""
+    kids = []
+    for _ in range(count):
+        if depth and rng.random() < 0.3:
+            kids.append(tree_of_repeats(rng, parts, rng.randrange(1, 4), depth - 1))
+        else:
+            kids.append(rng.choice(parts))
+    return (rng.randrange(len(LABELS)), rng.choice(MARKS), tuple(kids))
+
+
+def repeated_keyroots(t: Flat, right: bool) -> int:
+    """Keyroots (of leftmost paths, or of rightmost ones) whose subtree an earlier keyroot
+    has already: what the compiled kernel takes from the earlier one's results."""
+    labels, marks, sizes = t
+    seen: set[tuple] = set()
+    repeats = 0
+    open_nodes: list[int] = []
+    for i, size in enumerate(sizes):
+        while open_nodes and open_nodes[-1] + sizes[open_nodes[-1]] <= i:
+            open_nodes.pop()
+        parent = open_nodes[-1] if open_nodes else None
+        first = parent is not None and (
+            i + size == parent + sizes[parent] if right else i == parent + 1
+        )
+        if not first:
+            key = (
+                tuple(labels[i : i + size]),
+                tuple(marks[i : i + size]),
+                tuple(sizes[i : i + size]),
+            )
+            repeats += key in seen
+            seen.add(key)
+        open_nodes.append(i)
+    return repeats
+
+
+def test_repeated_subtrees_take_the_earlier_ones_distances() -> None:
+    """Pages repeat whole subtrees (rows of a table, teasers, menus): the compiled kernel
+    copies a repeated keyroot's distances from the earlier one. Parts that differ from each
+    other only in one mark, or in their shape with the same labels and marks in preorder,
+    must not pass for repeats."""
+    if "c" not in distance._KERNELS:
+        pytest.skip("compiled kernel not built")
+    rng = random.Random(5)
+    copied = checked = 0
+    for round_ in range(120):
+        parts = []
+        small = round_ % 2 == 0  # small enough for the defining recursion too
+        for _ in range(rng.randrange(2, 6)):
+            part = nested(random_tree(rng, rng.randrange(1, 4 if small else 7), "random", True))
+            parts.append(part)
+            # the same labels with one mark changed, and the same nodes in another shape
+            labels, marks, sizes = flat(part)
+            changed = list(marks)
+            changed[-1] += 1
+            parts.append(nested((labels, changed, sizes)))
+            kids = part[2]
+            if len(kids) > 1 and not kids[0][2]:  # the same preorder, the second child moved
+                first = (kids[0][0], kids[0][1], (kids[1],))  # under the first
+                parts.append((part[0], part[1], (first, *kids[2:])))
+        count = 4 if small else 9
+        a = flat(tree_of_repeats(rng, parts, rng.randrange(2, count), 1 if small else 2))
+        b = flat(tree_of_repeats(rng, parts, rng.randrange(2, count), 1 if small else 2))
+        copied += repeated_keyroots(a, False) + repeated_keyroots(b, True)
+        expected = kernel_distance("python", a, b)
+        for direction in (0, 1, 2):
+            assert kernel_distance("c", a, b, direction) == expected, (round_, direction)
+        if len(a[0]) + len(b[0]) <= 24:
+            assert expected == brute_distance(a, b)
+            checked += 1
+    assert copied > 500  # the repeats were there to copy
+    assert checked > 10
+    _forest_distance.cache_clear()
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_directions_agree(kernel: str) -> None:
     rng = random.Random(3)

@@ -41,6 +41,11 @@ typedef struct {
     Py_ssize_t *lml; /* postorder index of the leftmost leaf of the subtree */
     Py_ssize_t *keyroots; /* increasing postorder indexes */
     Py_ssize_t nkeyroots;
+    Py_ssize_t *pre;    /* preorder index of each postorder index */
+    Py_ssize_t *repeat; /* by keyroot position: the earlier keyroot whose subtree this one's
+                           repeats exactly (position), or -1 */
+    Py_ssize_t *path;   /* the left paths of the keyroots, one after another (postorder) */
+    Py_ssize_t *path_at; /* by keyroot position: where its path starts in `path`; one more */
 } PostTree;
 
 static void
@@ -59,8 +64,12 @@ posttree_free(PostTree *t)
     free(t->cost);
     free(t->lml);
     free(t->keyroots);
+    free(t->pre);
+    free(t->repeat);
+    free(t->path);
+    free(t->path_at);
     t->label = t->cost = NULL;
-    t->lml = t->keyroots = NULL;
+    t->lml = t->keyroots = t->pre = t->repeat = t->path = t->path_at = NULL;
 }
 
 /* Reads one integer item of a buffer; returns 0 when the format is not a plain integer. */
@@ -303,9 +312,12 @@ build_post(const PreTree *t, int right, PostTree *out)
     out->cost = malloc(cap * sizeof(int64_t));
     out->lml = malloc(cap * sizeof(Py_ssize_t));
     out->keyroots = malloc(cap * sizeof(Py_ssize_t));
+    out->pre = malloc(cap * sizeof(Py_ssize_t));
+    out->repeat = out->path = out->path_at = NULL;
     Py_ssize_t *stack = malloc(cap * sizeof(Py_ssize_t));
     char *is_key = malloc(cap);
-    if (!out->label || !out->cost || !out->lml || !out->keyroots || !stack || !is_key) {
+    if (!out->label || !out->cost || !out->lml || !out->keyroots || !out->pre || !stack ||
+        !is_key) {
         free(stack);
         free(is_key);
         posttree_free(out);
@@ -334,6 +346,7 @@ build_post(const PreTree *t, int right, PostTree *out)
         out->label[post] = t->label[i];
         out->cost[post] = t->mark[i];
         out->lml[post] = lml;
+        out->pre[post] = i;
         is_key[post] = (char)key;
         stack[top++] = i;
     }
@@ -344,6 +357,102 @@ build_post(const PreTree *t, int right, PostTree *out)
     }
     free(stack);
     free(is_key);
+    return 0;
+}
+
+/*
+ * Keyroots whose subtree repeats an earlier keyroot's exactly (labels, marks and shape):
+ * out->repeat[k] is that keyroot's postorder index, else -1. The tree distance of any
+ * subtree against one of them is that against the same node of the other, so a pair with a
+ * repeat copies what the pair with the earlier one computed (zhang_shasha). A subtree's
+ * identity is hashed bottom-up in preorder and confirmed by comparing the arrays, so a hash
+ * collision costs a comparison, never a wrong answer. Mirroring keeps repeats repeats.
+ */
+/* SplitMix64's finaliser: every bit of the word reaches every bit of the hash. */
+static inline uint64_t
+mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ULL;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+    return x ^ (x >> 31);
+}
+
+static int
+find_repeats(const PreTree *t, PostTree *out)
+{
+    const Py_ssize_t n = t->n, nk = out->nkeyroots;
+    out->repeat = malloc((size_t)(nk > 0 ? nk : 1) * sizeof(Py_ssize_t));
+    uint64_t *hash = malloc((size_t)(n > 0 ? n : 1) * sizeof(uint64_t));
+    Py_ssize_t slots = 16;
+    while (slots < 2 * nk) {
+        slots *= 2;
+    }
+    Py_ssize_t *table = malloc((size_t)slots * sizeof(Py_ssize_t)); /* keyroot positions */
+    if (out->repeat == NULL || hash == NULL || table == NULL) {
+        free(hash);
+        free(table);
+        return -1;
+    }
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        uint64_t h = mix64((uint64_t)t->label[i]);
+        h = mix64(h ^ (uint64_t)t->mark[i]);
+        h = mix64(h ^ (uint64_t)t->size[i]);
+        for (Py_ssize_t c = i + 1; c < i + t->size[i]; c += (Py_ssize_t)t->size[c]) {
+            h = mix64(h ^ hash[c]);
+        }
+        hash[i] = h;
+    }
+    for (Py_ssize_t s = 0; s < slots; s++) {
+        table[s] = -1;
+    }
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        const Py_ssize_t i = out->pre[out->keyroots[k]];
+        const Py_ssize_t size = (Py_ssize_t)t->size[i];
+        out->repeat[k] = -1;
+        Py_ssize_t s = (Py_ssize_t)(hash[i] & (uint64_t)(slots - 1));
+        for (;; s = (s + 1) & (slots - 1)) {
+            const Py_ssize_t other = table[s];
+            if (other < 0) {
+                table[s] = k;
+                break;
+            }
+            const Py_ssize_t j = out->pre[out->keyroots[other]];
+            if (hash[j] == hash[i] && t->size[j] == size &&
+                memcmp(t->label + i, t->label + j, (size_t)size * sizeof(int64_t)) == 0 &&
+                memcmp(t->mark + i, t->mark + j, (size_t)size * sizeof(int64_t)) == 0 &&
+                memcmp(t->size + i, t->size + j, (size_t)size * sizeof(int64_t)) == 0) {
+                out->repeat[k] = other;
+                break;
+            }
+        }
+    }
+    free(hash);
+    free(table);
+    /* the left paths, for the keyroots that repeat another and for those repeated */
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        const Py_ssize_t key = out->keyroots[k], l = out->lml[key];
+        for (Py_ssize_t x = l; x <= key; x++) {
+            total += out->lml[x] == l;
+        }
+    }
+    out->path = malloc((size_t)(total > 0 ? total : 1) * sizeof(Py_ssize_t));
+    out->path_at = malloc((size_t)(nk + 1) * sizeof(Py_ssize_t));
+    if (out->path == NULL || out->path_at == NULL) {
+        return -1;
+    }
+    total = 0;
+    for (Py_ssize_t k = 0; k < nk; k++) {
+        const Py_ssize_t key = out->keyroots[k], l = out->lml[key];
+        out->path_at[k] = total;
+        for (Py_ssize_t x = l; x <= key; x++) {
+            if (out->lml[x] == l) {
+                out->path[total++] = x;
+            }
+        }
+    }
+    out->path_at[nk] = total;
     return 0;
 }
 
@@ -366,10 +475,31 @@ zhang_shasha(const PostTree *a, const PostTree *b, int64_t *td, int64_t *fd)
         const Py_ssize_t k1 = a->keyroots[ka];
         const Py_ssize_t l1 = a->lml[k1];
         const Py_ssize_t rows = k1 - l1 + 2;
+        if (a->repeat[ka] >= 0) {
+            /* every pair of this keyroot's left path with the second tree: the earlier
+             * one's rows, complete since its keyroot came first */
+            const Py_ssize_t r = a->repeat[ka], shift = k1 - a->keyroots[r];
+            for (Py_ssize_t p = a->path_at[r]; p < a->path_at[r + 1]; p++) {
+                const Py_ssize_t i = a->path[p];
+                memcpy(td + (i + shift) * n2, td + i * n2, (size_t)n2 * sizeof(int64_t));
+            }
+            continue;
+        }
         for (Py_ssize_t kb = 0; kb < b->nkeyroots; kb++) {
             const Py_ssize_t k2 = b->keyroots[kb];
             const Py_ssize_t l2 = b->lml[k2];
             const Py_ssize_t w = k2 - l2 + 2; /* row stride of fd for this pair */
+            if (b->repeat[kb] >= 0) {
+                /* the pairs of the two left paths: those of the earlier keyroot, shifted */
+                const Py_ssize_t r = b->repeat[kb], shift = k2 - b->keyroots[r];
+                for (Py_ssize_t p = a->path_at[ka]; p < a->path_at[ka + 1]; p++) {
+                    int64_t *tdrow = td + a->path[p] * n2;
+                    for (Py_ssize_t q = b->path_at[r]; q < b->path_at[r + 1]; q++) {
+                        tdrow[b->path[q] + shift] = tdrow[b->path[q]];
+                    }
+                }
+                continue;
+            }
             fd[0] = 0;
             for (Py_ssize_t y = 1; y < w; y++) {
                 fd[y] = fd[y - 1] + b->cost[l2 + y - 1];
@@ -534,7 +664,8 @@ ted_distance(PyObject *self, PyObject *args, PyObject *kwds)
         PyErr_NoMemory();
         goto done;
     }
-    if (build_post(&a, right, &pa) < 0 || build_post(&b, right, &pb) < 0) {
+    if (build_post(&a, right, &pa) < 0 || build_post(&b, right, &pb) < 0 ||
+        find_repeats(&a, &pa) < 0 || find_repeats(&b, &pb) < 0) {
         PyErr_NoMemory();
         goto done;
     }
