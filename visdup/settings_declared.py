@@ -228,7 +228,8 @@ class Options:
         50_000_000,
         "structure",
         "Most dynamic-programming cells one tree edit distance may fill (counted before it "
-        "runs); larger pairs are skipped and counted in the stat `visdup/ted_skipped`. The C "
+        "runs, as if no subtree repeated another); larger pairs are skipped and counted in the "
+        "stat `visdup/ted_skipped`. The C "
         "kernel fills about 300 million cells a second, so the default is about 0.15 s, far "
         "above any real page pair measured; lower it to bound the time of hostile pages.",
         low=1,

@@ -15,6 +15,11 @@
  * rightmost paths. The work of either direction is known in O(n) before
  * any DP (sum of keyroot subtree sizes, one product per direction), so the
  * cheaper one is chosen per pair.
+ *
+ * A keyroot whose subtree repeats an earlier one's (a menu, a teaser, a row that the
+ * term's compression did not merge, not being next to its twin) runs no programme of its
+ * own: its distances are the earlier one's, shifted (find_repeats). work() still counts
+ * every pair: the budget it sets is the same whatever this saves.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -360,14 +365,6 @@ build_post(const PreTree *t, int right, PostTree *out)
     return 0;
 }
 
-/*
- * Keyroots whose subtree repeats an earlier keyroot's exactly (labels, marks and shape):
- * out->repeat[k] is that keyroot's postorder index, else -1. The tree distance of any
- * subtree against one of them is that against the same node of the other, so a pair with a
- * repeat copies what the pair with the earlier one computed (zhang_shasha). A subtree's
- * identity is hashed bottom-up in preorder and confirmed by comparing the arrays, so a hash
- * collision costs a comparison, never a wrong answer. Mirroring keeps repeats repeats.
- */
 /* SplitMix64's finaliser: every bit of the word reaches every bit of the hash. */
 static inline uint64_t
 mix64(uint64_t x)
@@ -378,6 +375,15 @@ mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/*
+ * Keyroots whose subtree repeats an earlier keyroot's exactly (labels, marks and shape):
+ * out->repeat[k] is the position of the first such keyroot, else -1; and each keyroot's
+ * left path (every node lies on exactly one). The tree distance of any subtree against a
+ * node of a repeat is that against the same node of the first, so a pair with a repeat
+ * copies what the pair with the first computed (zhang_shasha). A subtree's identity is
+ * hashed bottom-up in preorder and confirmed by comparing the arrays, so a hash collision
+ * costs a comparison, never a wrong answer. Mirroring keeps repeats repeats.
+ */
 static int
 find_repeats(const PreTree *t, PostTree *out)
 {
