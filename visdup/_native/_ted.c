@@ -49,8 +49,8 @@ typedef struct {
     Py_ssize_t *pre;    /* preorder index of each postorder index */
     Py_ssize_t *repeat; /* by keyroot position: the earlier keyroot whose subtree this one's
                            repeats exactly (position), or -1 */
-    Py_ssize_t *path;   /* the left paths of the keyroots, one after another (postorder) */
-    Py_ssize_t *path_at; /* by keyroot position: where its path starts in `path`; one more */
+    Py_ssize_t *path;    /* every node, grouped by its leftmost leaf: the left paths */
+    Py_ssize_t *path_at; /* by leftmost leaf l: where its path starts in `path`; one more */
 } PostTree;
 
 static void
@@ -435,30 +435,27 @@ find_repeats(const PreTree *t, PostTree *out)
     }
     free(hash);
     free(table);
-    /* the left paths, for the keyroots that repeat another and for those repeated */
-    Py_ssize_t total = 0;
-    for (Py_ssize_t k = 0; k < nk; k++) {
-        const Py_ssize_t key = out->keyroots[k], l = out->lml[key];
-        for (Py_ssize_t x = l; x <= key; x++) {
-            total += out->lml[x] == l;
-        }
-    }
-    out->path = malloc((size_t)(total > 0 ? total : 1) * sizeof(Py_ssize_t));
-    out->path_at = malloc((size_t)(nk + 1) * sizeof(Py_ssize_t));
-    if (out->path == NULL || out->path_at == NULL) {
+    /* The left path of a keyroot is every node whose leftmost leaf is the keyroot's (the
+     * topmost of them is a keyroot: it is no first child), so the nodes grouped by their
+     * leftmost leaf, in one counting pass, are the paths: path[path_at[l] .. path_at[l + 1]). */
+    out->path = malloc((size_t)n * sizeof(Py_ssize_t));
+    out->path_at = calloc((size_t)n + 1, sizeof(Py_ssize_t));
+    Py_ssize_t *cursor = malloc((size_t)n * sizeof(Py_ssize_t));
+    if (out->path == NULL || out->path_at == NULL || cursor == NULL) {
+        free(cursor);
         return -1;
     }
-    total = 0;
-    for (Py_ssize_t k = 0; k < nk; k++) {
-        const Py_ssize_t key = out->keyroots[k], l = out->lml[key];
-        out->path_at[k] = total;
-        for (Py_ssize_t x = l; x <= key; x++) {
-            if (out->lml[x] == l) {
-                out->path[total++] = x;
-            }
-        }
+    for (Py_ssize_t x = 0; x < n; x++) {
+        out->path_at[out->lml[x] + 1]++;
     }
-    out->path_at[nk] = total;
+    for (Py_ssize_t l = 0; l < n; l++) {
+        out->path_at[l + 1] += out->path_at[l];
+        cursor[l] = out->path_at[l];
+    }
+    for (Py_ssize_t x = 0; x < n; x++) {
+        out->path[cursor[out->lml[x]]++] = x;
+    }
+    free(cursor);
     return 0;
 }
 
@@ -484,8 +481,8 @@ zhang_shasha(const PostTree *a, const PostTree *b, int64_t *td, int64_t *fd)
         if (a->repeat[ka] >= 0) {
             /* every pair of this keyroot's left path with the second tree: the earlier
              * one's rows, complete since its keyroot came first */
-            const Py_ssize_t r = a->repeat[ka], shift = k1 - a->keyroots[r];
-            for (Py_ssize_t p = a->path_at[r]; p < a->path_at[r + 1]; p++) {
+            const Py_ssize_t k0 = a->keyroots[a->repeat[ka]], l0 = a->lml[k0], shift = k1 - k0;
+            for (Py_ssize_t p = a->path_at[l0]; p < a->path_at[l0 + 1]; p++) {
                 const Py_ssize_t i = a->path[p];
                 memcpy(td + (i + shift) * n2, td + i * n2, (size_t)n2 * sizeof(int64_t));
             }
@@ -497,10 +494,11 @@ zhang_shasha(const PostTree *a, const PostTree *b, int64_t *td, int64_t *fd)
             const Py_ssize_t w = k2 - l2 + 2; /* row stride of fd for this pair */
             if (b->repeat[kb] >= 0) {
                 /* the pairs of the two left paths: those of the earlier keyroot, shifted */
-                const Py_ssize_t r = b->repeat[kb], shift = k2 - b->keyroots[r];
-                for (Py_ssize_t p = a->path_at[ka]; p < a->path_at[ka + 1]; p++) {
+                const Py_ssize_t k0 = b->keyroots[b->repeat[kb]], l0 = b->lml[k0];
+                const Py_ssize_t shift = k2 - k0;
+                for (Py_ssize_t p = a->path_at[l1]; p < a->path_at[l1 + 1]; p++) {
                     int64_t *tdrow = td + a->path[p] * n2;
-                    for (Py_ssize_t q = b->path_at[r]; q < b->path_at[r + 1]; q++) {
+                    for (Py_ssize_t q = b->path_at[l0]; q < b->path_at[l0 + 1]; q++) {
                         tdrow[b->path[q] + shift] = tdrow[b->path[q]];
                     }
                 }
