@@ -20,12 +20,17 @@ def _libxml2_includes() -> list[str]:
 
 setup(
     ext_modules=[
-        Extension("visdup._native._ted", ["visdup/_native/_ted.c"], optional=True),
+        Extension(
+            "visdup._native._ted",
+            ["visdup/_native/_ted.c"],
+            depends=["visdup/_native/_mix.h"],
+            optional=True,
+        ),
         Extension("visdup._native._stm", ["visdup/_native/_stm.c"], optional=True),
         Extension(
             "visdup._native._dom",
             ["visdup/_native/_dom.c"],
-            depends=["visdup/_native/_lxml_tree.h"],
+            depends=["visdup/_native/_lxml_tree.h", "visdup/_native/_mix.h"],
             optional=True,
         ),
         Extension("visdup._native._text", ["visdup/_native/_text.c"], optional=True),

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from trees import preorder
 
 from visdup.structure import distance
 from visdup.structure.distance import distance_lower_bound, similarity, tree_distance
@@ -243,21 +244,7 @@ def test_kernels_agree_on_larger_marked_trees() -> None:
 
 def flat(node: tuple) -> Flat:
     """A (label, mark, children) nesting flat in preorder: the inverse of :func:`nested`."""
-    labels: list[int] = []
-    marks: list[int] = []
-    sizes: list[int] = []
-
-    def walk(current: tuple) -> None:
-        at = len(labels)
-        labels.append(current[0])
-        marks.append(current[1])
-        sizes.append(0)
-        for kid in current[2]:
-            walk(kid)
-        sizes[at] = len(labels) - at
-
-    walk(node)
-    return labels, marks, sizes
+    return preorder(node)
 
 
 def tree_of_repeats(rng: random.Random, parts: list[tuple], count: int, depth: int = 2) -> tuple:

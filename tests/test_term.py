@@ -6,6 +6,7 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from trees import preorder
 
 from visdup.errors import InputError
 from visdup.structure.term import (
@@ -28,19 +29,7 @@ def nested(t: Term, i: int = 0):
 
 
 def flat(n) -> Term:
-    labels, marks, sizes = [], [], []
-
-    def walk(node):
-        idx = len(labels)
-        labels.append(node[0])
-        marks.append(node[1])
-        sizes.append(1)
-        for kid in node[2]:
-            walk(kid)
-        sizes[idx] = len(labels) - idx
-
-    walk(n)
-    return Term(labels, marks, sizes)
+    return Term(*preorder(n))
 
 
 def equiv(a, b) -> bool:

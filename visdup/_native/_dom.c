@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "_lxml_tree.h"
+#include "_mix.h"
 
 static PyTypeObject *element_type = NULL; /* lxml.etree._Element, set when the probe passed */
 
@@ -1980,15 +1981,6 @@ typedef struct {
     char inside, framed;
     Py_ssize_t got_start, arena_start;
 } LFrame;
-
-static inline uint64_t
-mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
 
 static vd_node *
 next_element(vd_node *c)

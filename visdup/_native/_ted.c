@@ -28,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "_mix.h"
+
 enum { DIR_AUTO = 0, DIR_LEFT = 1, DIR_RIGHT = 2 };
 
 /* One input tree, preorder, converted to C. */
@@ -363,16 +365,6 @@ build_post(const PreTree *t, int right, PostTree *out)
     free(stack);
     free(is_key);
     return 0;
-}
-
-/* SplitMix64's finaliser: every bit of the word reaches every bit of the hash. */
-static inline uint64_t
-mix64(uint64_t x)
-{
-    x += 0x9E3779B97F4A7C15ULL;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return x ^ (x >> 31);
 }
 
 /*
