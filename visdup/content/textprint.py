@@ -121,6 +121,9 @@ def normalise(text: str) -> str:
 
 
 def _python_normalise(text: str) -> str:
+    """:func:`normalise` where the one-pass kernel declines (a letter outside ASCII): NFKC and
+    case folding are Python's; the blanking after them is the kernel's ``blanked`` where it is
+    built (the table's answers, kept), else ``str.translate``."""
     if text.isascii():
         return " ".join(text.encode("ascii").translate(_ASCII_BLANKING).decode("ascii").split())
     folded = unicodedata.normalize("NFKC", text).casefold()
