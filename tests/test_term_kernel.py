@@ -434,3 +434,53 @@ def test_compress_runs_in_threads():
     for th in threads:
         th.join()
     assert not failures
+
+
+# ------------------------------------------------------------------ the text form
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nested_terms())
+def test_print_matches_python_on_random_terms(node):
+    t = flat(node)
+    text = _term.print_term(t.labels, t.marks, t.sizes)
+    assert text == t._print_python()
+    assert Term.parse(text) == t
+
+
+ODD_LABELS = st.sampled_from(["", "(", ")", ",", "[2]", "é", "ß", "文字", "a b", "\U0001f600"])
+ANY_INT = st.one_of(st.integers(-3, 5), st.integers(-(2**63), 2**63 - 1), st.integers(2**63, 2**70))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(st.one_of(LABELS, ODD_LABELS), ANY_INT, ANY_INT), max_size=12))
+def test_print_matches_python_on_any_tuples(nodes):
+    """Sizes that nest or not, marks of any sign or width, labels of any text: the kernel
+    prints what Python prints, or leaves the term to Python (marks and sizes past 64 bits)."""
+    labels = tuple(label for label, _m, _s in nodes)
+    marks = tuple(mark for _l, mark, _s in nodes)
+    sizes = tuple(size for _l, _m, size in nodes)
+    term = Term(labels, marks, sizes)
+    text = _term.print_term(labels, marks, sizes)
+    if text is None:
+        assert any(not -(2**63) <= v < 2**63 for v in (*marks, *sizes))
+    else:
+        assert text == term._print_python()
+
+
+def test_print_leaves_python_what_only_python_prints():
+    assert _term.print_term((1,), (1,), (1,)) is None  # a label that is no str
+    assert _term.print_term(("grp",), (True,), (1,)) is None  # an int subclass
+    assert _term.print_term(("\ud800",), (1,), (1,)) is None  # a lone surrogate
+    assert _term.print_term(("grp", "row"), (1,), (2, 1)) is None  # unequal lengths
+    assert _term.print_term((), (), ()) == ""
+    odd = Term(("\ud800", "row"), (True, 2), (2, 1))
+    assert str(odd) == odd._print_python() == "\ud800([2]row)"
+    with pytest.raises(TypeError):
+        _term.print_term(["grp"], (1,), (1,))
+
+
+def test_print_deep_chain():
+    n = 20_000
+    t = Term(["grp"] * n, [1] * n, list(range(n, 0, -1)))
+    assert _term.print_term(t.labels, t.marks, t.sizes) == t._print_python()

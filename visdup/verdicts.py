@@ -10,6 +10,7 @@ report all use these words.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
 from w3lib.url import canonicalize_url
@@ -96,6 +97,13 @@ def same_url(a: str, b: str) -> bool:
     if a == b:
         return True
     try:
-        return canonicalize_url(a) == canonicalize_url(b)
+        return _canonical(a) == _canonical(b)
     except (ValueError, UnicodeError):
         return False
+
+
+@lru_cache(maxsize=4096)
+def _canonical(url: str) -> str:
+    """w3lib's canonical form, kept: a group's original and the canonical URLs its pages
+    name are compared again with every page that joins the group."""
+    return canonicalize_url(url)

@@ -21,6 +21,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1383,6 +1384,119 @@ out:
     return 0;
 }
 
+/* ------------------------------------------------------------------ text form */
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Text;
+
+static int
+text_put(Text *t, const char *s, size_t n)
+{
+    if (t->len + n > t->cap) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap < t->len + n) {
+            cap *= 2;
+        }
+        char *grown = PyMem_Realloc(t->data, cap);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->data = grown;
+        t->cap = cap;
+    }
+    memcpy(t->data + t->len, s, n);
+    t->len += n;
+    return 0;
+}
+
+PyDoc_STRVAR(print_doc,
+"print_term(labels, marks, sizes) -> str | None\n\n"
+"A term's text form, exactly as Term._print_python writes it from the same tuples: the\n"
+"same tokens for any sizes, nested or not. None where Python must print it: a label not a\n"
+"str (or not encodable), a mark or size not an int within 64 bits, tuples of unequal length.");
+
+static PyObject *
+term_print(PyObject *Py_UNUSED(self), PyObject *args)
+{
+    PyObject *labels, *marks, *sizes;
+    if (!PyArg_ParseTuple(args, "O!O!O!:print_term", &PyTuple_Type, &labels, &PyTuple_Type,
+                          &marks, &PyTuple_Type, &sizes)) {
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(labels);
+    if (PyTuple_GET_SIZE(marks) != n || PyTuple_GET_SIZE(sizes) != n) {
+        Py_RETURN_NONE;
+    }
+    /* the ends of the subtrees still open, innermost last, as the Python stack holds them */
+    long long *ends = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(long long));
+    if (ends == NULL) {
+        return PyErr_NoMemory();
+    }
+    Text out = {NULL, 0, 0};
+    PyObject *result = NULL;
+    Py_ssize_t open = 0;
+    int after_open = 0; /* the last token written is "(" */
+    int python = 0;     /* a value only Python prints the same */
+    char digits[32];
+    for (Py_ssize_t i = 0; i < n && !python; i++) {
+        while (open > 0 && ends[open - 1] == (long long)i) {
+            if (text_put(&out, ")", 1) < 0) goto done;
+            after_open = 0;
+            open--;
+        }
+        if (i > 0 && !after_open) {
+            if (text_put(&out, ",", 1) < 0) goto done;
+        }
+        PyObject *mark = PyTuple_GET_ITEM(marks, i), *label = PyTuple_GET_ITEM(labels, i);
+        PyObject *size = PyTuple_GET_ITEM(sizes, i);
+        if (!PyLong_CheckExact(mark) || !PyLong_CheckExact(size) || !PyUnicode_CheckExact(label)) {
+            python = 1;
+            break;
+        }
+        int overflow = 0;
+        long long m = PyLong_AsLongLongAndOverflow(mark, &overflow);
+        long long s = overflow ? 0 : PyLong_AsLongLongAndOverflow(size, &overflow);
+        if (overflow || s > LLONG_MAX - (long long)i) {
+            python = 1;
+            break;
+        }
+        if (PyErr_Occurred()) goto done;
+        Py_ssize_t length;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(label, &length);
+        if (utf8 == NULL) { /* a lone surrogate: Python's own string handling prints it */
+            PyErr_Clear();
+            python = 1;
+            break;
+        }
+        if (m != 1) {
+            int k = snprintf(digits, sizeof digits, "[%lld]", m);
+            if (text_put(&out, digits, (size_t)k) < 0) goto done;
+        }
+        if (text_put(&out, utf8, (size_t)length) < 0) goto done;
+        after_open = 0;
+        if (s > 1) {
+            if (text_put(&out, "(", 1) < 0) goto done;
+            after_open = 1;
+            ends[open++] = (long long)i + s;
+        }
+    }
+    if (python) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    while (open-- > 0) {
+        if (text_put(&out, ")", 1) < 0) goto done;
+    }
+    result = PyUnicode_DecodeUTF8(out.data ? out.data : "", (Py_ssize_t)out.len, "strict");
+done:
+    PyMem_Free(ends);
+    PyMem_Free(out.data);
+    return result;
+}
+
 static int
 term_exec(PyObject *module)
 {
@@ -1411,6 +1525,7 @@ term_exec(PyObject *module)
 static PyMethodDef term_methods[] = {
     {"translate", term_translate, METH_VARARGS, translate_doc},
     {"compress", term_compress, METH_VARARGS, compress_doc},
+    {"print_term", term_print, METH_VARARGS, print_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from hashlib import blake2b
 from typing import Any
 
+from visdup._native import kernel
 from visdup.errors import InputError
 
 _LABEL = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
@@ -21,6 +22,8 @@ _MARK = re.compile(r"\s*([0-9]{1,40})\s*")
 #: have: 2**53. Sizes and distances are summed in 64-bit integers and similarities divided in
 #: doubles; bounded here, neither overflows nor rounds, however many nodes a term has.
 MAX_MARK = 2**53
+
+_kernel = kernel("_term")
 
 
 class TermSyntaxError(InputError, ValueError):
@@ -144,6 +147,15 @@ class Term:
         return digest
 
     def _print(self) -> str:
+        if _kernel is not None:
+            text: str | None = _kernel.print_term(self.labels, self.marks, self.sizes)
+            if text is not None:
+                return text
+        return self._print_python()
+
+    def _print_python(self) -> str:
+        """The text form, in Python: the reference the compiled printer is held to, and the
+        printer of what it leaves to Python (labels that are no strings, marks past 64 bits)."""
         out: list[str] = []
         ends: list[int] = []
         for i, label in enumerate(self.labels):
