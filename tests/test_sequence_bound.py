@@ -19,6 +19,7 @@ from visdup.structure.distance import (
     Profile,
     distance_lower_bound,
     sequence_lower_bound,
+    sequence_similarities,
     similarity,
     tree_distance,
 )
@@ -213,3 +214,83 @@ def test_bound_on_page_terms_and_the_threshold_answer_stays_exact() -> None:
                 assert cut >= exact - 1e-12
                 if exact >= theta:
                     assert cut == exact
+
+
+def _replay(queries, profiles, batch) -> tuple[list[list[float]], dict[int, int]]:
+    """The answers to ``queries`` (mine, others, at_least) from an empty cache of measured
+    pairs, by the batch or pair by pair in Python, and the cache they leave."""
+    from visdup.structure import bounds
+
+    saved = dict(bounds._KNOWN)
+    bounds._KNOWN.clear()
+    try:
+        answers = []
+        for mine, others, at_least in queries:
+            views = [profiles[j] for j in others]
+            if batch:
+                answers.append(bounds.sequence_similarities(profiles[mine], views, at_least))
+            else:
+                answers.append([profiles[mine]._sequence_similarity(v, at_least) for v in views])
+        return answers, dict(bounds._KNOWN)
+    finally:
+        bounds._KNOWN.clear()
+        bounds._KNOWN.update(saved)
+
+
+def test_batched_bounds_are_the_pairs_bounds_and_remember_the_same() -> None:
+    """One call for many candidates answers what the Python method answers for each, from the
+    same pairs measured before (a distance, or a number it is known to reach) and leaving the
+    same ones behind, whatever the floors asked in between."""
+    from visdup.structure import bounds
+
+    if bounds._sequence_similarities is None:
+        pytest.skip("the compiled kernel is not built")
+    rng = random.Random(11)
+    terms = [
+        as_term(random_tree(rng, rng.randrange(2, 60), rng.choice(SHAPES), True)) for _ in range(24)
+    ]
+    terms.append(terms[3])  # a pair of equal terms
+    profiles = [Profile(t) for t in terms]
+    queries = []
+    for _ in range(120):
+        mine = rng.randrange(len(profiles))
+        others = [rng.randrange(len(profiles)) for _ in range(rng.randrange(0, 8))]
+        queries.append((mine, others, rng.choice((0.0, 0.2, 0.5, 0.6, 0.75, 0.9, 0.97, 1.0))))
+    assert _replay(queries, profiles, True) == _replay(queries, profiles, False)
+
+
+def test_batched_bounds_leave_huge_marks_to_python() -> None:
+    from visdup.structure import bounds
+
+    huge = Profile(Term(["grp", "text", "row"], [1, 2**60, 1], [3, 1, 1]))
+    small = Profile(Term.parse("grp(text,row)"))
+    assert bounds._sequence_similarities is None or (
+        bounds._sequence_similarities(small, [huge], 0.5, {}) is None
+    )
+    assert sequence_similarities(small, [huge, small], 0.5) == [
+        small._sequence_similarity(huge, 0.5),
+        1.0,
+    ]
+
+
+def test_batched_bounds_at_the_edge_of_what_a_pair_is_known_to_reach() -> None:
+    """A pair measured under a limit one short of its distance is known to reach the
+    distance, no more: asked again with the distance as the limit, it is measured."""
+    from visdup.structure import bounds
+
+    rng = random.Random(5)
+    profiles, queries = [], []
+    while len(profiles) < 40:
+        a = Profile(as_term(random_tree(rng, rng.randrange(5, 40), rng.choice(SHAPES), True)))
+        b = Profile(as_term(random_tree(rng, rng.randrange(5, 40), rng.choice(SHAPES), True)))
+        total = a.weight + b.weight
+        d = round((1 - a._sequence_similarity(b, 0.0)) * total)
+        bounds._KNOWN.clear()
+        if d < 3:
+            continue
+        i = len(profiles)
+        profiles += [a, b]
+        for limit in (d - 1, d, d - 2, d - 1, d + 1, d - 2):
+            queries.append((i, [i + 1], bounds.cmp(limit, total)))
+            queries.append((i + 1, [i], bounds.cmp(limit, total)))
+    assert _replay(queries, profiles, True) == _replay(queries, profiles, False)

@@ -1305,6 +1305,229 @@ done:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ sequence similarities
+ *
+ * sequence_similarities(mine, others, at_least, known): Profile.sequence_similarity of one
+ * profile against each of many, the pairs already measured answered from ``known`` (the
+ * profile pair's key -> the distance, or minus a number the distance reaches) and every new
+ * measure put there, as the Python method does one pair at a time. A profile is read through
+ * ``codes`` and ``marks`` (int buffers), ``weight`` and ``serial``. None where a number does
+ * not fit 64 bits, or the similarity is past exact doubles: Python answers then.
+ */
+
+static double
+cmp_of(long long delta, long long total)
+{
+    return 1.0 - (double)delta / (double)total;
+}
+
+/* bounds.distance_limit: the largest distance whose cmp still reaches at_least */
+static long long
+distance_limit_of(double at_least, long long total)
+{
+    double start = (1.0 - at_least) * (double)total;
+    long long limit = start > 0 ? (long long)start : 0;
+    while (cmp_of(limit + 1, total) >= at_least) {
+        limit++;
+    }
+    while (limit > 0 && cmp_of(limit, total) < at_least) {
+        limit--;
+    }
+    return limit;
+}
+
+typedef struct {
+    int64_t *codes, *marks;
+    Py_ssize_t n;
+    long long weight, serial;
+} SequenceView;
+
+/* 1: read; 0: a number past 64 bits (Python answers); -1: an error */
+static int
+sequence_view(PyObject *profile, SequenceView *out)
+{
+    out->codes = out->marks = NULL;
+    PyObject *w = PyObject_GetAttrString(profile, "weight");
+    PyObject *s = w ? PyObject_GetAttrString(profile, "serial") : NULL;
+    PyObject *c = s ? PyObject_GetAttrString(profile, "codes") : NULL;
+    PyObject *m = c ? PyObject_GetAttrString(profile, "marks") : NULL;
+    int rc = -1;
+    if (m != NULL) {
+        int overflow = 0, overflow2 = 0;
+        out->weight = PyLong_AsLongLongAndOverflow(w, &overflow);
+        out->serial = PyLong_AsLongLongAndOverflow(s, &overflow2);
+        if (PyErr_Occurred()) {
+            rc = -1;
+        } else if (overflow || overflow2 || out->weight < 0 || out->weight > EXACT_DOUBLE ||
+                   out->serial < 0) {
+            rc = 0;
+        } else if ((out->n = to_int64_array(c, "codes", &out->codes)) >= 0 &&
+                   to_int64_array(m, "marks", &out->marks) == out->n) {
+            rc = 1;
+        } else if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "profile: codes and marks differ in length");
+        }
+    }
+    if (rc == -1 && PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyErr_Clear(); /* a mark past 64 bits */
+        rc = 0;
+    }
+    Py_XDECREF(w);
+    Py_XDECREF(s);
+    Py_XDECREF(c);
+    Py_XDECREF(m);
+    return rc;
+}
+
+static void
+sequence_view_free(SequenceView *v)
+{
+    PyMem_Free(v->codes);
+    PyMem_Free(v->marks);
+    v->codes = v->marks = NULL;
+}
+
+/* the key of a profile pair in ``known``: (smaller serial << 64) | larger serial */
+static PyObject *
+pair_key(long long a, long long b)
+{
+    unsigned long long lo = (unsigned long long)(a < b ? a : b);
+    unsigned long long hi = (unsigned long long)(a < b ? b : a);
+    PyObject *high = PyLong_FromUnsignedLongLong(lo);
+    PyObject *shift = high ? PyLong_FromLong(64) : NULL;
+    PyObject *shifted = shift ? PyNumber_Lshift(high, shift) : NULL;
+    PyObject *low = shifted ? PyLong_FromUnsignedLongLong(hi) : NULL;
+    PyObject *key = low ? PyNumber_Or(shifted, low) : NULL;
+    Py_XDECREF(high);
+    Py_XDECREF(shift);
+    Py_XDECREF(shifted);
+    Py_XDECREF(low);
+    return key;
+}
+
+/* the distance, or limit + 1 where it is more (limit >= 0); -1 out of memory */
+static int64_t
+sequence_measure(const SequenceView *a, const SequenceView *b, long long limit)
+{
+    int64_t d = -2;
+    int64_t *row = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    if (limit >= 0) {
+        d = sequence_band32(a->n, a->codes, a->marks, b->n, b->codes, b->marks, (int64_t)limit);
+    }
+    if (d == -2) {
+        row = malloc((size_t)(b->n + 1) * sizeof(int64_t));
+        d = row != NULL ? sequence_dp(a->n, a->codes, a->marks, b->n, b->codes, b->marks, row,
+                                      (int64_t)limit)
+                        : -1;
+    }
+    free(row);
+    Py_END_ALLOW_THREADS
+    return d;
+}
+
+static PyObject *
+ted_sequence_similarities(PyObject *self, PyObject *args)
+{
+    PyObject *mine_obj, *others_obj, *known;
+    double at_least;
+    if (!PyArg_ParseTuple(args, "OOdO!:sequence_similarities", &mine_obj, &others_obj,
+                          &at_least, &PyDict_Type, &known)) {
+        return NULL;
+    }
+    PyObject *others = PySequence_Fast(others_obj, "sequence_similarities: others must be a sequence");
+    if (others == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(others);
+    PyObject *out = NULL;
+    SequenceView mine, other = {NULL, NULL, 0, 0, 0};
+    int rc = sequence_view(mine_obj, &mine);
+    if (rc <= 0) {
+        goto leave;
+    }
+    out = PyList_New(n);
+    if (out == NULL) {
+        goto leave;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(others, k);
+        rc = sequence_view(item, &other);
+        if (rc <= 0) {
+            goto leave;
+        }
+        long long total = mine.weight + other.weight;
+        double value = 1.0;
+        if (total != 0) {
+            long long limit = at_least > 0 ? distance_limit_of(at_least, total) : -1;
+            PyObject *key = pair_key(mine.serial, other.serial);
+            PyObject *seen = key ? PyDict_GetItemWithError(known, key) : NULL; /* borrowed */
+            long long found = -1;
+            int answered = 0;
+            if (seen != NULL) {
+                int overflow = 0;
+                long long was = PyLong_AsLongLongAndOverflow(seen, &overflow);
+                if (was == -1 && PyErr_Occurred()) {
+                    Py_DECREF(key);
+                    rc = -1;
+                    goto leave;
+                }
+                if (!overflow && was >= 0) { /* the distance itself */
+                    found = limit < 0 || was <= limit ? was : limit + 1;
+                    answered = 1;
+                } else if (!overflow && 0 <= limit && limit < -was) {
+                    found = limit + 1; /* more than the limit, as the kernel would say */
+                    answered = 1;
+                }
+            } else if (key == NULL || PyErr_Occurred()) {
+                Py_XDECREF(key);
+                rc = -1;
+                goto leave;
+            }
+            if (!answered) {
+                int64_t d = sequence_measure(&mine, &other, limit);
+                if (d < 0) {
+                    Py_DECREF(key);
+                    PyErr_NoMemory();
+                    rc = -1;
+                    goto leave;
+                }
+                found = (long long)d;
+                PyObject *remembered =
+                    PyLong_FromLongLong(limit < 0 || found <= limit ? found : -found);
+                if (remembered == NULL || PyDict_SetItem(known, key, remembered) < 0) {
+                    Py_XDECREF(remembered);
+                    Py_DECREF(key);
+                    rc = -1;
+                    goto leave;
+                }
+                Py_DECREF(remembered);
+            }
+            Py_DECREF(key);
+            value = cmp_of(found, total);
+        }
+        sequence_view_free(&other);
+        PyObject *f = PyFloat_FromDouble(value);
+        if (f == NULL) {
+            rc = -1;
+            goto leave;
+        }
+        PyList_SET_ITEM(out, k, f);
+    }
+    sequence_view_free(&mine);
+    Py_DECREF(others);
+    return out;
+leave:
+    sequence_view_free(&mine);
+    sequence_view_free(&other);
+    Py_XDECREF(out);
+    Py_DECREF(others);
+    if (rc == 0 && !PyErr_Occurred()) {
+        Py_RETURN_NONE; /* numbers past 64 bits: Python answers */
+    }
+    return NULL;
+}
+
 static PyMethodDef ted_methods[] = {
     {"best_similarities", ted_best_similarities, METH_VARARGS,
      "best_similarities(mine, others) -> [mine.best_similarity(o) for o in others], or None "
@@ -1312,6 +1535,10 @@ static PyMethodDef ted_methods[] = {
     {"distance", (PyCFunction)(void (*)(void))ted_distance, METH_VARARGS | METH_KEYWORDS,
      distance_doc},
     {"work", (PyCFunction)ted_work, METH_O, work_doc},
+    {"sequence_similarities", ted_sequence_similarities, METH_VARARGS,
+     "sequence_similarities(mine, others, at_least, known) -> [mine.sequence_similarity(o, "
+     "at_least) for o in others], known pairs answered from known and new ones put there; "
+     "None where a number is past 64 bits."},
     {"sequence_distance", (PyCFunction)(void (*)(void))ted_sequence_distance,
      METH_VARARGS | METH_KEYWORDS, sequence_doc},
     {NULL, NULL, 0, NULL},

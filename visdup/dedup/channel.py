@@ -158,6 +158,7 @@ class Channel(Generic[T]):
         bounds: Callable[[Any, list[Any]], list[float]] | None = None,
         budget: Callable[[], Any] | None = None,
         refine: Callable[[Any, Any, float], float] | None = None,
+        refines: Callable[[Any, list[Any], float], list[float]] | None = None,
         shape: Callable[[T], int] | None = None,
         small: Callable[[T], Any] | None = None,
         exact_bound: bool = False,
@@ -193,6 +194,13 @@ class Channel(Generic[T]):
         self.new_budget = budget
         # a tighter, costlier ceiling than ``bound``, taken only for the candidate to measure next
         self.refine = refine
+        # ``refine`` of several candidates in one call (the final pass's search for a template
+        # peer bounds them in a row), or ``refine`` taken for each
+        self.refines = refines
+        if refines is None and refine is not None:
+            self.refines = lambda mine, views, at_least: [
+                refine(mine, view, at_least) for view in views
+            ]
         # a second fingerprint of the object itself (not stored: computed when pages are added);
         # cached, since candidates, catch-up and insertion each ask for the page's own
         self.shape = lru_cache(maxsize=1024)(shape) if shape is not None else None

@@ -36,6 +36,7 @@ def structure_channel(
         Similarities,
         WorkBudget,
         best_similarities,
+        sequence_similarities,
         similarity,
     )
     from visdup.structure.fingerprint import shape_simhash
@@ -69,6 +70,10 @@ def structure_channel(
         count("visdup/ted_bounds", 1)
         return a.sequence_similarity(b, at_least)
 
+    def refine_many(a: Profile, bs: list[Profile], at_least: float) -> list[float]:
+        count("visdup/ted_bounds", len(bs))
+        return sequence_similarities(a, bs, at_least)
+
     def small_term(t: Term) -> bytes | None:
         return term_key(t) if t.nodes < SMALL_TERM_NODES else None
 
@@ -89,6 +94,7 @@ def structure_channel(
         bounds=best_similarities,
         budget=lambda: WorkBudget(max_cells, page_cells),
         refine=refine_terms,
+        refines=refine_many,
         shape=shape_simhash,
         small=small_term,
         k=opts.hamming_k,

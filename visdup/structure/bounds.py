@@ -97,6 +97,16 @@ class Profile:
         It may stop as soon as cmp is sure to be below ``at_least``: the value returned is then
         still an upper bound on cmp, and below ``at_least``.
         """
+        if _sequence_similarities is not None:
+            found = _sequence_similarities(self, (other,), at_least, _KNOWN)
+            if found is not None:
+                _trim()
+                return found[0]  # type: ignore[no-any-return]
+        return self._sequence_similarity(other, at_least)
+
+    def _sequence_similarity(self, other: Profile, at_least: float) -> float:
+        """:meth:`sequence_similarity` in Python: what the compiled batch
+        (:func:`sequence_similarities`) is held to, and what answers without it."""
         total = self.weight + other.weight
         if total == 0:
             return 1.0
@@ -112,6 +122,20 @@ class Profile:
         found = sequence_kernel(self.codes, self.marks, other.codes, other.marks, limit)
         _remember(pair, found if limit < 0 or found <= limit else -found)
         return cmp(found, total)
+
+
+def sequence_similarities(
+    mine: Profile, others: Sequence[Profile], at_least: float = 0.0
+) -> list[float]:
+    """``mine.sequence_similarity(o, at_least)`` for each of ``others``, in one call into the
+    kernel: a page's search for a template peer bounds dozens of candidates in a row, most of
+    them answered by the pairs already measured."""
+    if _sequence_similarities is not None:
+        found = _sequence_similarities(mine, others, at_least, _KNOWN)
+        if found is not None:  # None: a number past what the kernel counts exactly
+            _trim()
+            return found  # type: ignore[no-any-return]
+    return [mine._sequence_similarity(o, at_least) for o in others]
 
 
 def _int_array(values: Sequence[int]) -> array[int]:
@@ -134,14 +158,22 @@ KNOWN_PAIRS = 1 << 17
 
 
 def _remember(pair: int, value: int) -> None:
+    _trim(KNOWN_PAIRS - 1)
+    _KNOWN[pair] = value
+
+
+def _trim(most: int = KNOWN_PAIRS) -> None:
+    """Forget the oldest quarter of the pairs once more than ``most`` are known."""
     known = _KNOWN
-    if len(known) >= KNOWN_PAIRS:
+    if len(known) > most:
         try:
             for old in list(islice(known, KNOWN_PAIRS // 4)):  # the oldest quarter
                 known.pop(old, None)
         except RuntimeError:  # another thread changed it meanwhile: start afresh
             known.clear()
-    known[pair] = value
+
+
+_sequence_similarities = getattr(ted, "sequence_similarities", None)
 
 
 _best_similarities = getattr(ted, "best_similarities", None)

@@ -25,6 +25,7 @@ from visdup.structure.bounds import (
     distance_limit,
     distance_lower_bound,
     sequence_lower_bound,
+    sequence_similarities,
 )
 from visdup.structure.budget import OverBudget, WorkBudget, dp_cells
 from visdup.structure.ted_kernel import KERNEL, FlatTree, distance_kernel, label_ids
@@ -44,6 +45,7 @@ __all__ = [
     "distance_lower_bound",
     "dp_cells",
     "sequence_lower_bound",
+    "sequence_similarities",
     "similarity",
     "tree_distance",
 ]
