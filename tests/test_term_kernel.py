@@ -468,6 +468,12 @@ def test_print_matches_python_on_any_tuples(nodes):
         assert text == term._print_python()
 
 
+def test_print_sizes_far_past_the_term():
+    for sizes in [(0, 2**63 - 1), (2**63 - 1, 2**63 - 1, 1), (3, 2**62, 2)]:
+        term = Term(("grp",) * len(sizes), (1,) * len(sizes), sizes)
+        assert _term.print_term(term.labels, term.marks, term.sizes) == term._print_python()
+
+
 def test_print_leaves_python_what_only_python_prints():
     assert _term.print_term((1,), (1,), (1,)) is None  # a label that is no str
     assert _term.print_term(("grp",), (True,), (1,)) is None  # an int subclass

@@ -21,7 +21,6 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1459,7 +1458,7 @@ term_print(PyObject *Py_UNUSED(self), PyObject *args)
         int overflow = 0;
         long long m = PyLong_AsLongLongAndOverflow(mark, &overflow);
         long long s = overflow ? 0 : PyLong_AsLongLongAndOverflow(size, &overflow);
-        if (overflow || s > LLONG_MAX - (long long)i) {
+        if (overflow) {
             python = 1;
             break;
         }
@@ -1480,7 +1479,8 @@ term_print(PyObject *Py_UNUSED(self), PyObject *args)
         if (s > 1) {
             if (text_put(&out, "(", 1) < 0) goto done;
             after_open = 1;
-            ends[open++] = (long long)i + s;
+            /* an end past the last node is met by none: any such end closes only at the end */
+            ends[open++] = s > (long long)n ? (long long)n + 1 : (long long)i + s;
         }
     }
     if (python) {
