@@ -592,3 +592,44 @@ def test_pairs_need_their_own_band_columns(sqlite_engine):
     SqlIndex(sqlite_engine, "structure", 3)  # 4 band columns: bands at k=3
     with pytest.raises(ValueError, match="band columns"):
         SqlIndex(sqlite_engine, "content", 3, layout="pairs")  # 10
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.data(),
+    st.integers(0, 64),
+    st.one_of(st.none(), st.integers(1, 40)),
+)
+def test_scan_lookups_in_the_kernel_answer_as_python_does(data, k, limit):
+    """The text kernel's lookup (``near_keys``) answers what the scan and Python's ranking
+    answer: fingerprints near one another, several keys on one fingerprint, ties at the
+    limit's distance, keys removed and replaced."""
+    from visdup.index import memory
+
+    if memory._kernel is None:
+        pytest.skip("the compiled kernel is not built")
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    base = rng.getrandbits(64)
+    index = MemoryIndex(k=3, method="scan")
+    fps = [base ^ sum(1 << b for b in rng.sample(range(64), rng.randrange(20))) for _ in range(30)]
+    for key in rng.sample(range(-50, 10**6), 60):
+        index.add(key, rng.choice(fps))
+    for key in list(index._fp_of)[:5]:
+        index.remove(key)
+    query = rng.choice([base, rng.choice(fps), rng.getrandbits(64)])
+    kernel = index._query(query, k, limit)
+    saved, memory._kernel = memory._kernel, None
+    try:
+        assert kernel == index._query(query, k, limit)
+    finally:
+        memory._kernel = saved
+    assert index.near(query, k, limit) == kernel
+
+
+def test_scan_lookups_leave_keys_past_64_bits_to_python():
+    index = MemoryIndex(k=3, method="scan")
+    index.add(2**70, 5)
+    index.add(3, 5 ^ 1)
+    assert index._scan is not None
+    assert index._scan.near_keys(5, 3, None, index._keys_of) is None
+    assert index.near(5, 3) == [(2**70, 5, 0), (3, 4, 1)]

@@ -15,7 +15,9 @@
  * - term_simhash(labels, marks, sizes, ...) and shape_simhash(...): the structural SimHashes
  *   of a visual term (visdup.structure.fingerprint), from the same feature strings;
  * - content_bounds(mine, others): visdup.dedup.prints.content_bound of one print summary
- *   against many, from each summary's packed form (its layers sorted as 64-bit words).
+ *   against many, from each summary's packed form (its layers sorted as 64-bit words);
+ * - near_keys(fps, fp, k, limit, keys_of): the keys of the fingerprints nearest a SimHash,
+ *   as a memory index's scan answers a lookup.
  *
  * The Python functions are the reference; tests hold these to them on random and real text.
  * BLAKE2b is written from RFC 7693 (unkeyed, 8-byte digest).
@@ -1713,6 +1715,218 @@ py_content_bounds(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ------------------------------------------------------------------ nearest fingerprints
+ *
+ * near_keys(fps, fp, k, limit, keys_of): visdup.index.memory.MemoryIndex._query's answer from
+ * its scan (the distinct fingerprints, a buffer of 64-bit words): the keys of the
+ * fingerprints within k bits of fp as (key, fingerprint, distance), nearest first, then by
+ * key, at most ``limit`` of them (-1: all). Where the limit falls inside a distance, every
+ * fingerprint at that distance is read before the keys are cut, so the answer is the one the
+ * whole list gives. ``keys_of`` maps each fingerprint to a dict of its keys. None for a key
+ * past 64 bits: Python answers then.
+ */
+
+typedef struct {
+    uint64_t fp;
+    int dist;
+} NearHit;
+
+typedef struct {
+    long long key;
+    uint64_t fp;
+    int dist;
+} NearKey;
+
+static int
+near_hit_order(const void *a, const void *b)
+{
+    const NearHit *x = a, *y = b;
+    if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
+    return x->fp < y->fp ? -1 : x->fp > y->fp;
+}
+
+static int
+near_key_order(const void *a, const void *b)
+{
+    const NearKey *x = a, *y = b;
+    if (x->dist != y->dist) return x->dist < y->dist ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->fp < y->fp ? -1 : x->fp > y->fp;
+}
+
+/* each fingerprint's distance to fp, in bits: with the CPU's popcnt where it has one (a
+ * build for any x86-64 counts bits with a dozen instructions a word otherwise) */
+static void
+near_distances_generic(const uint64_t *fps, Py_ssize_t n, uint64_t fp, unsigned char *out)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = (unsigned char)__builtin_popcountll(fps[i] ^ fp);
+    }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target("popcnt"))) static void
+near_distances_popcnt(const uint64_t *fps, Py_ssize_t n, uint64_t fp, unsigned char *out)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        out[i] = (unsigned char)__builtin_popcountll(fps[i] ^ fp);
+    }
+}
+
+static int
+have_popcnt(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("popcnt") ? 1 : 0;
+    }
+    return known;
+}
+#endif
+
+static void
+near_distances(const uint64_t *fps, Py_ssize_t n, uint64_t fp, unsigned char *out)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    if (have_popcnt()) {
+        near_distances_popcnt(fps, n, fp, out);
+        return;
+    }
+#endif
+    near_distances_generic(fps, n, fp, out);
+}
+
+static PyObject *
+py_near_keys(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    unsigned long long fp;
+    int k;
+    Py_ssize_t limit;
+    PyObject *keys_of;
+    if (!PyArg_ParseTuple(args, "y*KinO!:near_keys", &view, &fp, &k, &limit, &PyDict_Type,
+                          &keys_of)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    unsigned char *distances = NULL;
+    NearHit *hits = NULL;
+    NearKey *found = NULL;
+    if (view.len % 8 != 0) {
+        PyErr_SetString(PyExc_TypeError, "near_keys: fingerprints must be 64-bit words");
+        goto done;
+    }
+    Py_ssize_t n = view.len / 8, count = 0;
+    const uint64_t *fps = view.buf;
+    distances = PyMem_Malloc((size_t)(n > 0 ? n : 1));
+    if (distances == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    near_distances(fps, n, (uint64_t)fp, distances);
+    Py_ssize_t at[66] = {0}; /* fingerprints at each distance */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int d = distances[i];
+        if (d <= k) {
+            at[d]++;
+            count++;
+        }
+    }
+    int cut = 64;
+    if (limit > 0 && limit < count) { /* the distance of the limit-th nearest: all ties kept */
+        Py_ssize_t seen = 0;
+        for (cut = 0; cut < 64; cut++) {
+            seen += at[cut];
+            if (seen >= limit) break;
+        }
+    }
+    hits = PyMem_Malloc((size_t)(count > 0 ? count : 1) * sizeof(NearHit));
+    if (hits == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int d = distances[i];
+        if (d <= k && d <= cut) {
+            hits[kept].fp = fps[i];
+            hits[kept].dist = d;
+            kept++;
+        }
+    }
+    qsort(hits, (size_t)kept, sizeof(NearHit), near_hit_order);
+    Py_ssize_t cap = kept > 0 ? kept : 1, size = 0;
+    found = PyMem_Malloc((size_t)cap * sizeof(NearKey));
+    if (found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t h = 0; h < kept; h++) {
+        if (limit >= 0 && size > 0 && size >= limit && hits[h].dist > found[size - 1].dist) {
+            break;
+        }
+        PyObject *key_fp = PyLong_FromUnsignedLongLong(hits[h].fp);
+        if (key_fp == NULL) goto done;
+        PyObject *keys = PyDict_GetItemWithError(keys_of, key_fp); /* borrowed */
+        if (keys == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key_fp);
+            Py_DECREF(key_fp);
+            goto done;
+        }
+        Py_DECREF(key_fp);
+        if (!PyDict_Check(keys)) {
+            PyErr_SetString(PyExc_TypeError, "near_keys: keys_of must map to dicts of keys");
+            goto done;
+        }
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(keys, &pos, &key, &value)) {
+            int overflow = 0;
+            long long number = PyLong_Check(key) ? PyLong_AsLongLongAndOverflow(key, &overflow) : 0;
+            if (!PyLong_Check(key) || overflow) { /* Python ranks what is no 64-bit int */
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+            if (number == -1 && PyErr_Occurred()) goto done;
+            if (size == cap) {
+                NearKey *grown = PyMem_Realloc(found, (size_t)(2 * cap) * sizeof(NearKey));
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                found = grown;
+                cap *= 2;
+            }
+            found[size].key = number;
+            found[size].fp = hits[h].fp;
+            found[size].dist = hits[h].dist;
+            size++;
+        }
+    }
+    qsort(found, (size_t)size, sizeof(NearKey), near_key_order);
+    if (limit >= 0 && size > limit) {
+        size = limit;
+    }
+    result = PyList_New(size);
+    if (result == NULL) goto done;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *item = Py_BuildValue("(LKi)", found[i].key, (unsigned long long)found[i].fp,
+                                       found[i].dist);
+        if (item == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, item);
+    }
+done:
+    PyMem_Free(distances);
+    PyMem_Free(hits);
+    PyMem_Free(found);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"term_simhash", py_term_simhash, METH_VARARGS,
      "term_simhash(labels, marks, sizes, path_depth, max_weight) -> the structural SimHash "
@@ -1744,6 +1958,9 @@ static PyMethodDef methods[] = {
     {"content_bounds", py_content_bounds, METH_VARARGS,
      "content_bounds(mine, others) -> [prints.content_bound(mine, o) for o in others], from "
      "packed summaries (bytes), or None for one it cannot read in place"},
+    {"near_keys", py_near_keys, METH_VARARGS,
+     "near_keys(fps, fp, k, limit, keys_of) -> MemoryIndex._query's (key, fingerprint, "
+     "distance) from the scan's fingerprints (64-bit words), or None for a key past 64 bits"},
     {"shingle_simhash", py_shingle_simhash, METH_VARARGS,
      "shingle_simhash(sentences, words) -> SimHash of the word shingles weighted by count "
      "(at most 255)"},

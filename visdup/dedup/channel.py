@@ -118,11 +118,10 @@ class SharedKeys:
 
 #: Hamming radius of the in-memory candidate search. Measured with bench/bench_recall.py: the
 #: nearest page at the template threshold lies beyond 10 bits for about 1 % of the pages of a
-#: documentation site. The search is a numpy scan of every distinct stored fingerprint
-#: (``MemoryIndex(method="scan")``), complete to the radius: the k=8 band tables it replaced
-#: missed pairs 11-14 bits apart that shared no band (3 of 248 same-template pages of the
-#: PostgreSQL manual), and it is no slower: 0.53 against 0.91 ms per lookup among 10^5
-#: templated fingerprints (nearest 128 within 16 bits; 38 against 47 µs among 10^4).
+#: documentation site. The search is a scan of every distinct stored fingerprint
+#: (``MemoryIndex(method="scan")``: the text kernel's, else numpy's), complete to the radius:
+#: the k=8 band tables it replaced missed pairs 11-14 bits apart that shared no band (3 of 248
+#: same-template pages of the PostgreSQL manual), and it is no slower (docs/performance.md).
 SEARCH_RADIUS = 16
 #: Nearest stored pages (by Hamming distance) each lookup returns, before they are ranked by
 #: the measure's cheap bound. Measured with bench/bench_recall.py on 300 pages each: 64 lost 2

@@ -6,10 +6,13 @@ import logging
 from array import array
 from collections.abc import Iterable
 
+from visdup._native import kernel
 from visdup.index.base import BandLayout, layout_for
 from visdup.storage.fingerprints import check_fp
 
 logger = logging.getLogger(__name__)
+
+_kernel = kernel("_text")
 
 
 class MemoryIndex:
@@ -20,8 +23,9 @@ class MemoryIndex:
     caps the distinct fingerprints compared per query; past it the answer is the nearest of those
     compared, no longer guaranteed complete (logged at debug level).
 
-    ``method="scan"`` compares the query with every stored fingerprint through numpy's
-    ``bitwise_count`` instead: exact for any k, no buckets, linear in the size.
+    ``method="scan"`` compares the query with every stored fingerprint instead (in the text
+    kernel, else through numpy's ``bitwise_count``): exact for any k, no buckets, linear in
+    the size.
     """
 
     def __init__(
@@ -143,6 +147,10 @@ class MemoryIndex:
         if k == 0:
             return [(key, fp, 0) for key in sorted(exact or ())][:limit]
 
+        if self._scan is not None:
+            answered = self._scan.near_keys(fp, k, limit, keys_of)
+            if answered is not None:
+                return answered
         near = self._scan.within(fp, k, limit) if self._scan is not None else self._near(fp, k)
         found: list[tuple[int, int, int]] = []
         append = found.append
@@ -224,6 +232,19 @@ class _Scan:
             self._arr[slot] = moved
             self._slot[moved] = slot
         self._n = last
+
+    def near_keys(
+        self, fp: int, k: int, limit: int | None, keys_of: dict[int, dict[int, None]]
+    ) -> list[tuple[int, int, int]] | None:
+        """:meth:`MemoryIndex._query`'s answer in one call into the text kernel: the scan,
+        the keys of the fingerprints found and their order (None: Python answers, with no
+        kernel or a key past 64 bits)."""
+        if _kernel is None:
+            return None
+        found: list[tuple[int, int, int]] | None = _kernel.near_keys(
+            self._arr[: self._n], fp, k, -1 if limit is None else limit, keys_of
+        )
+        return found
 
     def within(self, fp: int, k: int, limit: int | None = None) -> list[tuple[int, int]]:
         """``(distance, fp)`` within k, nearest first; with ``limit``, the ``limit`` nearest.
