@@ -90,3 +90,28 @@ def test_the_scan_stops_at_its_cap_nearest_sizes_first() -> None:
     assert len(found) <= 10
     with pytest.raises(ValueError):
         SmallTerms(0.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_compiled_pass_ranks_as_numpy_does(seed: int, monkeypatch) -> None:
+    """The kernel's pass over the rows read gives numpy's bounds in numpy's order: highest
+    first, ties in reading order (buckets nearest in size first), cut at the limit."""
+    from visdup.index import small
+
+    if small._small_bounds is None:
+        pytest.skip("the compiled kernel is not built")
+    rng = random.Random(seed)
+    index = SmallTerms(rng.choice((0.5, 0.7, 0.9)))
+    base = [random_term(rng, rng.randint(2, 40)) for _ in range(8)]
+    terms = [
+        rng.choice(base) if rng.random() < 0.3 else edited(rng, rng.choice(base)) for _ in range(80)
+    ]
+    for key, term in enumerate(terms):
+        index.add(key, Profile(term), (key % 60, str(term)))  # some terms stored twice
+    for term in [*base, *terms[:20]]:
+        for limit in (None, 1, 3, 50):
+            fast = index.query(Profile(term), limit)
+            monkeypatch.setattr(small, "_small_bounds", None)
+            slow = index.query(Profile(term), limit)
+            monkeypatch.undo()
+            assert fast == slow

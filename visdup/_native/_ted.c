@@ -1528,6 +1528,123 @@ leave:
     return NULL;
 }
 
+/* ------------------------------------------------------------------ small terms' bounds
+ *
+ * small_bounds(mine, blocks, at_least, limit): visdup.index.small.SmallTerms.query's ranking
+ * of the rows it reads. A row is CODES summed marks by label code, CODES counts, then the
+ * weight and the count (int64, as the index keeps them); ``blocks`` are the buckets' rows
+ * in reading order (C-contiguous int64 buffers). Returns (block, row, bound) of the rows whose
+ * histogram bound reaches at_least, highest bound first, then in reading order, at most
+ * ``limit`` (-1: all): the same doubles numpy's pass gives.
+ */
+#define SMALL_CODES 8
+#define SMALL_ROW (2 * SMALL_CODES + 2)
+
+typedef struct {
+    double bound;
+    Py_ssize_t order, block, row;
+} SmallHit;
+
+static int
+small_hit_order(const void *a, const void *b)
+{
+    const SmallHit *x = a, *y = b;
+    if (x->bound != y->bound) return x->bound > y->bound ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static long long
+abs_ll(long long v)
+{
+    return v < 0 ? -v : v;
+}
+
+static PyObject *
+ted_small_bounds(PyObject *self, PyObject *args)
+{
+    Py_buffer mine_view;
+    PyObject *blocks_obj;
+    double at_least;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*Odn:small_bounds", &mine_view, &blocks_obj, &at_least,
+                          &limit)) {
+        return NULL;
+    }
+    PyObject *blocks = NULL, *result = NULL;
+    SmallHit *hits = NULL;
+    Py_ssize_t size = 0, cap = 0, order = 0;
+    if (mine_view.len != SMALL_ROW * (Py_ssize_t)sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "small_bounds: a row is 18 int64");
+        goto done;
+    }
+    const int64_t *mine = mine_view.buf;
+    blocks = PySequence_Fast(blocks_obj, "small_bounds: blocks must be a sequence");
+    if (blocks == NULL) goto done;
+    Py_ssize_t nblocks = PySequence_Fast_GET_SIZE(blocks);
+    for (Py_ssize_t b = 0; b < nblocks; b++) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(blocks, b), &view, PyBUF_C_CONTIGUOUS) < 0) {
+            goto done;
+        }
+        if (view.len % (SMALL_ROW * (Py_ssize_t)sizeof(int64_t)) != 0) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_ValueError, "small_bounds: rows of 18 int64");
+            goto done;
+        }
+        const int64_t *rows = view.buf;
+        Py_ssize_t n = view.len / (SMALL_ROW * (Py_ssize_t)sizeof(int64_t));
+        for (Py_ssize_t r = 0; r < n; r++, order++) {
+            const int64_t *row = rows + r * SMALL_ROW;
+            long long spread_w = 0, spread_c = 0;
+            for (int c = 0; c < SMALL_CODES; c++) {
+                spread_w += abs_ll(row[c] - mine[c]);
+                spread_c += abs_ll(row[SMALL_CODES + c] - mine[SMALL_CODES + c]);
+            }
+            long long weight = row[2 * SMALL_CODES], count = row[2 * SMALL_CODES + 1];
+            long long bw = (spread_w + abs_ll(weight - mine[2 * SMALL_CODES])) / 2;
+            long long bc = (spread_c + abs_ll(count - mine[2 * SMALL_CODES + 1])) / 2;
+            long long bound = bw > bc ? bw : bc;
+            long long total = weight + mine[2 * SMALL_CODES];
+            double sim = total == 0 ? 1.0 : 1.0 - (double)bound / (double)total;
+            if (!(sim >= at_least)) continue;
+            if (size == cap) {
+                Py_ssize_t grown_cap = cap ? 2 * cap : 64;
+                SmallHit *grown = PyMem_Realloc(hits, (size_t)grown_cap * sizeof(SmallHit));
+                if (grown == NULL) {
+                    PyBuffer_Release(&view);
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                hits = grown;
+                cap = grown_cap;
+            }
+            hits[size].bound = sim;
+            hits[size].order = order;
+            hits[size].block = b;
+            hits[size].row = r;
+            size++;
+        }
+        PyBuffer_Release(&view);
+    }
+    if (size > 1) qsort(hits, (size_t)size, sizeof(SmallHit), small_hit_order);
+    if (limit >= 0 && size > limit) size = limit;
+    result = PyList_New(size);
+    if (result == NULL) goto done;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        PyObject *item = Py_BuildValue("(nnd)", hits[i].block, hits[i].row, hits[i].bound);
+        if (item == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, item);
+    }
+done:
+    PyMem_Free(hits);
+    Py_XDECREF(blocks);
+    PyBuffer_Release(&mine_view);
+    return result;
+}
+
 static PyMethodDef ted_methods[] = {
     {"best_similarities", ted_best_similarities, METH_VARARGS,
      "best_similarities(mine, others) -> [mine.best_similarity(o) for o in others], or None "
@@ -1535,6 +1652,9 @@ static PyMethodDef ted_methods[] = {
     {"distance", (PyCFunction)(void (*)(void))ted_distance, METH_VARARGS | METH_KEYWORDS,
      distance_doc},
     {"work", (PyCFunction)ted_work, METH_O, work_doc},
+    {"small_bounds", ted_small_bounds, METH_VARARGS,
+     "small_bounds(mine, blocks, at_least, limit) -> [(block, row, bound)] of the small terms' "
+     "rows whose histogram bound reaches at_least, highest first, then in reading order"},
     {"sequence_similarities", ted_sequence_similarities, METH_VARARGS,
      "sequence_similarities(mine, others, at_least, known) -> [mine.sequence_similarity(o, "
      "at_least) for o in others], known pairs answered from known and new ones put there; "

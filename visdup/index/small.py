@@ -23,6 +23,11 @@ from typing import Protocol
 
 import numpy as np
 
+from visdup._native import kernel
+
+#: The compiled pass over the rows read (rows of 2 * CODES + 2 int64, as it reads them).
+_small_bounds = getattr(kernel("_ted"), "small_bounds", None)
+
 #: Terms with fewer nodes than this are indexed: where a SimHash moves most for one node.
 SMALL_TERM_NODES = 200
 #: Label codes a row holds (the visual classes are four; a term with more is not indexed).
@@ -135,6 +140,11 @@ class SmallTerms:
             chosen.append(bucket)
         if not chosen:
             return []
+        if _small_bounds is not None:  # the same pass and order in one call, without numpy's glue
+            found = _small_bounds(
+                mine, [b.rows[: b.n] for b in chosen], self.at_least, -1 if limit is None else limit
+            )
+            return [(chosen[block].keys[row], bound) for block, row, bound in found]
         # the buckets' rows side by side, bounded in one numpy pass (the same numbers, row by
         # row, as one pass a bucket); a hit's rank is its bucket's place in reading order
         rows = (
