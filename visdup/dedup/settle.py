@@ -64,8 +64,7 @@ logger = logging.getLogger(__name__)
 MAX_POSTINGS = 64
 #: Pages whose terms or prints are held at once while the store is read.
 CHUNK = 1000
-#: Candidates of a template peer search bounded in one call: most pages searched find none,
-#: and one that finds one early pays for few bounds it did not need.
+#: Candidates of a template peer search bounded in one call (most pages searched find none).
 PEER_BATCH = 16
 #: The columns :func:`settle` writes.
 LABELS = (
@@ -428,17 +427,16 @@ class _Settler:
             ((bound, j) for j, bound in zip(views, bounds, strict=True) if bound >= floor),
             key=lambda bj: (-bj[0], bj[1]),
         )
-        layout = self._layout
         for start in range(0, len(ranked), PEER_BATCH):
             batch = [j for _bound, j in ranked[start : start + PEER_BATCH]]
             # their tighter bounds in one call (a measure below sets only its own pair)
-            unknown = [j for j in batch if (min(i, j), max(i, j)) not in layout]
+            unknown = [j for j in batch if (min(i, j), max(i, j)) not in self._layout]
             tighter: dict[int, float] = {}
             if channel.refines is not None and unknown:
                 views_of = [profiles[j] for j in unknown]
                 tighter = dict(zip(unknown, channel.refines(mine, views_of, floor), strict=True))
             for j in batch:
-                known = layout.get((min(i, j), max(i, j)))
+                known = self._layout.get((min(i, j), max(i, j)))
                 if known is None:
                     if j in tighter and tighter[j] < floor:
                         continue
