@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import pickle
 import random
+from array import array
 
 import lxml.html
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from kernels import python_kernels
 
 from visdup.templates import stm as stm_module
@@ -346,6 +349,25 @@ def test_parents_equal_the_open_nodes_on_random_and_real_trees():
     for tree in trees:
         assert tree.parents() == _parents_by_stack(tree)
         assert all(tree.sizes[p] > i - p for i, p in enumerate(tree.parents()) if p >= 0)
+        assert tree.parents() == tree._parents_python()
+
+
+@given(st.lists(st.one_of(st.integers(-3, 12), st.integers(2**62, 2**63 - 1)), max_size=40))
+@settings(max_examples=500, deadline=None)
+def test_the_kernels_parents_and_text_codes_are_pythons(sizes):
+    """Sizes no tree has (below 1, past the end, near 2**63) the kernel reads as Python does;
+    past 64 bits it leaves them to Python."""
+    from visdup.templates import flat_tree
+
+    tree = FlatTree.__new__(FlatTree)  # sizes as they come, not checked
+    tree.sizes = tuple(sizes)
+    assert tree.parents() == tree._parents_python()
+    if flat_tree._kernel is not None:
+        assert flat_tree._kernel.parents((*sizes, 2**64)) is None
+        texts = [None, "", "a", "ä x", *map(str, sizes)]
+        assert list(array("i", flat_tree._kernel.text_codes(texts))) == [
+            text_code(t) if t is not None else 0 for t in texts
+        ]
 
 
 def test_one_leaf_under_each_maps_as_the_matrices_would():

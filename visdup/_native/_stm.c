@@ -780,6 +780,105 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ a tree's parents and texts */
+
+PyDoc_STRVAR(parents_doc,
+"parents(sizes) -> visdup.templates.flat_tree.FlatTree.parents of a tree's sizes: each node's\n"
+"parent (-1: none), each node handing its index to its children by jumping over their\n"
+"subtrees; sizes no tree has (below 1, past the end) move on by one node or stop at the end.\n"
+"None when Python must answer (a size that is no int within 64 bits).");
+
+static PyObject *
+stm_parents(PyObject *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "parents: sizes must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    long long *size = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(long long));
+    Py_ssize_t *parent = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Py_ssize_t));
+    PyObject *result = NULL;
+    if (size == NULL || parent == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        int overflow = 0;
+        if (!PyLong_Check(item)) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        size[i] = PyLong_AsLongLongAndOverflow(item, &overflow);
+        if (overflow) {
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (size[i] == -1 && PyErr_Occurred()) goto done;
+        parent[i] = -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (size[i] <= 1) continue;
+        Py_ssize_t end = size[i] >= (long long)(n - i) ? n : i + (Py_ssize_t)size[i];
+        Py_ssize_t j = i + 1;
+        while (j < end) {
+            parent[j] = i;
+            long long step = size[j] > 0 ? size[j] : 1;
+            if (step >= (long long)(end - j)) break;
+            j += (Py_ssize_t)step;
+        }
+    }
+    result = PyList_New(n);
+    if (result == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyLong_FromSsize_t(parent[i]);
+        if (v == NULL) {
+            Py_CLEAR(result);
+            goto done;
+        }
+        PyList_SET_ITEM(result, i, v);
+    }
+done:
+    PyMem_Free(size);
+    PyMem_Free(parent);
+    Py_DECREF(seq);
+    return result;
+}
+
+PyDoc_STRVAR(text_codes_doc,
+"text_codes(texts) -> bytes of int32: visdup.templates.flat_tree.text_code of each text, 0 for\n"
+"None (FlatTree.text_details, read by array('i', ...)).");
+
+static PyObject *
+stm_text_codes(PyObject *self, PyObject *arg)
+{
+    PyObject *seq = PySequence_Fast(arg, "text_codes: texts must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    if (out == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    int32_t *codes = (int32_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *text = PySequence_Fast_GET_ITEM(seq, i);
+        if (text == Py_None) {
+            codes[i] = 0;
+            continue;
+        }
+        Py_hash_t h = PyObject_Hash(text);
+        if (h == -1 && PyErr_Occurred()) {
+            Py_DECREF(out);
+            Py_DECREF(seq);
+            return NULL;
+        }
+        int32_t code = (int32_t)((uint64_t)h & 0x7FFFFFFFu); /* hash(text) & 0x7FFFFFFF */
+        codes[i] = code ? code : 1;
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
@@ -788,6 +887,8 @@ static PyMethodDef methods[] = {
      "path_counts(labels, sizes, n)\n"
      "visdup.templates.stm.label_paths of the first n nodes: the same histogram, or None\n"
      "when Python must answer (a size that is no int, or past what a tree holds)."},
+    {"parents", stm_parents, METH_O, parents_doc},
+    {"text_codes", stm_text_codes, METH_O, text_codes_doc},
     {"path_bounds", path_bounds, METH_VARARGS,
      "path_bounds(paths, others)\n"
      "visdup.templates.stm.stm_upper_bound(paths, b) for each histogram b of others, or None\n"

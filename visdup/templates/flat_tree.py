@@ -15,6 +15,12 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from visdup._native import kernel
+
+#: Parents and text codes of a tree in one call each (template builds, extraction and drift
+#: ask them of every tree they read).
+_kernel = kernel("_stm")
+
 
 class Tree(Protocol):
     """Read-only members: a tuple-holding tree (FlatTree, Term, Layout) satisfies it."""
@@ -90,6 +96,12 @@ class FlatTree:
         (template builds and extraction ask it of every tree they read). Sizes no tree here
         has (below 1, past the end) move on by one node or stop at the end.
         """
+        if _kernel is not None and (found := _kernel.parents(self.sizes)) is not None:
+            return found  # type: ignore[no-any-return]
+        return self._parents_python()
+
+    def _parents_python(self) -> list[int]:
+        """:meth:`parents` in Python: the reference the kernel is held to."""
         sizes = self.sizes
         n = len(sizes)
         parent = [-1] * n
@@ -104,6 +116,8 @@ class FlatTree:
 
     def text_details(self) -> array:
         """Per node the code of its text (0 for elements): makes texts part of matching."""
+        if _kernel is not None:
+            return array("i", _kernel.text_codes(self.texts))
         return array("i", (text_code(t) if t is not None else 0 for t in self.texts))
 
     def to_dict(self) -> dict[str, Any]:
