@@ -190,9 +190,19 @@ def _rows_of_links(node: Any, text: str) -> bool:
     if not text:
         return False
     enough = 0.6 * len(text)
+    lists = list(node.iter("table", "ul", "ol"))
+    # a row's own text is part of its list's: lists holding too little text in all (most
+    # pages' contents) cannot cover enough, and their rows need not be read
+    held = 0
+    for data in lists:
+        held += len(_text_of(data))
+        if held >= enough:
+            break
+    else:
+        return False
     within = _Within(text)
     covered = 0
-    for data in node.iter("table", "ul", "ol"):
+    for data in lists:
         rows = data.findall("tr") + data.findall("tbody/tr") if data.tag == "table" else list(data)
         found = 0
         share = 0
