@@ -1385,28 +1385,15 @@ out:
 
 /* ------------------------------------------------------------------ text form */
 
-typedef struct {
-    char *data;
-    size_t len, cap;
-} Text;
-
+/* Appends n bytes to a byte Vec; -1 with MemoryError set when it cannot grow. */
 static int
-text_put(Text *t, const char *s, size_t n)
+text_put(Vec *t, const char *s, size_t n)
 {
-    if (t->len + n > t->cap) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap < t->len + n) {
-            cap *= 2;
-        }
-        char *grown = PyMem_Realloc(t->data, cap);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        t->data = grown;
-        t->cap = cap;
+    if (!vec_reserve(t, n)) {
+        PyErr_NoMemory();
+        return -1;
     }
-    memcpy(t->data + t->len, s, n);
+    memcpy((char *)t->data + t->len, s, n);
     t->len += n;
     return 0;
 }
@@ -1434,7 +1421,8 @@ term_print(PyObject *Py_UNUSED(self), PyObject *args)
     if (ends == NULL) {
         return PyErr_NoMemory();
     }
-    Text out = {NULL, 0, 0};
+    Vec out;
+    vec_init(&out, 1);
     PyObject *result = NULL;
     Py_ssize_t open = 0;
     int after_open = 0; /* the last token written is "(" */
@@ -1490,10 +1478,11 @@ term_print(PyObject *Py_UNUSED(self), PyObject *args)
     while (open-- > 0) {
         if (text_put(&out, ")", 1) < 0) goto done;
     }
-    result = PyUnicode_DecodeUTF8(out.data ? out.data : "", (Py_ssize_t)out.len, "strict");
+    result = PyUnicode_DecodeUTF8(out.data ? (const char *)out.data : "", (Py_ssize_t)out.len,
+                                  "strict");
 done:
     PyMem_Free(ends);
-    PyMem_Free(out.data);
+    vec_free(&out);
     return result;
 }
 
