@@ -7,8 +7,9 @@ import random
 
 from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
+from scrapy.utils.url import url_has_any_extension
 
-from visdup.spiders.site import LinkResolver, SiteSpider, resolve_link
+from visdup.spiders.site import _IGNORED, LinkResolver, SiteSpider, _ignored_file, resolve_link
 
 BASES = [
     "http://127.0.0.1:8000/index.html",
@@ -118,6 +119,7 @@ def test_remembered_links_are_bounded(monkeypatch) -> None:
         resolve = resolver.for_page(f"http://127.0.0.1:8000/d{n}/p.html", "utf-8")
         assert resolve(f"x{n}.html") == f"http://127.0.0.1:8000/d{n}/x{n}.html"
         assert len(resolver.memory) <= 11
+        assert sum(map(len, resolver.written.values())) <= 12
 
 
 def test_spider_links_of_a_page() -> None:
@@ -262,3 +264,34 @@ def test_links_the_analysis_reads_are_the_spiders_own() -> None:
             assert onward.term == analysis.term and onward.content == analysis.content
             assert onward.template_input.layout.key == analysis.template_input.layout.key
     assert capped >= 4
+
+
+def test_ignored_files_as_scrapy_tells_them() -> None:
+    """A link to a file by its extension is dropped exactly where Scrapy's
+    ``url_has_any_extension`` says so (the same parse; a lookup per dot from the right)."""
+    rnd = random.Random(11)
+    pieces = ["a", "/", ".", "tar", "gz", "TAR", "Gz", "pdf", "PNG", "html", "x", ";p", "?q", "#f"]
+    pieces += [".tar.gz", ".gz", ".tar", ".JPG", "..", "%2e", "ü", " "]
+    urls = [
+        "http://h/a.pdf",
+        "http://h/a.PDF",
+        "http://h/a.tar.gz",
+        "http://h/a.tgz.html",
+        "http://h/a.pdf;x",
+        "http://h/a;x.pdf",
+        "http://h/a?x.pdf",
+        "http://h/a#x.pdf",
+        "http://h/.pdf",
+        "http://h/",
+        "http://h",
+    ]
+    urls += [
+        "http://h/" + "".join(rnd.choice(pieces) for _ in range(rnd.randint(1, 7)))
+        for _ in range(5000)
+    ]
+    dropped = 0
+    for url in urls:
+        expected = url_has_any_extension(url, _IGNORED)
+        assert _ignored_file(url) is expected, url
+        dropped += expected
+    assert 500 < dropped < 4500  # both answers are well represented

@@ -30,8 +30,7 @@ from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.asyncio import run_in_thread
 from scrapy.utils.misc import load_object
 from scrapy.utils.response import get_base_url
-from scrapy.utils.url import url_has_any_extension
-from w3lib.url import safe_url_string
+from w3lib.url import parse_url, safe_url_string
 
 from visdup import config
 from visdup.items import Page
@@ -49,6 +48,8 @@ BAD_INPUT_REASON = "bad_input"
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _IGNORED = frozenset("." + e for e in IGNORED_EXTENSIONS)
+#: The most dots one of them holds (``.tar.gz``: 2).
+_IGNORED_DOTS = max(e.count(".") for e in _IGNORED)
 
 
 def _split_urls(value: str | Iterable[str] | None) -> list[str]:
@@ -95,14 +96,14 @@ _ABSOLUTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#]")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-_URL_BREAKS = str.maketrans("", "", "\t\n\r")
-
-
 def _link_ref(href: str) -> str:
     """An href as it is resolved: its ends stripped and tabs and line breaks dropped (as URL
     parsers do), its fragment dropped (the canonical form drops it, and a fragment that the
     page's encoding cannot write does not lose the link)."""
-    return href.strip().strip(_URL_PADDING).translate(_URL_BREAKS).split("#", 1)[0]
+    ref = href.strip().strip(_URL_PADDING)
+    if "\t" in ref or "\n" in ref or "\r" in ref:  # str.translate costs more than the rest
+        ref = ref.replace("\t", "").replace("\n", "").replace("\r", "")
+    return ref.split("#", 1)[0]
 
 
 def resolve_link(base: str, href: str, encoding: str) -> str | None:
@@ -116,7 +117,22 @@ def _resolve_ref(base: str, ref: str, encoding: str) -> str | None:
         url = canonical(urljoin(base, safe_url_string(ref, encoding)))
     except (ValueError, UnicodeError):
         return None
-    return None if url_has_any_extension(url, _IGNORED) else url
+    return None if _ignored_file(url) else url
+
+
+def _ignored_file(url: str) -> bool:
+    """Whether the path of ``url`` ends with one of the ignored extensions (Scrapy's
+    ``url_has_any_extension``: the same parse, but a set lookup per dot from the right
+    instead of a comparison per extension)."""
+    path = parse_url(url).path.lower()
+    end = len(path)
+    for _ in range(_IGNORED_DOTS):
+        end = path.rfind(".", 0, end)
+        if end < 0:
+            return False
+        if path[end:] in _IGNORED:
+            return True
+    return False
 
 
 #: What an href's result depends on: nothing else (a scheme and a host), the page's
@@ -139,13 +155,14 @@ def _classify(href: str) -> tuple[str, int]:
 class LinkResolver:
     """:func:`resolve_link`, remembered across pages.
 
-    Resolving costs ~60 µs a link (w3lib's quoting and canonical form), and pages link to the
-    same menus: ~325 links a page on the Python manual, 9 ms, half the bare crawl's CPU. A
-    relative path resolves the same from every page of one directory (RFC 3986 merges it with
-    the base's path up to its last ``/``; the rest of the base plays no part), so results are
-    kept by (directory, href as resolved, encoding); an href with a scheme and a host by
-    itself; any other (empty, only a query or ``;params``, ``//``, a scheme without a host)
-    by the whole base.
+    Resolving a link costs w3lib's quoting and canonical form, and pages link to the same
+    menus (hundreds of links a page on a manual, most of them met before). A relative path resolves the same
+    from every page of one directory (RFC 3986 merges it with the base's path up to its last
+    ``/``; the rest of the base plays no part), so results are kept by (directory, href as
+    resolved, encoding); an href with a scheme and a host by itself; any other (empty, only a
+    query or ``;params``, ``//``, a scheme without a host) by the whole base. Each directory
+    also keeps its hrefs as written, so that a link met before in that directory costs one
+    dictionary lookup (without its fragment: a manual's pages link to many anchors of one page).
     The crawl's scope is fixed, so links out of it are kept as None. The memory is bounded:
     past ``limit`` entries it starts again.
     """
@@ -159,6 +176,10 @@ class LinkResolver:
         self.memory: dict[tuple[str, str, str], str | None] = {}
         #: href → (href as resolved, what its result depends on): most repeat on every page.
         self.refs: dict[str, tuple[str, int]] = {}
+        #: (directory, encoding) → {href as written: canonical URL or None}, for the hrefs
+        #: whose result does not depend on the rest of the base.
+        self.written: dict[tuple[str, str], dict[str, str | None]] = {}
+        self._written_size = 0
 
     def for_page(self, base: str, encoding: str) -> Callable[[str], str | None]:
         """A resolver for the links of one page at ``base``."""
@@ -170,21 +191,41 @@ class LinkResolver:
             memory.clear()
         if len(refs) > self.limit:
             refs.clear()
+        if self._written_size > self.limit:
+            self.written.clear()
+            self._written_size = 0
+        written = self.written.setdefault((folder, encoding), {})
 
         def resolve(href: str) -> str | None:
+            try:
+                return written[href]
+            except KeyError:
+                pass
+            written_as = href
+            cut = href.find("#")
+            if cut > 0 and href[cut - 1] > " " and not href[cut - 1].isspace():
+                # without its fragment it is the same link (nothing before the ``#`` to
+                # strip: see _link_ref), resolved once for all of its fragments
+                href = href[:cut]
+                if href in written:
+                    url = written[written_as] = written[href]
+                    self._written_size += 1
+                    return url
             try:
                 ref, kind = refs[href]
             except KeyError:
                 ref, kind = refs[href] = _classify(href)
             key = (folder if kind == _FOLDER else base if kind == _BASE else "", ref, encoding)
             try:
-                return memory[key]
+                url = memory[key]
             except KeyError:
-                pass
-            url = _resolve_ref(base, ref, encoding)
-            if url is not None and not in_scope(url):
-                url = None
-            memory[key] = url
+                url = _resolve_ref(base, ref, encoding)
+                if url is not None and not in_scope(url):
+                    url = None
+                memory[key] = url
+            if kind != _BASE:
+                written[href] = written[written_as] = url
+                self._written_size += 2
             return url
 
         return resolve
