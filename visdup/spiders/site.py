@@ -156,13 +156,14 @@ class LinkResolver:
     """:func:`resolve_link`, remembered across pages.
 
     Resolving a link costs w3lib's quoting and canonical form, and pages link to the same
-    menus (hundreds of links a page on a manual, most of them met before). A relative path resolves the same
-    from every page of one directory (RFC 3986 merges it with the base's path up to its last
-    ``/``; the rest of the base plays no part), so results are kept by (directory, href as
-    resolved, encoding); an href with a scheme and a host by itself; any other (empty, only a
-    query or ``;params``, ``//``, a scheme without a host) by the whole base. Each directory
-    also keeps its hrefs as written, so that a link met before in that directory costs one
-    dictionary lookup (without its fragment: a manual's pages link to many anchors of one page).
+    menus (hundreds of links a page on a manual, most of them met before). A relative path
+    resolves the same from every page of one directory (RFC 3986 merges it with the base's
+    path up to its last ``/``; the rest of the base plays no part), so results are kept by
+    (directory, href as resolved, encoding); an href with a scheme and a host by itself; any
+    other (empty, only a query or ``;params``, ``//``, a scheme without a host) by the whole
+    base. Each directory also keeps its hrefs as written, so that a link met before in that
+    directory costs one dictionary lookup (without its fragment: a manual's pages link to many
+    anchors of one page).
     The crawl's scope is fixed, so links out of it are kept as None. The memory is bounded:
     past ``limit`` entries it starts again.
     """
