@@ -98,3 +98,46 @@ def test_only_the_last_are_kept(monkeypatch):
     stm_mapping(trees[0], trees[5])  # kept
     stm_mapping(trees[0], trees[1])  # gone
     assert len(runs) == 1
+
+
+def test_a_template_built_in_a_worker_reads_its_pages_here_without_matching(monkeypatch):
+    """A build run in an analysis worker (another interpreter, its own string hashes) sends
+    back the mappings it kept: its pages are then read here as after a build made here (no
+    programme but the base page's own), with the same fits and values."""
+    from functools import partial
+
+    from visdup.runtime.workers import WorkerPool
+
+    product = [page_input((FIXTURES / f"product-p{i}.html").read_bytes()).tree for i in (1, 2, 3)]
+    pool = WorkerPool(1)
+    try:
+        template, kept = pool.submit(
+            kept_mappings.run_keeping, partial(build_template, product)
+        ).result(timeout=60)
+    finally:
+        pool.shutdown()
+    assert kept, "the build kept no mapping"
+    assert not kept_mappings.holding()
+    kept_mappings.keep_all(kept)
+    runs = counted_runs(monkeypatch)
+    read = [match_template(template, tree) for tree in product]
+    from_worker = len(runs)
+    kept_mappings.forget()
+    here = build_template(product)
+    runs.clear()
+    read_here = [match_template(here, tree) for tree in product]
+    # the same programmes run as after a build made here: the base page's own, no other
+    assert from_worker == len(runs) < len(product)
+    assert [(f.share, f.values) for f in read] == [(f.share, f.values) for f in read_here]
+    assert template.to_dict() == here.to_dict()
+
+
+def test_run_keeping_gives_only_what_the_call_kept():
+    rng = random.Random(9)
+    a, b, c = (random_tree(rng, 40) for _ in range(3))
+    stm_mapping(a, b, keep=True)
+    pairs, kept = kept_mappings.run_keeping(lambda: stm_mapping(a, c, keep=True))
+    assert len(kept) == 1
+    kept_mappings.forget()
+    kept_mappings.keep_all(kept)
+    assert kept_mappings.recall(kept[0][0]) == pairs

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
 import random
+import subprocess
+import sys
 from array import array
 
 import lxml.html
@@ -364,10 +368,34 @@ def test_the_kernels_parents_and_text_codes_are_pythons(sizes):
     assert tree.parents() == tree._parents_python()
     if flat_tree._kernel is not None:
         assert flat_tree._kernel.parents((*sizes, 2**64)) is None
-        texts = [None, "", "a", "ä x", *map(str, sizes)]
+        texts = [None, "", "a", "ä x", "日本\U0001f600", *map(str, sizes)]
         assert list(array("i", flat_tree._kernel.text_codes(texts))) == [
-            text_code(t) if t is not None else 0 for t in texts
+            flat_tree._text_code_python(t) if t is not None else 0 for t in texts
         ]
+        with pytest.raises(TypeError):
+            flat_tree._kernel.text_codes(["a", 3])
+
+
+def test_text_codes_are_the_same_in_every_process():
+    """A text's match code does not depend on the interpreter's string hashes: a mapping found
+    in an analysis worker is kept under the codes the process that asked computes."""
+    texts = ["ISBN-13", "", "ä x", "日本\U0001f600", "Date"]
+    here = [text_code(t) for t in texts]
+    assert 0 not in here and len(set(here)) == len(here)
+    script = (
+        "import sys, json; from visdup.templates.flat_tree import text_code, _text_code_python;"
+        "texts = json.loads(sys.argv[1]);"
+        "print(json.dumps([[text_code(t) for t in texts], [_text_code_python(t) for t in texts]]))"
+    )
+    for seed in ("1", "2"):
+        out = subprocess.run(
+            [sys.executable, "-c", script, json.dumps(texts)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert json.loads(out.stdout) == [here, here]
 
 
 def test_one_leaf_under_each_maps_as_the_matrices_would():

@@ -13,6 +13,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <pthread.h>
+#endif
 
 typedef struct {
     Py_ssize_t n;
@@ -153,6 +156,63 @@ static void work_free(Work *w) {
     free(w->pairs);
     free(w->recs);
     free(w->row);
+}
+
+/* A thread's work buffers are kept for its next call, up to KEEP_BYTES: a build or a snapshot
+ * matches one page against dozens in a row, and buffers freed and allocated again each time
+ * come back from the system as fresh pages, each a page fault on first touch (the faults cost
+ * more than the matching on a template's pages). Freed when the thread ends. */
+#define KEEP_BYTES ((size_t)16 << 20)
+#ifndef _WIN32
+static pthread_key_t kept_key;
+static int kept_ready;
+
+static void kept_free(void *kept) {
+    work_free((Work *)kept);
+    free(kept);
+}
+#endif
+
+/* The thread's kept buffers, emptied (or a zeroed work where none are kept). */
+static void work_take(Work *w) {
+    memset(w, 0, sizeof *w);
+#ifndef _WIN32
+    if (kept_ready) {
+        Work *kept = (Work *)pthread_getspecific(kept_key);
+        if (kept) {
+            *w = *kept;
+            memset(kept, 0, sizeof *kept);
+            w->depth = 0;
+            w->npairs = 0;
+            w->nrecs = 0;
+            w->used = 0;
+        }
+    }
+#endif
+}
+
+/* The buffers kept for the thread's next call when small enough, else freed. */
+static void work_keep(Work *w) {
+#ifndef _WIN32
+    size_t bytes = (size_t)w->cap * sizeof(Frame) + (size_t)w->pcap * sizeof(Pair) +
+                   (size_t)w->rcap * sizeof(Record) + (w->rowcap + w->acap) * sizeof(int32_t);
+    if (kept_ready && bytes <= KEEP_BYTES) {
+        Work *kept = (Work *)pthread_getspecific(kept_key);
+        if (!kept) {
+            kept = (Work *)calloc(1, sizeof *kept);
+            if (kept && pthread_setspecific(kept_key, kept) != 0) {
+                free(kept);
+                kept = NULL;
+            }
+        }
+        if (kept) {
+            work_free(kept); /* empty: taken by this call */
+            *kept = *w;
+            return;
+        }
+    }
+#endif
+    work_free(w);
 }
 
 static int push_frame(Work *w, const Tree *a, const Tree *b, int32_t i, int32_t j, int64_t slot,
@@ -441,7 +501,7 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
     (void)self;
     memset(&a, 0, sizeof a);
     memset(&b, 0, sizeof b);
-    memset(&w, 0, sizeof w);
+    work_take(&w);
     if (!PyArg_ParseTuple(args, "OOOOOO|p", &al, &as, &ad, &bl, &bs, &bd, &mapping)) return NULL;
     {
         PyObject *objs[6] = {al, as, ad, bl, bs, bd};
@@ -583,7 +643,7 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
         result = Py_BuildValue("(LN)", (long long)score, pairs);
     }
 done:
-    work_free(&w);
+    work_keep(&w);
     tree_free(&a);
     tree_free(&b);
     for (k = 0; k < 6; k++)
@@ -848,6 +908,24 @@ PyDoc_STRVAR(text_codes_doc,
 "text_codes(texts) -> bytes of int32: visdup.templates.flat_tree.text_code of each text, 0 for\n"
 "None (FlatTree.text_details, read by array('i', ...)).");
 
+/* visdup.templates.flat_tree.text_code: FNV-1a over the text's code points, folded to a
+ * nonzero int32; the same in every process (a str's hash is not). */
+static int32_t text_code_of(PyObject *text) {
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), i;
+    uint64_t h = 14695981039346656037ULL;
+    for (i = 0; i < n; i++) {
+        h ^= (uint64_t)PyUnicode_READ(kind, data, i);
+        h *= 1099511628211ULL;
+    }
+    h ^= h >> 32;
+    {
+        int32_t code = (int32_t)(h & 0x7FFFFFFFu);
+        return code ? code : 1;
+    }
+}
+
 static PyObject *
 stm_text_codes(PyObject *self, PyObject *arg)
 {
@@ -866,14 +944,14 @@ stm_text_codes(PyObject *self, PyObject *arg)
             codes[i] = 0;
             continue;
         }
-        Py_hash_t h = PyObject_Hash(text);
-        if (h == -1 && PyErr_Occurred()) {
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "text_codes: a text must be str or None, not %.100s",
+                         Py_TYPE(text)->tp_name);
             Py_DECREF(out);
             Py_DECREF(seq);
             return NULL;
         }
-        int32_t code = (int32_t)((uint64_t)h & 0x7FFFFFFFu); /* hash(text) & 0x7FFFFFFF */
-        codes[i] = code ? code : 1;
+        codes[i] = text_code_of(text);
     }
     Py_DECREF(seq);
     return out;
@@ -902,5 +980,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_stm",
 PyMODINIT_FUNC
 PyInit__stm(void)
 {
+#ifndef _WIN32
+    if (!kept_ready && pthread_key_create(&kept_key, kept_free) == 0) kept_ready = 1;
+#endif
     return PyModule_Create(&module);
 }

@@ -48,6 +48,7 @@ from visdup.engine import usable_cores
 from visdup.storage.locks import CLUSTERS_LOCK
 from visdup.storage.store import Store
 from visdup.storage.urls import canonical_url
+from visdup.templates import kept_mappings
 from visdup.templates.extract import extract_record
 from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, LayoutClusterer
 from visdup.templates.sample import (
@@ -392,11 +393,17 @@ class CrawlClusters:
             job = None
             if workers is not None:
                 try:
-                    job = workers.submit(build)
+                    # with the mappings it kept: the snapshot's and the records' reads of the
+                    # sample, here, repeat them
+                    job = workers.submit(kept_mappings.run_keeping, build)
                 except Exception:  # the workers are shutting down, or broke: build here
                     job = None
             try:
-                template = job.result() if job is not None else build()
+                if job is not None:
+                    template, kept = job.result()
+                    kept_mappings.keep_all(kept)
+                else:
+                    template = build()
             except BrokenExecutor:  # a worker died under the build (not the build failing)
                 template = build()
         except Exception:

@@ -33,8 +33,28 @@ class Tree(Protocol):
 
 
 def text_code(text: str) -> int:
-    """A nonzero int32 standing for a text, for ``details`` arrays (stable within a process)."""
-    return (hash(text) & 0x7FFFFFFF) or 1
+    """A nonzero int32 standing for a text, for ``details`` arrays: FNV-1a over its code
+    points, the same in every process (a mapping found in an analysis worker is kept, under
+    its codes, by the process that asked for the build)."""
+    if _kernel is not None:
+        return int(array("i", _kernel.text_codes((text,)))[0])
+    return _text_code_python(text)
+
+
+def _text_code_python(text: str) -> int:
+    """:func:`text_code` in Python (the kernel's reference)."""
+    h = 0xCBF29CE484222325
+    for char in text:
+        h = ((h ^ ord(char)) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    h ^= h >> 32
+    return (h & 0x7FFFFFFF) or 1
+
+
+def text_codes(texts: Sequence[str | None]) -> array:
+    """:func:`text_code` of each text, 0 for None, as the int32 array matching reads."""
+    if _kernel is not None:
+        return array("i", _kernel.text_codes(texts))
+    return array("i", (_text_code_python(t) if t is not None else 0 for t in texts))
 
 
 class FlatTree:
@@ -116,9 +136,7 @@ class FlatTree:
 
     def text_details(self) -> array:
         """Per node the code of its text (0 for elements): makes texts part of matching."""
-        if _kernel is not None:
-            return array("i", _kernel.text_codes(self.texts))
-        return array("i", (text_code(t) if t is not None else 0 for t in self.texts))
+        return text_codes(self.texts)
 
     def to_dict(self) -> dict[str, Any]:
         return {

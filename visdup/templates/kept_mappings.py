@@ -15,8 +15,10 @@ import hashlib
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 #: Mappings kept at most: a crawl's last template builds, about forty pages each (a mapping of
 #: two 2,000-node pages is some 16 KB).
@@ -47,10 +49,20 @@ def key(
 def _side(labels: Sequence[Any], sizes: Sequence[int], details: array | None) -> tuple[Any, ...]:
     return (
         len(labels),
-        hash(tuple(labels)),
+        _labels_digest(labels),
         hash(tuple(sizes)),
         None if details is None else hashlib.blake2b(details.tobytes(), digest_size=16).digest(),
     )
+
+
+def _labels_digest(labels: Sequence[Any]) -> bytes:
+    """The labels' digest, the same in every process (a string's ``hash`` is not: a mapping
+    found in an analysis worker is kept by the process that asked for the build)."""
+    try:
+        text = "\x00".join(labels)  # tag names: no NUL in any
+    except TypeError:
+        text = "\x00".join(map(repr, labels))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def holding() -> bool:
@@ -74,6 +86,28 @@ def keep(found: tuple[Any, ...], pairs: list[tuple[int, int]]) -> None:
     with _lock:
         _kept[found] = flat
         _kept.move_to_end(found)
+        while len(_kept) > KEPT:
+            _kept.popitem(last=False)
+
+
+def run_keeping(run: Callable[[], T]) -> tuple[T, list[tuple[tuple[Any, ...], array]]]:
+    """``run()``, and the mappings it kept: what a template build run in another process (an
+    analysis worker) sends back with its template, for the process that asked (:func:`keep_all`).
+    A worker runs one task at a time: what was kept during the call is the call's."""
+    with _lock:
+        before = set(_kept)
+    result = run()
+    with _lock:
+        added = [(found, flat) for found, flat in _kept.items() if found not in before]
+    return result, added
+
+
+def keep_all(kept: list[tuple[tuple[Any, ...], array]]) -> None:
+    """Keep mappings :func:`run_keeping` brought from another process."""
+    with _lock:
+        for found, flat in kept:
+            _kept[found] = flat
+            _kept.move_to_end(found)
         while len(_kept) > KEPT:
             _kept.popitem(last=False)
 

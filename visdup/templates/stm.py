@@ -34,6 +34,7 @@ from visdup.templates.flat_tree import (
     Tree,
     packed,
     text_code,
+    text_codes,
     truncate_sizes,
     unpacked,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "stm_upper_bound",
     "stm_upper_bounds",
     "text_code",
+    "text_codes",
     "tree_distance_stm",
     "truncate_sizes",
     "unpacked",

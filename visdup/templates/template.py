@@ -43,7 +43,7 @@ from visdup.templates.stm import (
     FlatTree,
     PackedTree,
     stm_mapping,
-    text_code,
+    text_codes,
     unpacked,
 )
 from visdup.templates.template_model import Anchor, Field, Mapped, Template
@@ -294,9 +294,8 @@ def _outside_main_text(
 
 
 def _details(texts: Sequence[str | None], fixed: Sequence[bool]) -> list[int]:
-    return [
-        text_code(t) if fix and t is not None else 0 for t, fix in zip(texts, fixed, strict=True)
-    ]
+    codes = text_codes(texts)
+    return [code if fix else 0 for code, fix in zip(codes, fixed, strict=True)]
 
 
 def _fixed_texts(
