@@ -31,13 +31,14 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Executor, Future, InvalidStateError
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from visdup.dedup.analysis import worker_started
 from visdup.dedup.jobs import LabelFailed
 from visdup.errors import VisdupError
+from visdup.runtime.relay import Relay, Relayed, RelayPool, forward, reading_answers
 from visdup.runtime.workers import deaf_to_stops, spawn
 from visdup.storage.store import Store
 
@@ -208,8 +209,9 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
     root.handlers[:] = [_ToParent(send)]
     root.setLevel(setup.log_level)
     counter = _Counter()
+    builds = RelayPool(send, counter)  # template builds, run in the crawl's analysis workers
     try:
-        labelling = _open(setup, counter)
+        labelling = _open(setup, counter, builds)
     except BaseException as exc:
         logger.exception("visdup: the label process cannot start")
         send(Failed(f"{type(exc).__name__}: {exc}"))
@@ -220,11 +222,19 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
         try:
             message = conn.recv()
         except (EOFError, OSError):
+            builds.shutdown()
             return  # the crawl's process is gone
         call, request = message
+        if isinstance(request, Relayed):
+            builds.resolve(request)
+            continue
         started = time.thread_time()
         try:
-            value = _answer(labelling, request, counter, serial)
+            if isinstance(request, Close):  # nothing else reads the pipe while it closes
+                with reading_answers(conn, builds):
+                    value = _answer(labelling, request, counter, serial)
+            else:
+                value = _answer(labelling, request, counter, serial)
             if not isinstance(request, Close):
                 serial += time.thread_time() - started
             reply = Reply(call, True, value, counter.drain())
@@ -304,7 +314,7 @@ def _leave() -> None:
     os._exit(0)
 
 
-def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
+def _open(setup: ServiceSetup, counter: _Counter, builds: Executor) -> Labelling:
     from visdup.drift.snapshot import Snapshot
 
     store = Store.from_url(setup.database_url)  # the crawl's process holds the writer lock
@@ -330,6 +340,7 @@ def _open(setup: ServiceSetup, counter: _Counter) -> Labelling:
         run_id=setup.run_id,
         snapshot=snapshot,
         count=counter,
+        processes=lambda: builds,
         durable_snapshot=True,
     )
 
@@ -364,14 +375,18 @@ class LabelService:
         setup: ServiceSetup,
         counts: Callable[[dict[str, int]], None],
         started: LabelStart | None = None,
+        workers: Callable[[], Executor | None] | None = None,
     ):
-        """``started``: a label process started before the setup existed (it takes it now)."""
+        """``started``: a label process started before the setup existed (it takes it now);
+        ``workers``: the crawl's analysis workers, which run the label process's template
+        builds (:mod:`visdup.runtime.relay`)."""
         self.setup = setup
         self._counts = counts
+        self._workers = workers
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._pending: dict[int, Future[Any]] = {}
-        self._outbox: queue.SimpleQueue[tuple[int, Request] | None] = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue[tuple[int, Request | Relayed] | None] = queue.SimpleQueue()
         self._ready: Future[int] = Future()
         self._gone = False
         self._conn, self.process = self._early(started, setup) or self._spawn(setup)
@@ -503,6 +518,8 @@ class LabelService:
                     case Failed(error):
                         self._ready.set_exception(ServiceError(error))
                         return
+                    case Relay():
+                        forward(message, self._workers, self._relayed)
                     case Reply(call, ok, value, counts):
                         self._counts(counts)
                         with self._lock:
@@ -529,6 +546,10 @@ class LabelService:
                     future.set_exception(
                         ServiceGone("the label process ended before it answered", suspect=suspect)
                     )
+
+    def _relayed(self, answer: Relayed) -> None:
+        """A relayed build's answer, sent after the calls queued before it (any thread)."""
+        self._outbox.put((0, answer))
 
     def stop(self, wait: float = 10.0) -> None:
         """End the process now (it is killed when it does not end within ``wait``)."""

@@ -169,7 +169,9 @@ class Labeller:
         service = None
         try:
             started = self.hooks.take_started()
-            service = LabelService(self._setup, self.hooks.add_counts, started=started)
+            service = LabelService(
+                self._setup, self.hooks.add_counts, started=started, workers=self.analysis.start
+            )
             if started is not None and service.process is started.process:
                 self.hooks.count("visdup/early_processes", 1)
             self._warmed = service.warmed()

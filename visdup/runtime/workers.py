@@ -408,6 +408,14 @@ def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs
             return
 
 
+def run_pickled(task: bytes) -> bytes:
+    """Run a pickled callable and return its result pickled: a task one process hands to
+    another's workers through a process that only forwards the bytes (the label process's
+    template builds, through the crawl's process: :mod:`visdup.runtime.label_process`)."""
+    result = pickle.loads(task)()
+    return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 # ------------------------------------------------------------------ processes started early
 #: Most worker processes VISDUP_ANALYSIS_PROCESSES = -1 starts: past them the crawl's own
 #: process (Scrapy and the labelling) is what limits the pace.
