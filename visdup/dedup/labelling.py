@@ -224,12 +224,13 @@ class Labelling:
         totals for the stats.
 
         The template builds and the final labels read and write different things (samples
-        and templates; pages' titles and labels), so they run side by side: the builds are
-        matching in C without the GIL, on the cores the crawl has just left idle, while the
-        final pass runs here. The snapshot reads the templates and where each page was
-        placed, never a page's labels: it closes beside the final pass too, once the builds
-        are done, and says what it found after it, so that its lines come in one order.
-        Neither side depends on the other's timing.
+        and templates; pages' titles and labels), so they run side by side: the builds in
+        the crawl's analysis workers where it has them (the ``processes`` given: from the
+        label process, :mod:`visdup.runtime.relay`), else matching in C without the GIL, on
+        the cores the crawl has just left idle, while the final pass runs here. The snapshot
+        reads the templates and where each page was placed, never a page's labels: it closes
+        beside the final pass too, once the builds are done, and says what it found after
+        it, so that its lines come in one order. Neither side depends on the other's timing.
         """
         side: Future[Closed | None] | None = None
         pool = None

@@ -267,7 +267,7 @@ def _answer(labelling: Labelling, request: Request, counter: _Counter, serial: f
     if not isinstance(request, Close):
         return answer(labelling, request)
     # the pages' own work, one after another: what bounds the crawl's pace once the cores are
-    # enough for the rest (template builds run in a thread beside it)
+    # enough for the rest (template builds run in the analysis workers, or in a thread)
     counter("visdup/label_process/serial_cpu_ms", round(1000 * serial))
     totals = answer(labelling, request)
     labelling.store.close()

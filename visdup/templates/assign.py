@@ -11,16 +11,17 @@ and a process reads the signatures written since the version it last saw, under 
 advisory lock.
 
 Templates stay off the page's path. Each cluster keeps a sample of its pages' trees: the
-``template_max_pages`` pages of smallest rank, copies of one page (tracking parameters, session
-ids) as one, so the sample is the same in any order and on any host or port
-(:mod:`visdup.templates.sample`; the batch commands build from the same sample). A template is
-built once the cluster holds ``template_min_pages`` pages, from one worker thread (its STM work
-in the crawl's analysis worker processes when this runs in the crawl's process and it has
-them; in the label process, in that thread), so that a report of a crawl still running lists
-it. It is rebuilt once, as the crawl ends, from the sample the whole crawl leaves (the same in
-any order), when that sample or its starting page changed since: every template a crawl ends
-with is built from it. Rebuilding on the way, at each doubling, would cost twice the final
-build's STM work for templates nothing reads before the end.
+``template_max_pages`` pages of smallest rank, copies of one page (tracking parameters,
+session ids) as one, so the sample is the same in any order and on any host or port
+(:mod:`visdup.templates.sample`; the batch commands build from the same sample). A template
+is built once the cluster holds ``template_min_pages`` pages, from one worker thread (the
+build itself in the crawl's analysis worker processes where there are some: from the label
+process through the crawl's process, :mod:`visdup.runtime.relay`; else in that thread), so
+that a report of a crawl still running lists it. It is rebuilt once, as the crawl ends, from
+the sample the whole crawl leaves (the same in any order), when that sample or its starting
+page changed since: every template a crawl ends with is built from it. Rebuilding on the
+way, at each doubling, would cost twice the final build's STM work for templates nothing
+reads before the end.
 When records are asked for (``VISDUP_EXTRACT_ITEMS``) the first template of a cluster is built
 at once instead, so that the records of the pages before it flow with the page that completed
 it; from then on each new page of the cluster yields its record, and the template is rebuilt
