@@ -173,7 +173,7 @@ def reading_answers(conn: Any, pool: RelayPool) -> Iterator[None]:
     def read() -> None:
         while not stop.is_set():
             try:
-                if not conn.poll(0.05):
+                if not conn.poll(0.01):  # the close waits for this thread to see the stop
                     continue
                 message = conn.recv()
             except (EOFError, OSError):

@@ -411,7 +411,7 @@ def _serve(conn: Connection, initializer: Callable[..., object] | None, initargs
 def run_pickled(task: bytes) -> bytes:
     """Run a pickled callable and return its result pickled: a task one process hands to
     another's workers through a process that only forwards the bytes (the label process's
-    template builds, through the crawl's process: :mod:`visdup.runtime.label_process`)."""
+    template builds, through the crawl's process: :mod:`visdup.runtime.relay`)."""
     result = pickle.loads(task)()
     return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
 
