@@ -178,3 +178,21 @@ def test_the_thread_that_reads_the_answers_builds_where_it_is():
         assert len(sent) == 2 and not waiting.done()
     with pytest.raises(BrokenExecutor, match="would wait"):
         pool.submit(square, 4).result(timeout=1)
+
+
+def test_a_worker_that_dies_under_a_relayed_task_fails_it_and_the_next_runs():
+    """An analysis worker killed under a relayed build (the OOM killer) fails that build, which
+    is then made in the label process; the pool's new worker takes the next one."""
+    import os
+
+    from visdup.runtime.workers import WorkerPool
+
+    workers = WorkerPool(1)
+    try:
+        pool, counts = loopback(lambda: workers)
+        with pytest.raises(BrokenExecutor, match="WorkerDied"):
+            pool.submit(os._exit, 9).result(timeout=60)
+        assert pool.submit(square, 7).result(timeout=60) == 49
+    finally:
+        workers.shutdown()
+    assert counts == ["visdup/label_process/relayed"]
