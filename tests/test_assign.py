@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -246,3 +247,44 @@ def test_placing_a_known_signature_takes_no_transaction_on_postgresql(pg_url):
     b.finish()
     store_a.close()
     store_b.close()
+
+
+def test_a_template_the_store_refused_on_the_way_is_stored_as_the_crawl_ends(tmp_path, caplog):
+    """A background build whose store went away as it stored the template (the crawl goes on
+    once the store is back) is built again and stored as the crawl ends; the end does not
+    fail for it (a failed end left every merge of the run undone)."""
+    import sqlite3
+    import threading
+
+    from sqlalchemy.exc import OperationalError
+
+    caplog.set_level(logging.INFO, logger="visdup")
+    store = Store.from_url(f"sqlite:///{tmp_path / 'c.sqlite3'}")
+    clusters = CrawlClusters(store, template_min_pages=2, extract=False)
+    put = store.put_cluster
+    refused: list[int] = []
+
+    def away_once(conn, cid, **kwargs):
+        if (
+            kwargs.get("template")
+            and not refused
+            and threading.current_thread().name != "MainThread"
+        ):
+            refused.append(cid)
+            raise OperationalError("UPDATE", {}, sqlite3.OperationalError("disk I/O error"))
+        return put(conn, cid, **kwargs)
+
+    store.put_cluster = away_once  # type: ignore[method-assign]
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    for name in events[:3]:
+        cid = clusters.assign(name, trees[name]).cluster
+    for job in clusters._pending:
+        job.result(timeout=30)  # the background build ran, and its store was refused
+    assert refused == [cid]
+    assert not any(row.template for row in store.cluster_rows() if row.id == cid)
+    clusters.finish()
+    rows = {row.id: row for row in store.cluster_rows()}
+    assert rows[cid].template and json.loads(rows[cid].template)["pages"] == 3
+    assert "stored as the crawl ends" in caplog.text
+    store.close()

@@ -47,6 +47,7 @@ from typing import Any
 
 from visdup.engine import usable_cores
 from visdup.storage.locks import CLUSTERS_LOCK
+from visdup.storage.outage import is_outage
 from visdup.storage.store import Store
 from visdup.storage.urls import canonical_url
 from visdup.templates import kept_mappings
@@ -425,9 +426,21 @@ class CrawlClusters:
             return list(pool.map(lambda job: self._build(*job), jobs))
 
     def _build_later(self, cid: int, trees: list[Built], medoid: int | None) -> None:
+        """A build queued on the way, stored when done. One that cannot be stored (the store
+        went away meanwhile) is built again as the crawl ends, and stored then: its failure
+        is not the close's (a close that raised left every merge of the run undone)."""
         template = self._build(cid, trees, medoid)
-        if template is not None:
+        if template is None:
+            return
+        try:
             self._store_built(cid, template)
+        except Exception as exc:
+            with self._lock:
+                self._final.add(cid)
+            if is_outage(exc):
+                logger.info("visdup: the template of cluster %d is stored as the crawl ends", cid)
+            else:
+                logger.exception("visdup: cannot store the template of cluster %d", cid)
 
     def _store_built(self, cid: int, template: Template) -> None:
         """Store the template built for cluster ``cid``, under the id it goes by now."""
