@@ -283,6 +283,8 @@ def test_a_template_the_store_refused_on_the_way_is_stored_as_the_crawl_ends(tmp
         job.result(timeout=30)  # the background build ran, and its store was refused
     assert refused == [cid]
     assert not any(row.template for row in store.cluster_rows() if row.id == cid)
+    # the write rolled back: the version this process goes by is the store's
+    assert clusters.version == store.clusters_version_now()
     clusters.finish()
     rows = {row.id: row for row in store.cluster_rows()}
     assert rows[cid].template and json.loads(rows[cid].template)["pages"] == 3

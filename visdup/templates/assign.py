@@ -444,16 +444,28 @@ class CrawlClusters:
 
     def _store_built(self, cid: int, template: Template) -> None:
         """Store the template built for cluster ``cid``, under the id it goes by now."""
-        with self._lock, self.store.transaction(locks=[CLUSTERS_LOCK]) as conn:
-            # the version this writes must follow every other process's: read theirs first
-            # (a merge there may also have moved this cluster into another)
-            if self.store.several_writers and self.store.clusters_version(conn) > self.version:
-                self._reload(conn)
-            live = self.live(cid)
-            if live != cid and live in self.templates:
-                return  # merged meanwhile into a cluster that has its own template
-            template.cluster = live
-            self._store_template(conn, live, template)
+        with self._lock:
+            stored = self.version
+            try:
+                with self.store.transaction(locks=[CLUSTERS_LOCK]) as conn:
+                    # the version this writes must follow every other process's: read theirs
+                    # first (a merge there may also have moved this cluster into another)
+                    if (
+                        self.store.several_writers
+                        and self.store.clusters_version(conn) > self.version
+                    ):
+                        self._reload(conn)
+                    stored = self.version
+                    live = self.live(cid)
+                    if live != cid and live in self.templates:
+                        return  # merged meanwhile into a cluster that has its own template
+                    template.cluster = live
+                    self._store_template(conn, live, template)
+            except BaseException:
+                # rolled back: this process goes by the version the store holds again, or it
+                # would not read another process's next change, written under that number
+                self.version = stored
+                raise
 
     def _store_template(self, conn: Any, cid: int, template: Template) -> None:
         self.templates[cid] = template
@@ -494,7 +506,10 @@ class CrawlClusters:
                 continue
             try:
                 self._store_built(cid, template)
-            except Exception:  # one template left as it was; the others and the merges go on
+            except Exception as exc:
+                if is_outage(exc):
+                    raise  # the store is away: nothing of the end can be stored (the next run)
+                # one template left as it was; the others and the merges go on
                 logger.exception("visdup: cannot store the template of cluster %d", cid)
         if self._pool is not None:
             self._pool.shutdown(wait=True)
