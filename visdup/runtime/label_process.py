@@ -230,10 +230,8 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
             continue
         started = time.thread_time()
         try:
-            if isinstance(request, Close):  # nothing else reads the pipe while it closes
-                with reading_answers(conn, builds):
-                    value = _answer(labelling, request, counter, serial)
-            else:
+            closing = isinstance(request, Close)  # nothing else reads the pipe while it closes
+            with reading_answers(conn, builds) if closing else contextlib.nullcontext():
                 value = _answer(labelling, request, counter, serial)
             if not isinstance(request, Close):
                 serial += time.thread_time() - started

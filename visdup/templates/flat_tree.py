@@ -50,6 +50,12 @@ def _text_code_python(text: str) -> int:
     return (h & 0x7FFFFFFF) or 1
 
 
+def match_codes(texts: Sequence[str | None], fixed: Sequence[bool]) -> list[int]:
+    """A template's match codes: each fixed text's code (met only by the same text), 0 for
+    every other node (met by structure alone)."""
+    return [code if fix else 0 for code, fix in zip(text_codes(texts), fixed, strict=True)]
+
+
 def text_codes(texts: Sequence[str | None]) -> array:
     """:func:`text_code` of each text, 0 for None, as the int32 array matching reads."""
     if _kernel is not None:

@@ -34,7 +34,6 @@ from visdup.templates.flat_tree import (
     Tree,
     packed,
     text_code,
-    text_codes,
     truncate_sizes,
     unpacked,
 )
@@ -59,7 +58,6 @@ __all__ = [
     "stm_upper_bound",
     "stm_upper_bounds",
     "text_code",
-    "text_codes",
     "tree_distance_stm",
     "truncate_sizes",
     "unpacked",

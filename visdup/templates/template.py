@@ -36,6 +36,7 @@ from visdup.templates.field_names import (
     stable_names,
     title_field,
 )
+from visdup.templates.flat_tree import match_codes
 from visdup.templates.main_text import in_main_text
 from visdup.templates.record_lists import RecordLists
 from visdup.templates.stm import (
@@ -43,7 +44,6 @@ from visdup.templates.stm import (
     FlatTree,
     PackedTree,
     stm_mapping,
-    text_codes,
     unpacked,
 )
 from visdup.templates.template_model import Anchor, Field, Mapped, Template
@@ -168,13 +168,13 @@ def _fixed_and_mappings(
     # text is a candidate label when it reads the same in most pages it is mapped in.
     fixed, _ = _fixed_texts(base, others, None, None, max_nodes, majority=True)
     # Pass 2: candidates take part in matching; a label must now read the same everywhere.
-    candidates = _details(texts, fixed)
+    candidates = match_codes(texts, fixed)
     fixed, mappings = _fixed_texts(
         base, others, candidates, their_details, max_nodes, majority=False
     )
     # Pass 3: the final mapping decides required nodes and fields. When pass 2 kept every
     # candidate, the matching it ran is that mapping already (same trees, same details).
-    details = _details(texts, fixed)
+    details = match_codes(texts, fixed)
     if details != candidates:
         mappings = [
             stm_mapping(base, other, details_a=details, details_b=d, max_nodes=max_nodes, keep=True)
@@ -291,11 +291,6 @@ def _outside_main_text(
         or i == own_title
         or i not in flow
     ]
-
-
-def _details(texts: Sequence[str | None], fixed: Sequence[bool]) -> list[int]:
-    codes = text_codes(texts)
-    return [code if fix else 0 for code, fix in zip(codes, fixed, strict=True)]
 
 
 def _fixed_texts(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from visdup.templates.flat_tree import FlatTree, text_codes
+from visdup.templates.flat_tree import FlatTree, match_codes
 
 
 @dataclass(frozen=True)
@@ -75,8 +75,7 @@ class Template:
 
     def details(self) -> list[int]:
         """Match codes: fixed texts must be met by the same text, everything else by structure."""
-        codes = text_codes(self.tree.texts)
-        return [code if fix else 0 for code, fix in zip(codes, self.fixed, strict=True)]
+        return match_codes(self.tree.texts, self.fixed)
 
     def roles(self) -> list[str]:
         field_nodes = {f.node for f in self.fields}
