@@ -290,3 +290,123 @@ def test_a_template_the_store_refused_on_the_way_is_stored_as_the_crawl_ends(tmp
     assert rows[cid].template and json.loads(rows[cid].template)["pages"] == 3
     assert "stored as the crawl ends" in caplog.text
     store.close()
+
+
+def _refusing(store: Store, method: str, when: Any) -> list[Any]:
+    """Make ``store.<method>`` raise as an outage once, for the first call ``when`` accepts;
+    the calls it refused."""
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    real = getattr(store, method)
+    refused: list[Any] = []
+
+    def away_once(conn, *args, **kwargs):
+        if not refused and when(*args, **kwargs):
+            refused.append(args)
+            raise OperationalError("INSERT", {}, sqlite3.OperationalError("disk I/O error"))
+        return real(conn, *args, **kwargs)
+
+    setattr(store, method, away_once)
+    return refused
+
+
+def _stored_layouts(store: Store) -> dict[int, int]:
+    """Signature key → the cluster its stored row names."""
+    from sqlalchemy import select
+
+    from visdup.storage.schema import layouts
+
+    with store.reading() as conn:
+        rows = conn.execute(select(layouts.c.key, layouts.c.cluster_id))
+        return {(k + (1 << 64) if k < 0 else k): c for k, c in rows}
+
+
+def test_a_placing_the_store_refused_is_stored_when_its_page_comes_again(tmp_path):
+    """The store goes away inside the transaction that places a page of a new signature:
+    the page is sent again once it is back. The signature this process already holds in
+    memory is stored then (before, it counted as known and was never stored: another
+    process, or the next run, placed that kind of page in a cluster of its own), and the
+    page counts once."""
+    url = f"sqlite:///{tmp_path / 'c.sqlite3'}"
+    store = Store.from_url(url)
+    clusters = CrawlClusters(store, template_min_pages=3, extract=False)
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    first = trees[events[0]]
+    refused = _refusing(store, "put_cluster", lambda cid, **kw: True)
+    with pytest.raises(Exception, match="disk I/O"):
+        clusters.assign(events[0], first)
+    assert refused and _stored_layouts(store) == {}
+    assert clusters.version == store.clusters_version_now()
+    placed = clusters.assign(events[0], first)  # the store is back: the page comes again
+    assert placed.new_cluster
+    assert _stored_layouts(store) == {first.layout.key: placed.cluster}
+    assert clusters.clusterer.counts[first.layout.key] == 1
+    assert clusters.sizes[placed.cluster] == 1
+    assert clusters.version == store.clusters_version_now()
+    for name in events[1:]:
+        assert clusters.assign(name, trees[name]).cluster == placed.cluster
+    clusters.finish()
+    store.close()
+    # the next run (or another process) reads the signature and places the kind with it
+    store = Store.from_url(url)
+    again = CrawlClusters(store, template_min_pages=3, extract=False)
+    assert again.assign(events[0] + "?next", first).cluster == placed.cluster
+    assert {row.id for row in store.cluster_rows()} >= {placed.cluster}
+    again.finish()
+    store.close()
+
+
+def test_a_merge_the_store_refused_is_stored_with_the_next_placing(tmp_path):
+    """A new signature merges (renames) a cluster in a transaction the store refuses; the
+    page does not come again (it went without a cluster). The next placing, of a signature
+    already known, stores the merge: the signature and the cluster it absorbed."""
+    from tests.test_label_process import _EXTRAS, _article, _renaming
+
+    (_, older), (_, newer) = _renaming([_article(e) for e in _EXTRAS[:2]])
+    store = Store.from_url(f"sqlite:///{tmp_path / 'm.sqlite3'}")
+    clusters = CrawlClusters(store, template_min_pages=5, extract=False)
+    first = clusters.assign("http://example.test/a.html", older)
+    _refusing(store, "merge_clusters", lambda into, absorbed: True)
+    with pytest.raises(Exception, match="disk I/O"):
+        clusters.assign("http://example.test/b.html", newer)
+    assert _stored_layouts(store) == {older.layout.key: first.cluster}
+    assert clusters.sizes.get(clusters.live(first.cluster)) == 1  # b's placing taken back
+    placed = clusters.assign("http://example.test/c.html", older)  # known signature
+    assert placed.cluster != first.cluster and not placed.new_cluster
+    assert _stored_layouts(store) == {
+        older.layout.key: placed.cluster,
+        newer.layout.key: placed.cluster,
+    }
+    assert first.cluster not in {row.id for row in store.cluster_rows()}
+    assert clusters.version == store.clusters_version_now()
+    clusters.finish()
+    store.close()
+
+
+def test_a_placing_refused_as_it_stored_its_template_comes_again_whole(tmp_path):
+    """With records asked for, the placing that completes a cluster builds its template and
+    stores it in its own transaction; refused there, the page is taken back whole (its
+    count, its place in the sample and among the pages waiting for records, the template)
+    and, sent again, gives every record once."""
+    store = Store.from_url(f"sqlite:///{tmp_path / 'r.sqlite3'}")
+    clusters = CrawlClusters(store, template_min_pages=2, extract=True)
+    trees = _trees()
+    events = sorted(n for n in trees if n.startswith("events/") and n != "events/index.html")
+    first = clusters.assign(events[0], trees[events[0]])
+    assert first.records == []
+    _refusing(store, "put_cluster", lambda cid, **kw: bool(kw.get("template")))
+    with pytest.raises(Exception, match="disk I/O"):
+        clusters.assign(events[1], trees[events[1]])
+    cid = first.cluster
+    assert clusters.sizes[cid] == 1 and cid not in clusters.templates
+    assert [u for u, *_ in clusters._early[cid]] == [events[0]]
+    assert [entry[1] for entry in clusters.samples[cid]] == [events[0]]
+    placed = clusters.assign(events[1], trees[events[1]])
+    assert sorted(r["url"] for r in placed.records) == sorted(events[:2])
+    [row] = [row for row in store.cluster_rows() if row.id == cid]
+    assert json.loads(row.template)["pages"] == 2
+    clusters.finish()
+    store.close()

@@ -143,6 +143,9 @@ class CrawlClusters:
         self._final: set[int] = set()
         #: Cluster id → (sample URLs, starting page) its template was last built from.
         self._built_from: dict[int, tuple[tuple[str, ...], int | None]] = {}
+        #: Placings of new signatures this process made in memory whose transaction rolled
+        #: back (the store went away): written by its next transaction that commits.
+        self._owed: list[_Owed] = []
         with store.reading() as conn:
             self._reload(conn)
 
@@ -187,53 +190,101 @@ class CrawlClusters:
         """Place one page (thread-safe); persists what changed before returning."""
         layout = page.layout
         with self._lock:
-            if self._known_and_current(layout):
+            if not self._owed and self._known_and_current(layout):
                 cid = self.clusterer.add(layout)  # known: it joins, and merges nothing
                 return self._placed(_writes_nothing, cid, url, page, Assignment(cid, False))
         # one cluster writer at a time; the transaction begins when first used: placing a page
         # whose signature is known and that merges nothing writes nothing, and then takes no
         # write lock (SQLite) and makes no commit
-        with self._lock, self.store.transaction_on_use(locks=[CLUSTERS_LOCK]) as conn:
-            if self.store.several_writers and self.store.clusters_version(conn()) > self.version:
-                self._reload(conn())
-            known = layout.key in self.clusterer.atoms
-            cid = self.clusterer.add(layout)
-            absorbed = list(self.clusterer.absorbed)
-            new = not self.clusterer.joined
-            if not known or absorbed:
-                self.version += 1
-                if not known:
-                    self.store.put_layout(
-                        conn(),
-                        layout.key,
-                        cluster_id=cid,
-                        labels=layout.stored_labels,
-                        sizes=layout.sizes,
-                        version=self.version,
-                    )
-                if absorbed:
-                    self._absorb_here(cid, absorbed)
-                    self.store.merge_clusters(conn(), cid, absorbed)
-                    template = self.templates.get(cid)
-                    state = self._state(cid)
-                    self.store.put_cluster(
-                        conn(),
-                        cid,
-                        version=self.version,
-                        representative=canonical_url(url),
-                        state=state,
-                        template=template.to_dict() if template is not None else None,
-                    )
-                else:
-                    # which page stands for the cluster is settled as the crawl ends
-                    # (:meth:`finish`), from all of its pages
-                    self.store.put_cluster(
-                        conn(),
-                        cid,
-                        version=self.version,
-                        representative=canonical_url(url) if new else None,
-                    )
-            return self._placed(conn, cid, url, page, Assignment(cid, new, merged=absorbed))
+        with self._lock:
+            stored = self.version
+            added: _Owed | None = None
+            known = True
+            before: _Kept | None = None
+            try:
+                with self.store.transaction_on_use(locks=[CLUSTERS_LOCK]) as conn:
+                    if (
+                        self.store.several_writers
+                        and self.store.clusters_version(conn()) > self.version
+                    ):
+                        self._reload(conn())
+                    stored = self.version
+                    paid = self._pay_owed(conn, layout.key)
+                    known = layout.key in self.clusterer.atoms
+                    cid = self.clusterer.add(layout)
+                    absorbed = list(self.clusterer.absorbed)
+                    added = _Owed(layout, cid, absorbed, not self.clusterer.joined, url)
+                    if absorbed:
+                        self._absorb_here(cid, absorbed)
+                    if not known:
+                        self._write_placing(conn, added)
+                    before = _Kept.of(self, cid)
+                    result = self._placed(conn, cid, url, page, Assignment(cid, added.new))
+                    result.merged = absorbed
+                    if paid is not None:  # sent again: what its first placing made
+                        result.new_cluster, result.merged = paid.new, paid.absorbed
+            except BaseException:
+                # Rolled back: the store holds none of it, this process keeps what it placed
+                # in memory (a cluster's merges cannot be undone there) and writes it with
+                # its next transaction. The page itself is taken back: it is sent again, or
+                # labelled without a cluster.
+                self.version = stored
+                if added is not None:
+                    if not known:
+                        self._owed.append(added)
+                    self.clusterer.withdraw(layout.key)
+                    if before is not None:
+                        before.restore(self)
+                raise
+            self._owed.clear()  # paid in the transaction that committed
+            return result
+
+    def _pay_owed(self, conn: Callable[[], Any], key: int) -> _Owed | None:
+        """Write the placings whose transaction rolled back (in this transaction); the one of
+        signature ``key``, if any."""
+        paid = None
+        for owed in self._owed:
+            self._write_placing(conn, owed)
+            if owed.layout.key == key:
+                paid = owed
+        return paid
+
+    def _write_placing(self, conn: Callable[[], Any], placing: _Owed) -> None:
+        """Store what placing a page of a new signature changed: the signature, its cluster's
+        row, the clusters it merged (under the ids they go by now)."""
+        cid = self.live(placing.cluster)
+        self.version += 1
+        layout = placing.layout
+        self.store.put_layout(
+            conn(),
+            layout.key,
+            cluster_id=cid,
+            labels=layout.stored_labels,
+            sizes=layout.sizes,
+            version=self.version,
+        )
+        if placing.absorbed:
+            gone = sorted({old for old in placing.absorbed if old != cid})
+            if gone:
+                self.store.merge_clusters(conn(), cid, gone)
+            template = self.templates.get(cid)
+            self.store.put_cluster(
+                conn(),
+                cid,
+                version=self.version,
+                representative=canonical_url(placing.url),
+                state=self._state(cid),
+                template=template.to_dict() if template is not None else None,
+            )
+        else:
+            # which page stands for the cluster is settled as the crawl ends
+            # (:meth:`finish`), from all of its pages
+            self.store.put_cluster(
+                conn(),
+                cid,
+                version=self.version,
+                representative=canonical_url(placing.url) if placing.new else None,
+            )
 
     def _known_and_current(self, layout: Layout) -> bool:
         """With several writers (PostgreSQL), whether the page can be placed without the
@@ -456,11 +507,13 @@ class CrawlClusters:
                     ):
                         self._reload(conn)
                     stored = self.version
+                    self._pay_owed(lambda: conn, 0)
                     live = self.live(cid)
-                    if live != cid and live in self.templates:
-                        return  # merged meanwhile into a cluster that has its own template
-                    template.cluster = live
-                    self._store_template(conn, live, template)
+                    if live == cid or live not in self.templates:
+                        # (not merged meanwhile into a cluster that has its own template)
+                        template.cluster = live
+                        self._store_template(conn, live, template)
+                self._owed.clear()
             except BaseException:
                 # rolled back: this process goes by the version the store holds again, or it
                 # would not read another process's next change, written under that number
@@ -514,19 +567,23 @@ class CrawlClusters:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-        with self._lock, self.store.transaction(locks=[CLUSTERS_LOCK]) as conn:
-            # with one writer (SQLite) every merge saw every page stored before it
-            if self.store.several_writers:
-                if self.store.clusters_version(conn) > self.version:
+        with self._lock:
+            with self.store.transaction(locks=[CLUSTERS_LOCK]) as conn:
+                # with one writer (SQLite) every merge saw every page stored before it
+                if self.store.several_writers and self.store.clusters_version(conn) > self.version:
                     self._reload(conn)  # merges other processes made since this one last looked
-                # A page this process stored under a template as another process merged it was
-                # not committed yet when that merge moved the template's pages: it follows now.
-                merged: dict[int, list[int]] = {}
-                for old in self._renamed:
-                    merged.setdefault(self.live(old), []).append(old)
-                for into, gone in sorted(merged.items()):
-                    self.store.merge_clusters(conn, into, sorted(gone))
-            self._settle_representatives(conn)
+                self._pay_owed(lambda: conn, 0)
+                if self.store.several_writers:
+                    # A page this process stored under a template as another process merged it
+                    # was not committed yet when that merge moved the template's pages: it
+                    # follows now.
+                    merged: dict[int, list[int]] = {}
+                    for old in self._renamed:
+                        merged.setdefault(self.live(old), []).append(old)
+                    for into, gone in sorted(merged.items()):
+                        self.store.merge_clusters(conn, into, sorted(gone))
+                self._settle_representatives(conn)
+            self._owed.clear()
 
     def _settle_representatives(self, conn: Any) -> None:
         """Each cluster's representative: the cleanest of all its stored pages
@@ -547,6 +604,53 @@ class CrawlClusters:
         page = unpacked(tree)
         assert page is not None
         return extract_record(template, url, page, min_fit=self.min_fit, text=text)
+
+
+@dataclass(slots=True)
+class _Owed:
+    """A page of a new signature as this process placed it: what its placing stores."""
+
+    layout: Layout
+    #: The cluster it was placed in, and the clusters that merged into that one then.
+    cluster: int
+    absorbed: list[int]
+    #: Whether it made a new cluster; the page's URL.
+    new: bool
+    url: str
+
+
+@dataclass(slots=True)
+class _Kept:
+    """What placing one page changes of its cluster in memory, as it was before: restored
+    when the placing's transaction rolls back."""
+
+    cluster: int
+    values: list[tuple[dict[int, Any], Any]]
+    final: bool
+
+    #: The per-cluster maps a placing writes (by attribute name).
+    MAPS = ("sizes", "samples", "_early", "built_at", "templates", "cores", "_built_from")
+
+    @classmethod
+    def of(cls, clusters: CrawlClusters, cid: int) -> _Kept:
+        values = []
+        for name in cls.MAPS:
+            held: dict[int, Any] = getattr(clusters, name)
+            value = held.get(cid, _ABSENT)
+            values.append((held, list(value) if isinstance(value, list) else value))
+        return cls(cid, values, cid in clusters._final)
+
+    def restore(self, clusters: CrawlClusters) -> None:
+        for held, value in self.values:
+            if value is _ABSENT:
+                held.pop(self.cluster, None)
+            else:
+                held[self.cluster] = value
+        if not self.final:
+            clusters._final.discard(self.cluster)
+
+
+_ABSENT = object()
 
 
 def _writes_nothing() -> Any:

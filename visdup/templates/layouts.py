@@ -187,6 +187,19 @@ class LayoutClusterer:
         self.joined = bool(before)
         return final
 
+    def withdraw(self, key: int, count: int = 1) -> None:
+        """Take back ``count`` pages of signature ``key`` that :meth:`add` placed (their
+        placing was not stored: they come again, or go without a cluster). The signature and
+        the merges it made stay: they do not depend on how many pages carry it."""
+        self.stats.pages -= count
+        self.counts[key] -= count
+        group = self._groups[self._group_of[key]]
+        group.pages -= count
+        counts = self.counts
+        group.core = min(
+            (k for keys in group.members.values() for k in keys), key=lambda k: (-counts[k], k)
+        )
+
     def _commoner(self, a: int, b: int) -> int:
         """Of two atoms, the one more pages carry (ties: the smaller key)."""
         counts = self.counts
