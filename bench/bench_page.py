@@ -1,6 +1,6 @@
 """Per-page analysis cost by stage, and a digest of every stage's output.
 
-    .venv/bin/python bench/bench_page.py [--set python|aeb|warpcore] [--pages 150]
+    .venv/bin/python bench/bench_page.py [--set python|aeb|warpcore|readability] [--pages 150]
 
 Stages: clean (title + invisible nodes), main_content, content_print, dom_tree on a cleaned
 page. Parsing is done before the clock starts. The digest line lets two versions of the code
@@ -36,6 +36,9 @@ def pages(which: str, limit: int) -> list[bytes]:
         return [gzip.decompress(p.read_bytes()) for p in files]
     if which == "warpcore":
         files = sorted((SHARED / "warpcore" / "site").rglob("*.html"))[:limit]
+        return [p.read_bytes() for p in files]
+    if which == "readability":  # one page of each of 130 sites: their own style sheets
+        files = sorted((SHARED / "readability-pages" / "pages").glob("*/source.html"))[:limit]
         return [p.read_bytes() for p in files]
     raise SystemExit(f"unknown set {which}")
 

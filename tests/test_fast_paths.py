@@ -808,6 +808,46 @@ def test_pooled_selector_matches_equal_xpath() -> None:
         assert selectors.chain_of(selector) is None
 
 
+@pytest.mark.skipif(
+    stm_module._walks is None or not stm_module._walks.DOM_WALK,
+    reason="compiled DOM walk not built",
+)
+@pytest.mark.parametrize("few", [0, 3, 10**9])
+def test_compiled_element_index_equals_the_python_loop(monkeypatch, few: int) -> None:
+    """The compiled walk's index of a page (names, then elements made from their numbers one
+    by one, or all at once) holds what the Python loop over ``root.iter()`` holds, element
+    for element; a tree it cannot read as lxml does is left to that loop."""
+    from visdup.content import css
+
+    monkeypatch.setattr(css._Elements, "FEW", few)
+    pages = [SELECTOR_PAGE.encode(), *PAGES, *(h.encode() for h in HIDING)]
+    rng = random.Random(5)
+    pages += [_random_page(rng).encode() for _ in range(20)]
+    compared = 0
+    for body in pages:
+        root = parse_html(body).root
+        if root is None:
+            continue
+        for top in (root, root.find(".//div")):
+            if top is None:
+                continue
+            theirs, mine = css._Index(top.iter()), css._Index.of_tree(top)
+            assert mine.count == theirs.count
+            for name in ("tags", "classes", "ids"):
+                expected, found = getattr(theirs, name), getattr(mine, name)
+                assert set(found) == set(expected), name
+                for key in sorted(expected, key=lambda k: rng.random()):  # any order of asking
+                    got = found.get(key, [])
+                    assert len(got) == len(expected[key])
+                    assert all(a is b for a, b in zip(got, expected[key], strict=True)), key
+                assert found.get("no such name", []) == []
+            compared += 1
+    assert compared > 100
+    ns = lxml.etree.fromstring("<r xmlns:x='urn:x'><x:a class='c'/><b id='i'/></r>")
+    assert stm_module._walks.element_names(ns) is None
+    assert css._Index.of_tree(ns).classes == css._Index(ns.iter()).classes
+
+
 def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
     """Walking up from the few elements a selector names asks each ancestor once per
     compound; a search that takes more steps than the tree has elements stops, and XPath

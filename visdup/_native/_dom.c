@@ -2426,6 +2426,189 @@ done:
     return result;
 }
 
+/* ------------------------------------------------------------------ element names
+ *
+ * element_names(root) is the loop of visdup.content.css._Index over ``root.iter()``, without
+ * a proxy per element: each element's lower-cased tag, the names of its class attribute as
+ * str.split() gives them and its id (when not empty), each with the element's number in
+ * that iteration (the root 0; comments, processing instructions and entity references are
+ * numbered as lxml yields them, and not indexed). The caller makes the proxies of the few
+ * elements a page's rules select. None: an element the walk cannot read as lxml does (a
+ * namespace, an attribute value that is not plain text, bytes that are not UTF-8).
+ */
+
+/* Appends number to the list under key in dict (made when absent); -1 on an error. */
+static int
+append_number(PyObject *dict, PyObject *key, PyObject *number)
+{
+    PyObject *list = PyDict_GetItemWithError(dict, key);
+    if (list == NULL) {
+        if (PyErr_Occurred()) return -1;
+        list = PyList_New(0);
+        if (list == NULL) return -1;
+        int rc = PyDict_SetItem(dict, key, list);
+        Py_DECREF(list);
+        if (rc < 0) return -1;
+    }
+    return PyList_Append(list, number);
+}
+
+/* The class names of a class attribute's value (str.split()), cached by the value: a page
+ * repeats a few hundred class attributes over thousands of elements. */
+static PyObject *
+class_names(PyObject *cache, PyObject *value)
+{
+    PyObject *names = PyDict_GetItemWithError(cache, value);
+    if (names != NULL) {
+        Py_INCREF(names);
+        return names;
+    }
+    if (PyErr_Occurred()) return NULL;
+    names = PyUnicode_Split(value, NULL, -1);
+    if (names == NULL || PyDict_SetItem(cache, value, names) < 0) {
+        Py_XDECREF(names);
+        return NULL;
+    }
+    return names;
+}
+
+static int
+index_element(vd_node *n, PyObject *number, PyObject *tags, PyObject *classes, PyObject *ids,
+              PyObject *tag_cache, PyObject *class_cache, int *fallback)
+{
+    if (n->ns != NULL || n->name == NULL) {
+        *fallback = 1;
+        return -1;
+    }
+    PyObject *tag = lowered_tag(tag_cache, n, fallback);
+    if (tag == NULL) return -1;
+    int rc = append_number(tags, tag, number);
+    Py_DECREF(tag);
+    if (rc < 0) return -1;
+    vd_attr *a = find_attr(n, "class");
+    if (a != NULL) {
+        PyObject *value = attr_text(a, fallback);
+        if (value == NULL) return -1;
+        PyObject *names = PyUnicode_GET_LENGTH(value) ? class_names(class_cache, value) : NULL;
+        int failed = PyUnicode_GET_LENGTH(value) && names == NULL;
+        Py_DECREF(value);
+        if (failed) return -1;
+        if (names != NULL) {
+            for (Py_ssize_t k = 0; k < PyList_GET_SIZE(names) && !failed; k++)
+                failed = append_number(classes, PyList_GET_ITEM(names, k), number) < 0;
+            Py_DECREF(names);
+            if (failed) return -1;
+        }
+    }
+    a = find_attr(n, "id");
+    if (a != NULL) {
+        PyObject *value = attr_text(a, fallback);
+        if (value == NULL) return -1;
+        rc = PyUnicode_GET_LENGTH(value) ? append_number(ids, value, number) : 0;
+        Py_DECREF(value);
+        if (rc < 0) return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+element_names(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    if (element_type == NULL || !PyObject_TypeCheck(arg, element_type)) Py_RETURN_NONE;
+    vd_node *root = ((ElementHead *)arg)->c_node;
+    if (root == NULL || root->type != N_ELEMENT) Py_RETURN_NONE;
+    PyObject *tags = PyDict_New(), *classes = PyDict_New(), *ids = PyDict_New();
+    PyObject *tag_cache = PyDict_New(), *class_cache = PyDict_New();
+    PyObject *result = NULL;
+    int fallback = 0;
+    Py_ssize_t count = 0, sp = 0, cap = 64, nodes = 0, room = 1024;
+    /* the open elements' numbers and the position of their next child */
+    Py_ssize_t *up = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)cap);
+    Py_ssize_t *next_pos = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)cap);
+    int32_t *parents = PyMem_Malloc(sizeof(int32_t) * (size_t)room);
+    int32_t *positions = PyMem_Malloc(sizeof(int32_t) * (size_t)room);
+    if (!tags || !classes || !ids || !tag_cache || !class_cache) goto done;
+    if (!up || !next_pos || !parents || !positions) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    vd_node *n = root;
+    while (n != NULL) {
+        if (nodes == room || nodes >= INT32_MAX) {
+            if (nodes >= INT32_MAX) { /* past what the numbers hold: Python's loop */
+                fallback = 1;
+                goto done;
+            }
+            room *= 2;
+            int32_t *p = PyMem_Realloc(parents, sizeof(int32_t) * (size_t)room);
+            if (p != NULL) parents = p;
+            int32_t *q = p ? PyMem_Realloc(positions, sizeof(int32_t) * (size_t)room) : NULL;
+            if (q != NULL) positions = q;
+            if (p == NULL || q == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        parents[nodes] = sp ? (int32_t)up[sp - 1] : -1;
+        positions[nodes] = sp ? (int32_t)next_pos[sp - 1]++ : 0;
+        if (n->type == N_ELEMENT) {
+            PyObject *at = PyLong_FromSsize_t(nodes);
+            if (at == NULL) goto done;
+            int rc = index_element(n, at, tags, classes, ids, tag_cache, class_cache, &fallback);
+            Py_DECREF(at);
+            if (rc < 0) goto done;
+            count++;
+        }
+        /* root.iter()'s order: into an element's children, else on to the next node up */
+        vd_node *child = n->type == N_ELEMENT ? lxml_child(n->children) : NULL;
+        if (child != NULL) {
+            if (sp == cap) {
+                cap *= 2;
+                Py_ssize_t *u = PyMem_Realloc(up, sizeof(Py_ssize_t) * (size_t)cap);
+                if (u != NULL) up = u;
+                Py_ssize_t *v = u ? PyMem_Realloc(next_pos, sizeof(Py_ssize_t) * (size_t)cap) : NULL;
+                if (v != NULL) next_pos = v;
+                if (u == NULL || v == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+            }
+            up[sp] = nodes;
+            next_pos[sp++] = 0;
+            nodes++;
+            n = child;
+            continue;
+        }
+        nodes++;
+        vd_node *next = NULL;
+        while (n != root && (next = lxml_child(n->next)) == NULL) {
+            n = n->parent;
+            sp--;
+        }
+        n = n == root ? NULL : next;
+    }
+    PyObject *p = PyBytes_FromStringAndSize((const char *)parents, nodes * (Py_ssize_t)sizeof(int32_t));
+    PyObject *q = p ? PyBytes_FromStringAndSize((const char *)positions,
+                                                nodes * (Py_ssize_t)sizeof(int32_t))
+                    : NULL;
+    if (p != NULL && q != NULL) result = Py_BuildValue("(OOOnOO)", tags, classes, ids, count, p, q);
+    Py_XDECREF(p);
+    Py_XDECREF(q);
+done:
+    PyMem_Free(up);
+    PyMem_Free(next_pos);
+    PyMem_Free(parents);
+    PyMem_Free(positions);
+    Py_XDECREF(tags);
+    Py_XDECREF(classes);
+    Py_XDECREF(ids);
+    Py_XDECREF(tag_cache);
+    Py_XDECREF(class_cache);
+    if (result == NULL && fallback && !PyErr_Occurred()) Py_RETURN_NONE;
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"blocks_walk", blocks_walk, METH_VARARGS,
      "blocks_walk(root, block_tags, headings, elements=True, rows=False, factor=None,\n"
@@ -2473,6 +2656,11 @@ static PyMethodDef methods[] = {
      "outermost_of(root, elements)\n"
      "The elements below root with no ancestor among them below root, in document order\n"
      "(visdup.page.dom.outermost); None for the Python walk."},
+    {"element_names", element_names, METH_O,
+     "element_names(root)\n"
+     "(tags, classes, ids, elements, parents, positions) of visdup.content.css._Index over\n"
+     "root.iter(): each name with the numbers of its elements in that iteration, and each\n"
+     "node's parent number and child position (int32 bytes); None for the Python loop."},
     {"subtree_sizes", subtree_sizes, METH_O,
      "subtree_sizes(parents)\n"
      "Every node's subtree size from preorder parent indices (the root's is -1)."},
