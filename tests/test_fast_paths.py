@@ -787,6 +787,7 @@ def test_pooled_selector_matches_equal_xpath() -> None:
                 continue
             inside = set(top.iter())
             index = css._Index(top.iter())
+            numbered = css._Index.of_tree(top)  # the compiled match, where it is built
             for selector in asked:
                 compiled, chain = css._compile(selector), selectors.chain_of(selector)
                 if compiled is None or chain is None:
@@ -801,6 +802,8 @@ def test_pooled_selector_matches_equal_xpath() -> None:
                 # pooled match leaves to it (a page's root has none)
                 expected = [el for el in top.xpath(compiled[0]) if el in inside]
                 assert found == expected, selector
+                pooled = css._pooled(top, selector, numbered, 10**9)
+                assert pooled is None or pooled[0] == expected, selector
                 compared += 1
     assert compared > 500
     # what the pooled match leaves to XPath
@@ -869,6 +872,16 @@ def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
     assert css._pooled(root, "body div .x", index, index.count) is None  # two passes
     body = root.find("body")
     assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is not None
+    # the compiled match: the same steps, the same elements
+    numbered = css._Index.of_tree(root)
+    for selector in ("section .x", "div .x", "body div .x", "section > div .x", "div ~ .x"):
+        expected = root.xpath(css._compile(selector)[0])
+        found = css._pooled(root, selector, numbered, 10**9)
+        assert found is not None and found[0] == expected, selector
+        within = css._pooled(root, selector, numbered, numbered.count)
+        assert within is None or within[0] == expected, selector
+    assert css._pooled(root, "section .x", numbered, numbered.count) == ([], (0, 1, 1))
+    assert css._pooled(root, "body div .x", numbered, numbered.count) is None
     lxml.etree.SubElement(root, "footer")  # a sibling of the subtree's top: XPath answers
     assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is None
 
@@ -942,11 +955,12 @@ def test_pooled_selectors_equal_xpath_on_random_pages() -> None:
     from visdup.content import css, selectors
 
     rng = random.Random(2)
-    compared = 0
+    compared = in_c = 0
     for _ in range(80):
         root = parse_html(_random_page(rng).encode()).root
         elements = [el for el in root.iter() if isinstance(el.tag, str)]
         index = css._Index(root.iter())
+        numbered = css._Index.of_tree(root)  # matched by the compiled walk where it is built
         for _ in range(25):
             selector = _random_selector(rng)
             compiled, chain = css._compile(selector), selectors.chain_of(selector)
@@ -957,8 +971,13 @@ def test_pooled_selectors_equal_xpath_on_random_pages() -> None:
             assert [el for el in elements if chain.matches(el, root, walk)] == expected, selector
             pooled = css._pooled(root, selector, index, 10**9)
             assert pooled is None or pooled[0] == expected, selector
+            pooled = css._pooled(root, selector, numbered, 10**9)
+            assert pooled is None or pooled[0] == expected, selector
+            in_c += pooled is not None and numbered.numbered is not None
             compared += 1
     assert compared > 1500
+    if stm_module._walks is not None and stm_module._walks.DOM_WALK:
+        assert in_c > 1000
 
 
 CANONICAL = [

@@ -2511,6 +2511,44 @@ index_element(vd_node *n, PyObject *number, PyObject *tags, PyObject *classes, P
     return 0;
 }
 
+/* The nodes element_names numbered, for chain_match: each node by its number, with its
+ * parent's number and the number of the element before it among its siblings (-1: none).
+ * They are the tree's as it was: a caller holds the table only while the tree stays as it
+ * is (a page's style rules are matched before anything is removed). */
+typedef struct {
+    Py_ssize_t n;
+    vd_node **nodes;
+    int32_t *parents, *prev;
+} ElementTable;
+
+static void
+element_table_free(PyObject *capsule)
+{
+    ElementTable *t = PyCapsule_GetPointer(capsule, "visdup.element_table");
+    if (t == NULL) return;
+    PyMem_Free(t->nodes);
+    PyMem_Free(t->parents);
+    PyMem_Free(t->prev);
+    PyMem_Free(t);
+}
+
+/* Grows the per-node arrays to `room` entries; 0 out of memory (the arrays as they were). */
+static int
+grow_nodes(Py_ssize_t room, vd_node ***nodes, int32_t **parents, int32_t **positions,
+           int32_t **prev)
+{
+    vd_node **a = PyMem_Realloc(*nodes, sizeof(vd_node *) * (size_t)room);
+    if (a == NULL) return 0;
+    *nodes = a;
+    int32_t **arrays[3] = {parents, positions, prev};
+    for (int k = 0; k < 3; k++) {
+        int32_t *grown = PyMem_Realloc(*arrays[k], sizeof(int32_t) * (size_t)room);
+        if (grown == NULL) return 0;
+        *arrays[k] = grown;
+    }
+    return 1;
+}
+
 static PyObject *
 element_names(PyObject *self, PyObject *arg)
 {
@@ -2522,38 +2560,41 @@ element_names(PyObject *self, PyObject *arg)
     PyObject *tag_cache = PyDict_New(), *class_cache = PyDict_New();
     PyObject *result = NULL;
     int fallback = 0;
-    Py_ssize_t count = 0, sp = 0, cap = 64, nodes = 0, room = 1024;
-    /* the open elements' numbers and the position of their next child */
+    Py_ssize_t count = 0, sp = 0, cap = 64, n_nodes = 0, room = 1024;
+    /* per open element: its number, the position of its next child, its last element child */
     Py_ssize_t *up = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)cap);
     Py_ssize_t *next_pos = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)cap);
+    Py_ssize_t *last_el = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)cap);
+    vd_node **nodes = PyMem_Malloc(sizeof(vd_node *) * (size_t)room);
     int32_t *parents = PyMem_Malloc(sizeof(int32_t) * (size_t)room);
     int32_t *positions = PyMem_Malloc(sizeof(int32_t) * (size_t)room);
+    int32_t *prev = PyMem_Malloc(sizeof(int32_t) * (size_t)room);
+    ElementTable *table = NULL;
     if (!tags || !classes || !ids || !tag_cache || !class_cache) goto done;
-    if (!up || !next_pos || !parents || !positions) {
+    if (!up || !next_pos || !last_el || !nodes || !parents || !positions || !prev) {
         PyErr_NoMemory();
         goto done;
     }
     vd_node *n = root;
     while (n != NULL) {
-        if (nodes == room || nodes >= INT32_MAX) {
-            if (nodes >= INT32_MAX) { /* past what the numbers hold: Python's loop */
+        if (n_nodes == room) {
+            if (room >= INT32_MAX / 2) { /* past what the numbers hold: Python's loop */
                 fallback = 1;
                 goto done;
             }
             room *= 2;
-            int32_t *p = PyMem_Realloc(parents, sizeof(int32_t) * (size_t)room);
-            if (p != NULL) parents = p;
-            int32_t *q = p ? PyMem_Realloc(positions, sizeof(int32_t) * (size_t)room) : NULL;
-            if (q != NULL) positions = q;
-            if (p == NULL || q == NULL) {
+            if (!grow_nodes(room, &nodes, &parents, &positions, &prev)) {
                 PyErr_NoMemory();
                 goto done;
             }
         }
-        parents[nodes] = sp ? (int32_t)up[sp - 1] : -1;
-        positions[nodes] = sp ? (int32_t)next_pos[sp - 1]++ : 0;
+        nodes[n_nodes] = n;
+        parents[n_nodes] = sp ? (int32_t)up[sp - 1] : -1;
+        positions[n_nodes] = sp ? (int32_t)next_pos[sp - 1]++ : 0;
+        prev[n_nodes] = sp ? (int32_t)last_el[sp - 1] : -1;
         if (n->type == N_ELEMENT) {
-            PyObject *at = PyLong_FromSsize_t(nodes);
+            if (sp) last_el[sp - 1] = n_nodes;
+            PyObject *at = PyLong_FromSsize_t(n_nodes);
             if (at == NULL) goto done;
             int rc = index_element(n, at, tags, classes, ids, tag_cache, class_cache, &fallback);
             Py_DECREF(at);
@@ -2565,22 +2606,27 @@ element_names(PyObject *self, PyObject *arg)
         if (child != NULL) {
             if (sp == cap) {
                 cap *= 2;
-                Py_ssize_t *u = PyMem_Realloc(up, sizeof(Py_ssize_t) * (size_t)cap);
-                if (u != NULL) up = u;
-                Py_ssize_t *v = u ? PyMem_Realloc(next_pos, sizeof(Py_ssize_t) * (size_t)cap) : NULL;
-                if (v != NULL) next_pos = v;
-                if (u == NULL || v == NULL) {
+                Py_ssize_t *grown[3] = {
+                    PyMem_Realloc(up, sizeof(Py_ssize_t) * (size_t)cap),
+                    NULL, NULL};
+                if (grown[0] != NULL) up = grown[0];
+                grown[1] = grown[0] ? PyMem_Realloc(next_pos, sizeof(Py_ssize_t) * (size_t)cap) : NULL;
+                if (grown[1] != NULL) next_pos = grown[1];
+                grown[2] = grown[1] ? PyMem_Realloc(last_el, sizeof(Py_ssize_t) * (size_t)cap) : NULL;
+                if (grown[2] != NULL) last_el = grown[2];
+                if (grown[2] == NULL) {
                     PyErr_NoMemory();
                     goto done;
                 }
             }
-            up[sp] = nodes;
-            next_pos[sp++] = 0;
-            nodes++;
+            up[sp] = n_nodes;
+            next_pos[sp] = 0;
+            last_el[sp++] = -1;
+            n_nodes++;
             n = child;
             continue;
         }
-        nodes++;
+        n_nodes++;
         vd_node *next = NULL;
         while (n != root && (next = lxml_child(n->next)) == NULL) {
             n = n->parent;
@@ -2588,24 +2634,344 @@ element_names(PyObject *self, PyObject *arg)
         }
         n = n == root ? NULL : next;
     }
-    PyObject *p = PyBytes_FromStringAndSize((const char *)parents, nodes * (Py_ssize_t)sizeof(int32_t));
+    PyObject *p = PyBytes_FromStringAndSize((const char *)parents,
+                                            n_nodes * (Py_ssize_t)sizeof(int32_t));
     PyObject *q = p ? PyBytes_FromStringAndSize((const char *)positions,
-                                                nodes * (Py_ssize_t)sizeof(int32_t))
+                                                n_nodes * (Py_ssize_t)sizeof(int32_t))
                     : NULL;
-    if (p != NULL && q != NULL) result = Py_BuildValue("(OOOnOO)", tags, classes, ids, count, p, q);
+    table = q ? PyMem_Malloc(sizeof(ElementTable)) : NULL;
+    PyObject *capsule = NULL;
+    if (table != NULL) {
+        *table = (ElementTable){n_nodes, nodes, parents, prev};
+        nodes = NULL, parents = NULL, prev = NULL; /* the table's now */
+        capsule = PyCapsule_New(table, "visdup.element_table", element_table_free);
+        if (capsule == NULL) {
+            PyMem_Free(table->nodes);
+            PyMem_Free(table->parents);
+            PyMem_Free(table->prev);
+            PyMem_Free(table);
+        }
+    } else if (q != NULL) {
+        PyErr_NoMemory();
+    }
+    if (capsule != NULL)
+        result = Py_BuildValue("(OOOnOON)", tags, classes, ids, count, p, q, capsule);
     Py_XDECREF(p);
     Py_XDECREF(q);
 done:
     PyMem_Free(up);
     PyMem_Free(next_pos);
+    PyMem_Free(last_el);
+    PyMem_Free(nodes);
     PyMem_Free(parents);
     PyMem_Free(positions);
+    PyMem_Free(prev);
     Py_XDECREF(tags);
     Py_XDECREF(classes);
     Py_XDECREF(ids);
     Py_XDECREF(tag_cache);
     Py_XDECREF(class_cache);
     if (result == NULL && fallback && !PyErr_Occurred()) Py_RETURN_NONE;
+    return result;
+}
+
+/* ------------------------------------------------------------------ selector chains
+ *
+ * chain_match(table, compounds, combinators, pool, budget) is visdup.content.selectors'
+ * Chain.matches over the elements numbered in ``pool`` (a selector's candidates, document
+ * order, repeats skipped), on the nodes element_names numbered: the numbers of those that
+ * match, each compound tested as Compound.test tests it and the combinators walked as
+ * Chain._left walks them, with the same memos. None: more steps than ``budget`` (XPath
+ * answers), or an attribute value that is not plain text.
+ */
+enum { OP_EXISTS, OP_EQUALS, OP_PREFIX, OP_SUFFIX, OP_CONTAINS, OP_WORD, OP_DASH };
+
+typedef struct {
+    const char *tag; /* NULL: any */
+    Py_ssize_t nids, nclasses, nattrs;
+    const char **ids, **classes, **attr_names, **wants;
+    int *ops;
+    int never;
+} CCompound;
+
+typedef struct {
+    const ElementTable *t;
+    CCompound *compounds;
+    const char *combinators;
+    Py_ssize_t ncompounds, left; /* left: steps before XPath answers (-1: no limit) */
+    unsigned char *known, *along; /* per (node, compound): 0 unknown, 1 no, 2 yes */
+    int failed;                  /* 1: steps ran out or a value is unreadable */
+} Chain;
+
+static int
+xml_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Whether `want` is one of the names of `value` split at XPath's whitespace. */
+static int
+has_word(const char *value, const char *want)
+{
+    size_t wl = strlen(want);
+    const char *p = value;
+    while (*p) {
+        while (*p && xml_space(*p)) p++;
+        const char *start = p;
+        while (*p && !xml_space(*p)) p++;
+        if ((size_t)(p - start) == wl && memcmp(start, want, wl) == 0) return 1;
+    }
+    return 0;
+}
+
+/* An attribute's value as lxml's get() reads it: NULL when absent (*failed set when it is
+ * not plain text). */
+static const char *
+chain_attr(vd_node *el, const char *name, int *failed)
+{
+    vd_attr *a = find_attr(el, name);
+    if (a == NULL) return NULL;
+    vd_node *c = a->children;
+    if (c == NULL) return "";
+    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    return (const char *)c->content;
+}
+
+static int
+compound_test(Chain *ch, const CCompound *c, vd_node *el)
+{
+    if (c->never || el->type != N_ELEMENT) return 0;
+    if (c->tag != NULL && strcmp((const char *)el->name, c->tag) != 0) return 0;
+    for (Py_ssize_t k = 0; k < c->nids; k++) {
+        const char *v = chain_attr(el, "id", &ch->failed);
+        if (v == NULL || strcmp(v, c->ids[k]) != 0) return 0;
+    }
+    if (c->nclasses) {
+        const char *v = chain_attr(el, "class", &ch->failed);
+        if (v == NULL) return 0;
+        for (Py_ssize_t k = 0; k < c->nclasses; k++)
+            if (!has_word(v, c->classes[k])) return 0;
+    }
+    for (Py_ssize_t k = 0; k < c->nattrs; k++) {
+        const char *v = chain_attr(el, c->attr_names[k], &ch->failed);
+        if (v == NULL) return 0;
+        const char *w = c->wants[k];
+        size_t vl = strlen(v), wl = strlen(w);
+        int holds = 0;
+        switch (c->ops[k]) {
+        case OP_EXISTS: holds = 1; break;
+        case OP_EQUALS: holds = strcmp(v, w) == 0; break;
+        case OP_PREFIX: holds = vl >= wl && memcmp(v, w, wl) == 0; break;
+        case OP_SUFFIX: holds = vl >= wl && memcmp(v + vl - wl, w, wl) == 0; break;
+        case OP_CONTAINS: holds = strstr(v, w) != NULL; break;
+        case OP_WORD: holds = has_word(v, w); break;
+        case OP_DASH: holds = strcmp(v, w) == 0 || (vl > wl && memcmp(v, w, wl) == 0 && v[wl] == '-'); break;
+        }
+        if (!holds) return 0;
+    }
+    return 1;
+}
+
+static int chain_left(Chain *ch, Py_ssize_t el, Py_ssize_t i);
+
+/* Whether node `other` matches compounds[i + 1] and those left of it. */
+static int
+chain_here(Chain *ch, Py_ssize_t other, Py_ssize_t i)
+{
+    if (ch->left > 0 && --ch->left == 0) {
+        ch->failed = 1;
+        return 0;
+    }
+    return compound_test(ch, &ch->compounds[i + 1], ch->t->nodes[other]) && !ch->failed &&
+           chain_left(ch, other, i + 1);
+}
+
+/* Whether `node` or one after it (its ancestors up to the top when `up`, else its earlier
+ * element siblings) matches compounds[i + 1] and those left of it. */
+static int
+chain_along(Chain *ch, Py_ssize_t node, Py_ssize_t i, int up)
+{
+    const ElementTable *t = ch->t;
+    Py_ssize_t first = node;
+    int got = 0;
+    while (node >= 0) {
+        unsigned char seen = ch->along[node * ch->ncompounds + i];
+        if (seen) {
+            got = seen == 2;
+            break;
+        }
+        if (chain_here(ch, node, i)) {
+            got = 1;
+            break;
+        }
+        if (ch->failed) return 0;
+        if (node == 0 && up) break; /* the top */
+        node = up ? t->parents[node] : t->prev[node];
+    }
+    /* each node passed has that answer: the search went through it */
+    for (Py_ssize_t at = first; at >= 0 && at != node; at = up ? t->parents[at] : t->prev[at])
+        ch->along[at * ch->ncompounds + i] = (unsigned char)(got ? 2 : 1);
+    if (node >= 0) ch->along[node * ch->ncompounds + i] = (unsigned char)(got ? 2 : 1);
+    return got;
+}
+
+static int
+chain_left(Chain *ch, Py_ssize_t el, Py_ssize_t i)
+{
+    if (i + 1 == ch->ncompounds) return 1;
+    unsigned char *memo = &ch->known[el * ch->ncompounds + i];
+    if (*memo) return *memo == 2;
+    int got = 0;
+    if (el != 0) { /* not the top */
+        const ElementTable *t = ch->t;
+        switch (ch->combinators[i]) {
+        case '>': got = t->parents[el] >= 0 && chain_here(ch, t->parents[el], i); break;
+        case '+': got = t->prev[el] >= 0 && chain_here(ch, t->prev[el], i); break;
+        case ' ': got = chain_along(ch, t->parents[el], i, 1); break;
+        default: got = chain_along(ch, t->prev[el], i, 0); break; /* '~' */
+        }
+    }
+    if (ch->failed) return 0;
+    *memo = (unsigned char)(got ? 2 : 1);
+    return got;
+}
+
+/* The strings of a tuple of bytes into `out` (borrowed while the tuple lives); -1 when an
+ * item is no bytes. */
+static int
+byte_strings(PyObject *tuple, const char **out)
+{
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(tuple); k++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, k);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "chain_match: names are bytes");
+            return -1;
+        }
+        out[k] = PyBytes_AS_STRING(item);
+    }
+    return 0;
+}
+
+static PyObject *
+chain_match(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *compounds, *pool;
+    const char *combinators;
+    Py_ssize_t ncomb, budget;
+    if (!PyArg_ParseTuple(args, "OO!y#O!n", &capsule, &PyTuple_Type, &compounds, &combinators,
+                          &ncomb, &PyList_Type, &pool, &budget))
+        return NULL;
+    ElementTable *t = PyCapsule_GetPointer(capsule, "visdup.element_table");
+    if (t == NULL) return NULL;
+    Py_ssize_t nc = PyTuple_GET_SIZE(compounds);
+    if (nc < 1 || ncomb != nc - 1) {
+        PyErr_SetString(PyExc_ValueError, "chain_match: one combinator between two compounds");
+        return NULL;
+    }
+    Chain ch = {t, NULL, combinators, nc, budget > 0 ? budget : -1, NULL, NULL, 0};
+    PyObject *result = NULL;
+    unsigned char *seen = NULL;
+    Py_ssize_t strings = 0;
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        PyObject *c = PyTuple_GET_ITEM(compounds, k);
+        if (!PyTuple_Check(c) || PyTuple_GET_SIZE(c) != 7) {
+            PyErr_SetString(PyExc_TypeError, "chain_match: a compound is a 7-tuple");
+            return NULL;
+        }
+        strings += PyTuple_GET_SIZE(PyTuple_GET_ITEM(c, 1)) + PyTuple_GET_SIZE(PyTuple_GET_ITEM(c, 2)) +
+                   2 * PyTuple_GET_SIZE(PyTuple_GET_ITEM(c, 3));
+    }
+    ch.compounds = PyMem_Calloc((size_t)nc, sizeof(CCompound));
+    const char **pointers = PyMem_Calloc((size_t)strings + 1, sizeof(char *));
+    int *ops = PyMem_Calloc((size_t)strings + 1, sizeof(int));
+    ch.known = PyMem_Calloc((size_t)(t->n * nc) + 1, 1);
+    ch.along = PyMem_Calloc((size_t)(t->n * nc) + 1, 1);
+    seen = PyMem_Calloc((size_t)t->n + 1, 1);
+    if (!ch.compounds || !pointers || !ops || !ch.known || !ch.along || !seen) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* each compound: (tag or None, ids, classes, attribute names, ops, wants, never) */
+    const char **at = pointers;
+    int *op_at = ops;
+    for (Py_ssize_t k = 0; k < nc; k++) {
+        PyObject *c = PyTuple_GET_ITEM(compounds, k);
+        CCompound *cc = &ch.compounds[k];
+        PyObject *tag = PyTuple_GET_ITEM(c, 0);
+        PyObject *parts[3] = {PyTuple_GET_ITEM(c, 1), PyTuple_GET_ITEM(c, 2), PyTuple_GET_ITEM(c, 3)};
+        PyObject *op_list = PyTuple_GET_ITEM(c, 4), *wants = PyTuple_GET_ITEM(c, 5);
+        if (!(tag == Py_None || PyBytes_Check(tag)) || !PyTuple_Check(parts[0]) ||
+            !PyTuple_Check(parts[1]) || !PyTuple_Check(parts[2]) || !PyTuple_Check(op_list) ||
+            !PyTuple_Check(wants) || PyTuple_GET_SIZE(op_list) != PyTuple_GET_SIZE(parts[2]) ||
+            PyTuple_GET_SIZE(wants) != PyTuple_GET_SIZE(parts[2])) {
+            PyErr_SetString(PyExc_TypeError, "chain_match: a malformed compound");
+            goto done;
+        }
+        cc->tag = tag == Py_None ? NULL : PyBytes_AS_STRING(tag);
+        cc->nids = PyTuple_GET_SIZE(parts[0]);
+        cc->ids = at;
+        if (byte_strings(parts[0], at) < 0) goto done;
+        at += cc->nids;
+        cc->nclasses = PyTuple_GET_SIZE(parts[1]);
+        cc->classes = at;
+        if (byte_strings(parts[1], at) < 0) goto done;
+        at += cc->nclasses;
+        cc->nattrs = PyTuple_GET_SIZE(parts[2]);
+        cc->attr_names = at;
+        if (byte_strings(parts[2], at) < 0) goto done;
+        at += cc->nattrs;
+        cc->wants = at;
+        if (byte_strings(wants, at) < 0) goto done;
+        at += cc->nattrs;
+        cc->ops = op_at;
+        for (Py_ssize_t j = 0; j < cc->nattrs; j++) {
+            long op = PyLong_AsLong(PyTuple_GET_ITEM(op_list, j));
+            if (op < OP_EXISTS || op > OP_DASH) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "chain_match: an op");
+                goto done;
+            }
+            op_at[j] = (int)op;
+        }
+        op_at += cc->nattrs;
+        cc->never = PyObject_IsTrue(PyTuple_GET_ITEM(c, 6));
+        if (cc->never < 0) goto done;
+    }
+    PyObject *found = PyList_New(0);
+    if (found == NULL) goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(pool); k++) {
+        Py_ssize_t el = PyLong_AsSsize_t(PyList_GET_ITEM(pool, k));
+        if (el < 0 || el >= t->n) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "chain_match: a number");
+            Py_DECREF(found);
+            goto done;
+        }
+        if (seen[el]) continue;
+        seen[el] = 1;
+        int match = compound_test(&ch, &ch.compounds[0], t->nodes[el]) && !ch.failed &&
+                    chain_left(&ch, el, 0);
+        if (ch.failed) {
+            Py_DECREF(found);
+            result = Py_None;
+            Py_INCREF(result);
+            goto done;
+        }
+        if (match && PyList_Append(found, PyList_GET_ITEM(pool, k)) < 0) {
+            Py_DECREF(found);
+            goto done;
+        }
+    }
+    result = found;
+done:
+    PyMem_Free(ch.compounds);
+    PyMem_Free(pointers);
+    PyMem_Free(ops);
+    PyMem_Free(ch.known);
+    PyMem_Free(ch.along);
+    PyMem_Free(seen);
     return result;
 }
 
@@ -2658,9 +3024,14 @@ static PyMethodDef methods[] = {
      "(visdup.page.dom.outermost); None for the Python walk."},
     {"element_names", element_names, METH_O,
      "element_names(root)\n"
-     "(tags, classes, ids, elements, parents, positions) of visdup.content.css._Index over\n"
-     "root.iter(): each name with the numbers of its elements in that iteration, and each\n"
-     "node's parent number and child position (int32 bytes); None for the Python loop."},
+     "(tags, classes, ids, elements, parents, positions, table) of visdup.content.css._Index\n"
+     "over root.iter(): each name with the numbers of its elements in that iteration, each\n"
+     "node's parent number and child position (int32 bytes), and the nodes for chain_match\n"
+     "(valid while the tree stays as it is); None for the Python loop."},
+    {"chain_match", chain_match, METH_VARARGS,
+     "chain_match(table, compounds, combinators, pool, budget)\n"
+     "The numbers in pool (element_names' table) that a selector chain matches, as\n"
+     "visdup.content.selectors.Chain.matches matches them; None: XPath must answer."},
     {"subtree_sizes", subtree_sizes, METH_O,
      "subtree_sizes(parents)\n"
      "Every node's subtree size from preorder parent indices (the root's is -1)."},

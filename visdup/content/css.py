@@ -224,6 +224,8 @@ class _Index:
                 ids.setdefault(ident, []).append(el)
         #: The elements indexed.
         self.count = count
+        #: The names' element numbers (an index the compiled walk read: :meth:`of_tree`).
+        self.numbered: _Numbers | None = None
 
     @classmethod
     def of_tree(cls, root: Any) -> _Index:
@@ -236,13 +238,14 @@ class _Index:
             found = _kernel.element_names(root)
         if found is None:
             return cls(root.iter())
-        tags, classes, ids, count, parents, positions = found
+        tags, classes, ids, count, parents, positions, table = found
         elements = _Elements(root, parents, positions)
         index = cls.__new__(cls)
         index.tags = _Numbered(tags, elements)
         index.classes = _Numbered(classes, elements)
         index.ids = _Numbered(ids, elements)
         index.count = count
+        index.numbered = _Numbers(index.tags, index.classes, index.ids, table, elements)
         return index
 
     def may_hold(self, names: tuple[tuple[str, ...], tuple[str, ...], str | None] | None) -> bool:
@@ -324,8 +327,9 @@ class _Numbered(dict[str, list[Any]]):
     """An index's names with the numbers of their elements in ``root.iter()``
     (:meth:`_Index.of_tree`): :meth:`get` gives the elements, made when first asked for."""
 
-    def __init__(self, numbers: dict[str, list[Any]], elements: _Elements):
+    def __init__(self, numbers: dict[str, list[int]], elements: _Elements):
         super().__init__(numbers)
+        self.numbers = numbers
         self._elements = elements
         self._made: set[str] = set()
 
@@ -333,9 +337,22 @@ class _Numbered(dict[str, list[Any]]):
         if name not in self:
             return default
         if name not in self._made:
-            self[name] = self._elements(self[name])
+            self[name] = self._elements(self.numbers[name])
             self._made.add(name)
         return self[name]
+
+
+class _Numbers:
+    """An index by element numbers (:class:`visdup.content.selectors.Index`'s names, their
+    values numbers), with the compiled walk's table of the tree and the elements' maker:
+    what a selector's compiled match reads (:func:`_pooled`)."""
+
+    def __init__(
+        self, tags: _Numbered, classes: _Numbered, ids: _Numbered, table: Any, elements: _Elements
+    ):
+        self.tags, self.classes, self.ids = tags.numbers, classes.numbers, ids.numbers
+        self.table = table
+        self.elements = elements
 
 
 @functools.lru_cache(maxsize=4096)
@@ -381,6 +398,20 @@ def _pooled(
     chain = chain_of(selector)
     if chain is None or has_siblings(root):  # XPath would select some of these siblings
         return None
+    numbered = index.numbered
+    if numbered is not None and numbered.elements.root is root:
+        numbers = chain.pool(numbered)
+        if numbers is None or len(numbers) > POOL_SHARE * elements:
+            return None
+        compiled = _compile(selector)
+        if compiled is None:
+            return None
+        assert _kernel is not None
+        compounds, combinators = chain.compiled()
+        matched = _kernel.chain_match(numbered.table, compounds, combinators, numbers, elements)
+        if matched is None:  # past its steps, or a value it cannot read: XPath answers
+            return None
+        return numbered.elements(matched), compiled[1]
     pool = chain.pool(index)
     if pool is None or len(pool) > POOL_SHARE * elements:
         return None

@@ -48,7 +48,8 @@ class Compound:
         self.tag: str | None = None
         self.ids: list[str] = []
         self.classes: list[str] = []
-        self.attrs: list[tuple[str, Callable[[str, str], bool], str]] = []
+        #: (attribute, its test, the selector's value, the operator)
+        self.attrs: list[tuple[str, Callable[[str, str], bool], str, str]] = []
         self.never = False  # an empty class name, or one with whitespace: XPath's "0"
 
     def test(self, el: Any) -> bool:
@@ -66,7 +67,7 @@ class Compound:
             for name in self.classes:
                 if name not in names:
                     return False
-        for attr, holds, want in self.attrs:
+        for attr, holds, want, _op in self.attrs:
             value = get(attr)
             if value is None or not holds(value, want):
                 return False
@@ -91,6 +92,10 @@ _ATTRIBUTE_TESTS: dict[str, Callable[[str, str], bool]] = {
 }
 
 
+#: The attribute operators by their number in the compiled match.
+_OPERATORS = {"exists": 0, "=": 1, "^=": 2, "$=": 3, "*=": 4, "~=": 5, "|=": 6}
+
+
 @functools.lru_cache(maxsize=4096)
 def _class_names(value: str) -> frozenset[str]:
     """The names of a class attribute as XPath's normalize-space splits it (a site's pages
@@ -101,11 +106,32 @@ def _class_names(value: str) -> frozenset[str]:
 class Chain:
     """A selector as compounds from the rightmost, with the combinator before each."""
 
-    __slots__ = ("combinators", "compounds")
+    __slots__ = ("_compiled", "combinators", "compounds")
 
     def __init__(self, compounds: list[Compound], combinators: list[str]):
         self.compounds = compounds
         self.combinators = combinators  # combinators[i]: between compounds[i + 1] and [i]
+        self._compiled: tuple[tuple[Any, ...], bytes] | None = None
+
+    def compiled(self) -> tuple[tuple[Any, ...], bytes]:
+        """The chain as the compiled match reads it (``_dom.chain_match``): each compound's
+        tag, ids, classes, attribute names, operators, values and whether it never matches,
+        in UTF-8; the combinators."""
+        if self._compiled is None:
+            compounds = tuple(
+                (
+                    c.tag.encode() if c.tag is not None else None,
+                    tuple(i.encode() for i in c.ids),
+                    tuple(n.encode() for n in c.classes),
+                    tuple(a.encode() for a, _holds, _want, _op in c.attrs),
+                    tuple(_OPERATORS[op] for _a, _holds, _want, op in c.attrs),
+                    tuple(want.encode() for _a, _holds, want, _op in c.attrs),
+                    c.never,
+                )
+                for c in self.compounds
+            )
+            self._compiled = compounds, "".join(self.combinators).encode()
+        return self._compiled
 
     def pool(self, index: Index) -> list[Any] | None:
         """The indexed elements the rightmost compound may select (a superset), or None
@@ -251,7 +277,7 @@ def _compound(tree: Any, into: Compound) -> bool:
                 into.never = True  # cssselect: "0"
             if tree.operator == "~=" and (not want or any(c in " \t\r\n\f" for c in want)):
                 into.never = True
-            into.attrs.append((tree.attrib, holds, want))
+            into.attrs.append((tree.attrib, holds, want, tree.operator))
         else:  # pseudo-classes, functions, negations: XPath answers
             return False
         tree = tree.selector
