@@ -458,6 +458,51 @@ def test_compiled_weights_equal_python(monkeypatch) -> None:
 
 
 @pytest.mark.skipif(weights_module._kernel is None, reason="compiled weights not built")
+def test_compiled_key_factor_equals_python() -> None:
+    """An element key's weight factor read in C is the Python words' factor, to the bit, on
+    the keys of real pages, the rules' own words in every case and random keys; a key with
+    an attribute that is no ASCII is left to Python."""
+    from visdup.content import weights
+
+    kernel = weights._kernel
+    if kernel is None:
+        pytest.skip("weights kernel not built")
+    keys: set[tuple] = set()
+    for body in PAGES:
+        root = parse_html(body).root
+        for el in root.iter() if root is not None else ():
+            if isinstance(el.tag, str):
+                keys.add(tuple([el.tag.lower(), *(el.get(a) for a in _KEY_ATTRS)]))
+    words = [*weights.NOISE_WORDS, *weights._COMPOUND_WORDS, *weights.CONTENT_WORDS]
+    for word in [*words, "more", "readMore", "load-more", "relatedx", "xrelated", "xrelatedx"]:
+        keys.add(("div", word, None, None, None))
+        keys.add(("span", "x " + word.upper(), word + "Box", "", None))
+        keys.add(("nav", None, None, "more", word))
+    rng = random.Random(3)
+    letters = "aAbBmMoOrReEdDlLsShHvVwW09 -_.:"
+    for _ in range(20000):
+        attrs = [
+            None if rng.random() < 0.3 else "".join(rng.choices(letters, k=rng.randint(0, 12)))
+            for _ in range(3)
+        ]
+        prop = rng.choice([None, "", "articleBody", "articlebody", "name", "more"])
+        keys.add((rng.choice(["div", "nav", "main", "article", "a", "aside"]), *attrs, prop))
+    compared = 0
+    for key in keys:
+        found = kernel.key_factor(key, weights._FACTOR_TABLES)
+        expected = weights._factor_of(key[0], weights._words(key), key[4])
+        if found is None:
+            assert not all(a is None or a.isascii() for a in key[1:]), key
+            continue
+        assert found == expected, key
+        compared += 1
+    assert compared > 20000
+    assert kernel.key_factor(("div", "caf\u00e9", None, None, None), weights._FACTOR_TABLES) is None
+
+
+_KEY_ATTRS = ("class", "id", "role", "itemprop")
+
+
 def test_compiled_weights_refuse_what_is_no_walk() -> None:
     kernel = weights_module._kernel
     with pytest.raises(ValueError):  # a parent after its child

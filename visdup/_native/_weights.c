@@ -764,6 +764,131 @@ py_below(PyObject *self, PyObject *args)
     return out;
 }
 
+/* ------------------------------------------------------------------ key factors
+ *
+ * key_factor(key, tables) is visdup.content.weights._factor_of(tag, _words(key), itemprop) of
+ * an element's key (tag, class, id, role, itemprop), for keys whose attributes are ASCII: the
+ * words of each attribute are its runs of letters and digits, lower-cased, a lower-case
+ * letter followed by an upper-case one starting a new word (camelCase); None for a key with
+ * another character (Python's lower() and its word pattern answer). `tables` is
+ * (noise_tags, content_tags, noise_words, more_words, content_words, compound_words,
+ * compound_min, noise_tag_factor, noise_word_factor, content_factor, article_body_factor).
+ */
+typedef struct {
+    int noise, more, more_partner, content;
+} WordMarks;
+
+static int
+in_set(PyObject *set, PyObject *word)
+{
+    return set != NULL && PyAnySet_Check(set) ? PySet_Contains(set, word) : 0;
+}
+
+/* Marks the word w (n bytes, lower case) holds; -1 on an error. */
+static int
+mark_word(const char *w, Py_ssize_t n, PyObject *tables, WordMarks *m)
+{
+    PyObject *word = PyUnicode_FromStringAndSize(w, n);
+    if (word == NULL) return -1;
+    int noise = in_set(PyTuple_GET_ITEM(tables, 2), word);
+    int partner = noise < 0 ? -1 : in_set(PyTuple_GET_ITEM(tables, 3), word);
+    int content = partner < 0 ? -1 : in_set(PyTuple_GET_ITEM(tables, 4), word);
+    Py_DECREF(word);
+    if (noise < 0 || partner < 0 || content < 0) return -1;
+    m->noise |= noise;
+    m->more_partner |= partner;
+    m->content |= content;
+    if (n == 4 && memcmp(w, "more", 4) == 0) m->more = 1;
+    Py_ssize_t least = PyLong_AsSsize_t(PyTuple_GET_ITEM(tables, 6));
+    if (least == -1 && PyErr_Occurred()) return -1;
+    if (!m->noise && n >= least) { /* a furniture word glued to another, at either end */
+        PyObject *compounds = PyTuple_GET_ITEM(tables, 5);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(compounds) && !m->noise; k++) {
+            Py_ssize_t len;
+            const char *c = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(compounds, k), &len);
+            if (c == NULL) return -1;
+            if (len <= n && (memcmp(w, c, (size_t)len) == 0 || memcmp(w + n - len, c, (size_t)len) == 0))
+                m->noise = 1;
+        }
+    }
+    return 0;
+}
+
+/* Marks the words of one attribute; 1 when it holds a character that is no ASCII, -1 on an
+ * error. */
+static int
+mark_words(PyObject *attr, PyObject *tables, WordMarks *m)
+{
+    if (!PyUnicode_IS_ASCII(attr)) return 1;
+    const char *s = (const char *)PyUnicode_DATA(attr);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(attr);
+    char buf[256];
+    Py_ssize_t start = -1;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        char c = i < n ? s[i] : 0;
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        int camel = alnum && start >= 0 && c >= 'A' && c <= 'Z' && s[i - 1] >= 'a' && s[i - 1] <= 'z';
+        if (start >= 0 && (!alnum || camel)) { /* a word ends before i */
+            Py_ssize_t len = i - start;
+            char *w = len <= (Py_ssize_t)sizeof(buf) ? buf : PyMem_Malloc((size_t)len);
+            if (w == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            for (Py_ssize_t k = 0; k < len; k++) {
+                char d = s[start + k];
+                w[k] = (char)(d >= 'A' && d <= 'Z' ? d + 32 : d);
+            }
+            int rc = mark_word(w, len, tables, m);
+            if (w != buf) PyMem_Free(w);
+            if (rc < 0) return -1;
+            start = -1;
+        }
+        if (alnum && start < 0) start = i;
+    }
+    return 0;
+}
+
+static PyObject *
+py_key_factor(PyObject *self, PyObject *args)
+{
+    PyObject *key, *tables;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyTuple_Type, &key, &PyTuple_Type, &tables)) return NULL;
+    if (PyTuple_GET_SIZE(key) != 5 || PyTuple_GET_SIZE(tables) != 11) {
+        PyErr_SetString(PyExc_ValueError, "key_factor: a key of 5 and tables of 11");
+        return NULL;
+    }
+    WordMarks m = {0, 0, 0, 0};
+    for (Py_ssize_t k = 1; k < 5; k++) {
+        PyObject *attr = PyTuple_GET_ITEM(key, k);
+        if (attr == Py_None) continue;
+        if (!PyUnicode_Check(attr)) Py_RETURN_NONE;
+        if (PyUnicode_GET_LENGTH(attr) == 0) continue;
+        int rc = mark_words(attr, tables, &m);
+        if (rc < 0) return NULL;
+        if (rc > 0) Py_RETURN_NONE;
+    }
+    PyObject *tag = PyTuple_GET_ITEM(key, 0), *itemprop = PyTuple_GET_ITEM(key, 4);
+    double f[4];
+    for (int k = 0; k < 4; k++) {
+        f[k] = PyFloat_AsDouble(PyTuple_GET_ITEM(tables, 7 + k));
+        if (f[k] == -1.0 && PyErr_Occurred()) return NULL;
+    }
+    int article = 0;
+    if (itemprop != Py_None) {
+        article = PyUnicode_Check(itemprop) && PyUnicode_CompareWithASCIIString(itemprop, "articleBody") == 0;
+    }
+    int noise_tag = in_set(PyTuple_GET_ITEM(tables, 0), tag);
+    int content_tag = noise_tag < 0 ? -1 : in_set(PyTuple_GET_ITEM(tables, 1), tag);
+    if (noise_tag < 0 || content_tag < 0) return NULL;
+    double value = 1.0;
+    if (noise_tag) value *= f[0];
+    if (!article && (m.noise || (m.more && m.more_partner))) value *= f[1];
+    if (m.content || content_tag) value *= f[2];
+    if (article) value *= f[3];
+    return PyFloat_FromDouble(value);
+}
+
 static PyMethodDef methods[] = {
     {"weigh", py_weigh, METH_VARARGS,
      "weigh(parents, owners, values, chars, links, teasers, factors) -> (net, good, chars, "
@@ -777,6 +902,9 @@ static PyMethodDef methods[] = {
      "max_link_share, link_cost, plain_cost, link_cost_not_prose, heading_share, heading_cost, "
      "endings, marks) -> weigh_blocks of the walk's rows and int64 columns (owner, link "
      "chars, chars)"},
+    {"key_factor", py_key_factor, METH_VARARGS,
+     "key_factor(key, tables) -> _factor_of of an element key's words, or None for Python "
+     "(an attribute that is no ASCII)"},
     {"below", py_below, METH_VARARGS,
      "below(factors, start, bound) -> the indices from start on whose factor is below bound"},
     {"ancestry", py_ancestry, METH_VARARGS,

@@ -120,6 +120,20 @@ _SENTENCE_END = re.compile(f"[{re.escape(_SENTENCE_MARKS)}]")
 #: factor() by key: pages of a site repeat the same few (tag, class, id, role, itemprop).
 _FACTORS: dict[Key, float] = {}
 _FACTORS_MAX = 50_000
+#: What ``_weights.key_factor`` reads :func:`_factor_of`'s rules from.
+_FACTOR_TABLES = (
+    NOISE_TAGS,
+    CONTENT_TAGS,
+    NOISE_WORDS,
+    MORE_WORDS,
+    CONTENT_WORDS,
+    _COMPOUND_WORDS,
+    COMPOUND_MIN_CHARS,
+    NOISE_TAG_FACTOR,
+    NOISE_WORD_FACTOR,
+    CONTENT_FACTOR,
+    ARTICLE_BODY_FACTOR,
+)
 
 
 def _words(key: Key) -> set[str]:
@@ -153,7 +167,10 @@ def factor(key: Key) -> float:
     value = _FACTORS.get(key)
     if value is not None:
         return value
-    value = _factor_of(tag, _words(key), key[4])
+    if _kernel is not None:  # a key of ASCII words (most): read in C
+        value = _kernel.key_factor(key, _FACTOR_TABLES)
+    if value is None:
+        value = _factor_of(tag, _words(key), key[4])
     if len(_FACTORS) >= _FACTORS_MAX:
         _FACTORS.clear()
     _FACTORS[key] = value
@@ -161,6 +178,7 @@ def factor(key: Key) -> float:
 
 
 def _factor_of(tag: str, words: set[str], itemprop: str | None) -> float:
+    """The factor of a key's words (:func:`_words`); ``_weights.key_factor`` is held to it."""
     value = 1.0
     if tag in NOISE_TAGS:
         value *= NOISE_TAG_FACTOR
