@@ -214,7 +214,8 @@ def crawl():
     stats = crawler.stats
     print(json.dumps({"pages": stats.get_value("visdup/pages", 0),
                       "processes": stats.get_value("visdup/analysis/processes", 0),
-                      "label_process": stats.get_value("visdup/label_process/cpu_ms", -1)}))
+                      "label_process": stats.get_value("visdup/label_process/cpu_ms", -1),
+                      "serial": stats.get_value("visdup/label_process/serial_cpu_ms", -1)}))
 """
 
 
@@ -248,6 +249,8 @@ def test_a_crawl_from_a_script_runs_the_script_once(tmp_path, guarded):
     assert result["processes"] == analysis_processes(-1)
     if result["processes"]:
         assert result["label_process"] >= 0  # the label process answered its close
+        # its pages' serial work, each call read, labelled and answered, is part of all it did
+        assert 0 < result["serial"] <= result["label_process"]
     assert (tmp_path / "runs.txt").read_text().splitlines() == ["ran"]
     # the main module is whole again after the processes started
     assert "Traceback" not in out.stderr, out.stderr[-3000:]

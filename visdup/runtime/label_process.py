@@ -219,6 +219,9 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
     send(Ready(labelling.warmed, counter.drain()))
     serial = 0.0
     while True:
+        # a page's serial work counts its call's reading (the analysis unpickled) and its
+        # answer's sending as well as its labelling: this thread does each one in turn
+        started = time.thread_time()
         try:
             message = conn.recv()
         except (EOFError, OSError):
@@ -228,13 +231,10 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
         if isinstance(request, Relayed):
             builds.resolve(request)
             continue
-        started = time.thread_time()
         try:
             closing = isinstance(request, Close)  # nothing else reads the pipe while it closes
             with reading_answers(conn, builds) if closing else contextlib.nullcontext():
                 value = _answer(labelling, request, counter, serial)
-            if not isinstance(request, Close):
-                serial += time.thread_time() - started
             reply = Reply(call, True, value, counter.drain())
         except Exception as exc:
             # the crawl's process logs it (once): the reply carries the traceback
@@ -246,6 +246,7 @@ def serve(conn: Any, setup: ServiceSetup) -> None:
         send(reply)
         if isinstance(request, Close):
             _leave()
+        serial += time.thread_time() - started
 
 
 def answer(labelling: Labelling, request: Request) -> Any:
