@@ -3,6 +3,10 @@
     python bench/bench_crawl.py [--rounds 1] [--which python,postgres] [--modes off,all]
                                 [--cores N] [--db postgresql+psycopg://postgres@127.0.0.1/postgres]
 
+``--which readability`` crawls Readability's 130 pages instead (one page of each of as many
+news sites, blogs and shops, with their own styles), from an index page that links them all,
+one level deep (``DEPTH_LIMIT=1``: their own links lead to no page here).
+
 Prints pages/s for each run (and how much of its time came after the spider closed: the
 templates' last builds, the snapshot's aggregates, the processes' end) and the on/off ratio
 (goal >= 0.9), CPU per page (all threads
@@ -43,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import contextlib
 import json
 import os
 import statistics
@@ -54,7 +59,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._data import debian_docs, new_store_url
+from bench._data import SHARED, debian_docs, new_store_url
 from visdup.demo.server import serve
 
 #: The argument that makes a crawl Scrapy's own ``CrawlSpider`` with a ``LinkExtractor``.
@@ -181,6 +186,24 @@ def workers_cpu(res: dict) -> float:
     return max(0.0, res["cpu"] - res["cpu_main"] - res["label_cpu"])
 
 
+def readability_site(into: Path) -> Path:
+    """A folder that serves Readability's pages as one site: each page at ``/pNNN.html``, and
+    ``/index.html`` linking them all."""
+    pages = sorted((SHARED / "readability-pages" / "pages").glob("*/source.html"))
+    if not pages:
+        raise SystemExit("../shared/data/readability-pages is absent")
+    into.mkdir(parents=True)
+    links = []
+    for n, page in enumerate(pages):
+        (into / f"p{n:03d}.html").write_bytes(page.read_bytes())
+        links.append(f'<li><a href="p{n:03d}.html">{page.parent.name}</a></li>')
+    index = (
+        "<html><head><title>Pages</title></head><body><ul>" + "".join(links) + "</ul></body></html>"
+    )
+    (into / "index.html").write_text(index, encoding="utf-8")
+    return into
+
+
 def compile_bytecode() -> None:
     """visdup's modules compiled as pip compiles an installed wheel (``make bytecode`` does
     it too): with PYTHONDONTWRITEBYTECODE an editable checkout has no bytecode, and every
@@ -215,22 +238,32 @@ def main() -> None:
     if args.cores:
         pin_cores(args.cores)  # before the server's thread and the crawls start
     modes = {SHORT[m]: MODES[SHORT[m]] for m in ["off", *args.modes.split(",")]}
-    roots = {w: debian_docs(w) for w in args.which.split(",")}
-    common = Path(*Path(next(iter(roots.values()))).parts[:-2])  # .../usr/share/doc
-    with serve(common) as server, tempfile.TemporaryDirectory() as tmp:
-        urls = ",".join(
-            server.url_for("/" + str(root.relative_to(common)) + "/index.html")
-            for root in roots.values()
-        )
+    which = args.which.split(",")
+    extra: list[str] = []
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        if which == ["readability"]:
+            common = readability_site(Path(tmp) / "site")
+            extra = ["DEPTH_LIMIT=1"]
+            server = stack.enter_context(serve(common))
+            urls = server.url_for("/index.html")
+        else:
+            roots = {w: debian_docs(w) for w in which}
+            common = Path(*Path(next(iter(roots.values()))).parts[:-2])  # .../usr/share/doc
+            server = stack.enter_context(serve(common))
+            urls = ",".join(
+                server.url_for("/" + str(root.relative_to(common)) + "/index.html")
+                for root in roots.values()
+            )
         results: dict[str, list[dict]] = {name: [] for name in modes}
         for r in range(args.rounds):
             for mode, settings in modes.items():
                 if args.db is None:
                     db = f"sqlite:///{tmp}/{r}-{len(results[mode])}-{abs(hash(mode))}.sqlite3"
-                    res = crawl(db, urls, *settings)
+                    res = crawl(db, urls, *settings, *extra)
                 else:
                     with new_store_url(args.db) as db:
-                        res = crawl(db, urls, *settings)
+                        res = crawl(db, urls, *settings, *extra)
                 res["pages_per_s"] = res["responses"] / res["elapsed"]
                 results[mode].append(res)
                 print(

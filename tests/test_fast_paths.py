@@ -896,6 +896,25 @@ def test_compiled_element_index_equals_the_python_loop(monkeypatch, few: int) ->
     assert css._Index.of_tree(ns).classes == css._Index(ns.iter()).classes
 
 
+def test_a_selector_name_no_c_string_holds_is_matched_in_python(monkeypatch) -> None:
+    """A name the compiled match cannot compare as bytes (a NUL, a lone surrogate) leaves the
+    selector to the Python match, which gives what XPath gives."""
+    from visdup.content import css, selectors
+
+    root = parse_html(b"<html><body><div><p class='x'>1</p><p>2</p></div></body></html>").root
+    for odd in ("a\0b", "a\ud800"):
+        chain = selectors.Chain([selectors.Compound(), selectors.Compound()], [" "])
+        chain.compounds[0].classes.append(odd)
+        chain.compounds[1].tag = "div"
+        assert chain.compiled() is None
+        monkeypatch.setattr(css, "chain_of", lambda _selector, chain=chain: chain)
+        index = css._Index.of_tree(root)
+        found = css._pooled(root, "div .x", index, 10**9)
+        assert found == ([], (0, 1, 1))
+    chain = selectors.chain_of("div .x")
+    assert chain is not None and chain.compiled() is not None
+
+
 def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
     """Walking up from the few elements a selector names asks each ancestor once per
     compound; a search that takes more steps than the tree has elements stops, and XPath

@@ -230,9 +230,10 @@ class _Index:
     @classmethod
     def of_tree(cls, root: Any) -> _Index:
         """The index of ``root.iter()``. The compiled walk reads every element's names
-        without a proxy for it (an element's proxy, and its attributes read through it,
-        cost a microsecond: most of a page's index); the elements a rule asks for are made
-        from their numbers when first asked for (:class:`_Elements`)."""
+        without a proxy for it (an element's proxy and its attributes read through it were
+        most of what a page's index cost); the elements a rule asks for are made from their
+        numbers when first asked for (:class:`_Elements`). The index holds the walk's table
+        of the tree for the compiled matches: it serves while the tree stays as it is."""
         found = None
         if _kernel is not None and getattr(_kernel, "DOM_WALK", False):
             found = _kernel.element_names(root)
@@ -287,9 +288,9 @@ class _Index:
 class _Elements:
     """The elements of ``root.iter()`` by their numbers in it (:meth:`_Index.of_tree`).
 
-    A page's rules ask for a handful of them (five on the median page of a set of news and
-    blog pages), each reached from the root by its child positions; once they have asked for
-    :data:`FEW` in all, every element's proxy is made in one pass instead.
+    A page's rules ask for a handful of them on most pages, each reached from the root by its
+    child positions; once they have asked for :data:`FEW` in all, every element's proxy is
+    made in one pass instead.
     """
 
     #: Elements reached one by one before all of them are made at once.
@@ -399,7 +400,8 @@ def _pooled(
     if chain is None or has_siblings(root):  # XPath would select some of these siblings
         return None
     numbered = index.numbered
-    if numbered is not None and numbered.elements.root is root:
+    in_c = chain.compiled() if numbered is not None and numbered.elements.root is root else None
+    if numbered is not None and in_c is not None:
         numbers = chain.pool(numbered)
         if numbers is None or len(numbers) > POOL_SHARE * elements:
             return None
@@ -407,8 +409,7 @@ def _pooled(
         if compiled is None:
             return None
         assert _kernel is not None
-        compounds, combinators = chain.compiled()
-        matched = _kernel.chain_match(numbered.table, compounds, combinators, numbers, elements)
+        matched = _kernel.chain_match(numbered.table, *in_c, numbers, elements)
         if matched is None:  # past its steps, or a value it cannot read: XPath answers
             return None
         return numbered.elements(matched), compiled[1]

@@ -92,6 +92,14 @@ _ATTRIBUTE_TESTS: dict[str, Callable[[str, str], bool]] = {
 }
 
 
+def _utf8(name: str) -> bytes:
+    """A name as the compiled match compares it; ValueError for one it cannot (a NUL ends a
+    C string, a lone surrogate has no UTF-8)."""
+    if "\0" in name:
+        raise ValueError("a NUL in a selector's name")
+    return name.encode()
+
+
 #: The attribute operators by their number in the compiled match.
 _OPERATORS = {"exists": 0, "=": 1, "^=": 2, "$=": 3, "*=": 4, "~=": 5, "|=": 6}
 
@@ -106,31 +114,36 @@ def _class_names(value: str) -> frozenset[str]:
 class Chain:
     """A selector as compounds from the rightmost, with the combinator before each."""
 
-    __slots__ = ("_compiled", "combinators", "compounds")
+    __slots__ = ("_compiled", "_in_python", "combinators", "compounds")
 
     def __init__(self, compounds: list[Compound], combinators: list[str]):
         self.compounds = compounds
         self.combinators = combinators  # combinators[i]: between compounds[i + 1] and [i]
         self._compiled: tuple[tuple[Any, ...], bytes] | None = None
+        self._in_python = False  # a name the compiled match cannot read
 
-    def compiled(self) -> tuple[tuple[Any, ...], bytes]:
+    def compiled(self) -> tuple[tuple[Any, ...], bytes] | None:
         """The chain as the compiled match reads it (``_dom.chain_match``): each compound's
         tag, ids, classes, attribute names, operators, values and whether it never matches,
-        in UTF-8; the combinators."""
-        if self._compiled is None:
-            compounds = tuple(
-                (
-                    c.tag.encode() if c.tag is not None else None,
-                    tuple(i.encode() for i in c.ids),
-                    tuple(n.encode() for n in c.classes),
-                    tuple(a.encode() for a, _holds, _want, _op in c.attrs),
-                    tuple(_OPERATORS[op] for _a, _holds, _want, op in c.attrs),
-                    tuple(want.encode() for _a, _holds, want, _op in c.attrs),
-                    c.never,
+        in UTF-8; the combinators. None for a name the match cannot compare as bytes (a lone
+        surrogate from a CSS escape, a NUL): the Python match reads it."""
+        if self._compiled is None and not self._in_python:
+            try:
+                compounds = tuple(
+                    (
+                        _utf8(c.tag) if c.tag is not None else None,
+                        tuple(map(_utf8, c.ids)),
+                        tuple(map(_utf8, c.classes)),
+                        tuple(_utf8(a) for a, _holds, _want, _op in c.attrs),
+                        tuple(_OPERATORS[op] for _a, _holds, _want, op in c.attrs),
+                        tuple(_utf8(want) for _a, _holds, want, _op in c.attrs),
+                        c.never,
+                    )
+                    for c in self.compounds
                 )
-                for c in self.compounds
-            )
-            self._compiled = compounds, "".join(self.combinators).encode()
+                self._compiled = compounds, "".join(self.combinators).encode()
+            except ValueError:  # UnicodeEncodeError is one
+                self._in_python = True
         return self._compiled
 
     def pool(self, index: Index) -> list[Any] | None:
