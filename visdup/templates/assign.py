@@ -41,7 +41,6 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import BrokenExecutor, Executor, Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -53,6 +52,7 @@ from visdup.storage.urls import canonical_url
 from visdup.templates import kept_mappings
 from visdup.templates.extract import extract_record
 from visdup.templates.layouts import DEFAULT_LAYOUT_THRESHOLD, LayoutClusterer
+from visdup.templates.placing import Assignment, Kept, Owed, writes_nothing
 from visdup.templates.sample import (
     SampleOrder,
     admits,
@@ -72,20 +72,6 @@ logger = logging.getLogger(__name__)
 #: Templates rebuilt at once as a crawl ends (:meth:`CrawlClusters.finish`): as many as the
 #: cores the process may use, up to four.
 FINAL_BUILDS = max(1, min(4, usable_cores()))
-
-
-@dataclass
-class Assignment:
-    cluster: int
-    new_cluster: bool
-    #: How closely the page matches its cluster's template layout (1.0: the same skeleton);
-    #: None while the cluster has no template.
-    fit: float | None = None
-    #: Clusters that this page's signature merged into its own (their ids are gone).
-    merged: list[int] = field(default_factory=list)
-    #: Records of the dataset that became available with this page (its own, and when the
-    #: cluster's template was just built, those of the cluster's earlier pages).
-    records: list[dict[str, Any]] = field(default_factory=list)
 
 
 #: A page in its cluster's template sample: (its place, url, DOM tree, main text, signature
@@ -145,7 +131,7 @@ class CrawlClusters:
         self._built_from: dict[int, tuple[tuple[str, ...], int | None]] = {}
         #: Placings of new signatures this process made in memory whose transaction rolled
         #: back (the store went away): written by its next transaction that commits.
-        self._owed: list[_Owed] = []
+        self._owed: list[Owed] = []
         with store.reading() as conn:
             self._reload(conn)
 
@@ -192,15 +178,15 @@ class CrawlClusters:
         with self._lock:
             if not self._owed and self._known_and_current(layout):
                 cid = self.clusterer.add(layout)  # known: it joins, and merges nothing
-                return self._placed(_writes_nothing, cid, url, page, Assignment(cid, False))
+                return self._placed(writes_nothing, cid, url, page, Assignment(cid, False))
         # one cluster writer at a time; the transaction begins when first used: placing a page
         # whose signature is known and that merges nothing writes nothing, and then takes no
         # write lock (SQLite) and makes no commit
         with self._lock:
             stored = self.version
-            added: _Owed | None = None
+            added: Owed | None = None
             known = True
-            before: _Kept | None = None
+            before: Kept | None = None
             try:
                 with self.store.transaction_on_use(locks=[CLUSTERS_LOCK]) as conn:
                     if (
@@ -213,12 +199,12 @@ class CrawlClusters:
                     known = layout.key in self.clusterer.atoms
                     cid = self.clusterer.add(layout)
                     absorbed = list(self.clusterer.absorbed)
-                    added = _Owed(layout, cid, absorbed, not self.clusterer.joined, url)
+                    added = Owed(layout, cid, absorbed, not self.clusterer.joined, url)
                     if absorbed:
                         self._absorb_here(cid, absorbed)
                     if not known:
                         self._write_placing(conn, added)
-                    before = _Kept.of(self, cid)
+                    before = Kept.of(self._placing_maps(), self._final, cid)
                     result = self._placed(conn, cid, url, page, Assignment(cid, added.new))
                     result.merged = absorbed
                     if paid is not None:  # sent again: what its first placing made
@@ -234,12 +220,24 @@ class CrawlClusters:
                         self._owed.append(added)
                     self.clusterer.withdraw(layout.key)
                     if before is not None:
-                        before.restore(self)
+                        before.restore(self._final)
                 raise
             self._owed.clear()  # paid in the transaction that committed
             return result
 
-    def _pay_owed(self, conn: Callable[[], Any], key: int) -> _Owed | None:
+    def _placing_maps(self) -> list[dict[int, Any]]:
+        """The per-cluster maps placing a page writes (:class:`Kept` restores them)."""
+        return [
+            self.sizes,
+            self.samples,
+            self._early,
+            self.built_at,
+            self.templates,
+            self.cores,
+            self._built_from,
+        ]
+
+    def _pay_owed(self, conn: Callable[[], Any], key: int) -> Owed | None:
         """Write the placings whose transaction rolled back (in this transaction); the one of
         signature ``key``, if any."""
         paid = None
@@ -249,42 +247,12 @@ class CrawlClusters:
                 paid = owed
         return paid
 
-    def _write_placing(self, conn: Callable[[], Any], placing: _Owed) -> None:
-        """Store what placing a page of a new signature changed: the signature, its cluster's
-        row, the clusters it merged (under the ids they go by now)."""
+    def _write_placing(self, conn: Callable[[], Any], placing: Owed) -> None:
+        """Store what placing a page of a new signature changed, under the ids its clusters
+        go by now."""
         cid = self.live(placing.cluster)
         self.version += 1
-        layout = placing.layout
-        self.store.put_layout(
-            conn(),
-            layout.key,
-            cluster_id=cid,
-            labels=layout.stored_labels,
-            sizes=layout.sizes,
-            version=self.version,
-        )
-        if placing.absorbed:
-            gone = sorted({old for old in placing.absorbed if old != cid})
-            if gone:
-                self.store.merge_clusters(conn(), cid, gone)
-            template = self.templates.get(cid)
-            self.store.put_cluster(
-                conn(),
-                cid,
-                version=self.version,
-                representative=canonical_url(placing.url),
-                state=self._state(cid),
-                template=template.to_dict() if template is not None else None,
-            )
-        else:
-            # which page stands for the cluster is settled as the crawl ends
-            # (:meth:`finish`), from all of its pages
-            self.store.put_cluster(
-                conn(),
-                cid,
-                version=self.version,
-                representative=canonical_url(placing.url) if placing.new else None,
-            )
+        placing.store(self.store, conn(), cid, self.version, self.templates.get(cid), self._state)
 
     def _known_and_current(self, layout: Layout) -> bool:
         """With several writers (PostgreSQL), whether the page can be placed without the
@@ -604,59 +572,6 @@ class CrawlClusters:
         page = unpacked(tree)
         assert page is not None
         return extract_record(template, url, page, min_fit=self.min_fit, text=text)
-
-
-@dataclass(slots=True)
-class _Owed:
-    """A page of a new signature as this process placed it: what its placing stores."""
-
-    layout: Layout
-    #: The cluster it was placed in, and the clusters that merged into that one then.
-    cluster: int
-    absorbed: list[int]
-    #: Whether it made a new cluster; the page's URL.
-    new: bool
-    url: str
-
-
-@dataclass(slots=True)
-class _Kept:
-    """What placing one page changes of its cluster in memory, as it was before: restored
-    when the placing's transaction rolls back."""
-
-    cluster: int
-    values: list[tuple[dict[int, Any], Any]]
-    final: bool
-
-    #: The per-cluster maps a placing writes (by attribute name).
-    MAPS = ("sizes", "samples", "_early", "built_at", "templates", "cores", "_built_from")
-
-    @classmethod
-    def of(cls, clusters: CrawlClusters, cid: int) -> _Kept:
-        values = []
-        for name in cls.MAPS:
-            held: dict[int, Any] = getattr(clusters, name)
-            value = held.get(cid, _ABSENT)
-            values.append((held, list(value) if isinstance(value, list) else value))
-        return cls(cid, values, cid in clusters._final)
-
-    def restore(self, clusters: CrawlClusters) -> None:
-        for held, value in self.values:
-            if value is _ABSENT:
-                held.pop(self.cluster, None)
-            else:
-                held[self.cluster] = value
-        if not self.final:
-            clusters._final.discard(self.cluster)
-
-
-_ABSENT = object()
-
-
-def _writes_nothing() -> Any:
-    """The transaction of a placing that must write nothing (:meth:`CrawlClusters._placed`
-    without the clusters' lock): asking for it is a bug."""
-    raise RuntimeError("a placing without the clusters' lock asked to write")
 
 
 def _built_from(sample: list[Sample], medoid: int | None) -> tuple[tuple[str, ...], int | None]:
