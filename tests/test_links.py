@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
 from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 from scrapy.utils.url import url_has_any_extension
 
+from visdup.spiders import site
 from visdup.spiders.site import _IGNORED, LinkResolver, SiteSpider, _ignored_file, resolve_link
 
 BASES = [
@@ -110,6 +112,61 @@ def test_random_links_resolve_as_fresh_ones() -> None:
             assert got == resolve_link(base, href, encoding), (base, href, encoding)
             checked += 1
     assert checked == 12_000
+
+
+ELSEWHERE = [
+    "http://elsewhere.example/x.html",
+    "HTTP://WWW.Example.COM/x",
+    "http://0x7f.0.0.1:8000/x",  # an address in another spelling: for the canonical form
+    "http://127.1:8000/x",
+    "http://2130706433:8000/x",
+    "http://127.0.0.1.:8000/x",
+    "https://127.0.0.1:8000/x",
+    "http://127.0.0.1:8001/x",
+    "http://127.0.0.1:08000/x",
+    "http://sub.127.0.0.1.nip.io:8000/y",
+    "http://127.0.0.1.nip.io:8000/y",
+    "ftp://127.0.0.1:8000/x",
+    "http://user@127.0.0.1:8000/x",
+    "http://127.0.0.1%2e:8000/x",
+    "http://b\u00fccher.example/d/",
+    "http://xn--bcher-kva.example:8000/",
+    "http://a..b/",
+    "http://example.com:99999/",
+    "http://127.0.0.1:8000",
+    "http://127.0.0.1:8000?q",
+    "http://127.0.0.1:8000#f",
+    "http://exa_mple.com/",
+]
+
+
+@pytest.mark.parametrize(
+    "origins",
+    [
+        frozenset({("http", "127.0.0.1", 8000)}),
+        frozenset({("http", "nip.io", 8000), ("https", "127.0.0.1", 443)}),
+        frozenset({("http", "example.com", 80), ("http", "www.example.com", 80)}),
+    ],
+)
+def test_links_elsewhere_by_their_host_resolve_as_in_canonical_form(origins) -> None:
+    """A resolver that knows the crawl's origins leaves a link to another host out without
+    its canonical form; every link resolves as it would in canonical form (a host it cannot
+    read plainly, an address in another spelling, goes through the canonical form)."""
+
+    def in_scope(url: str) -> bool:
+        o = site.origin(url)
+        return o is not None and any(
+            o[0] == s and o[2] == p and (o[1] == h or o[1].endswith("." + h)) for s, h, p in origins
+        )
+
+    hrefs = [*HREFS, *ELSEWHERE]
+    for base in BASES:
+        plain, knowing = LinkResolver(in_scope), LinkResolver(in_scope, origins)
+        for href in hrefs:
+            expected = plain.for_page(base, "utf-8")(href)
+            assert knowing.for_page(base, "utf-8")(href) == expected, (base, href)
+    assert site._surely_elsewhere("http://elsewhere.example/x.html", origins)
+    assert not site._surely_elsewhere("http://0x7f.0.0.1:8000/x", origins)
 
 
 def test_remembered_links_are_bounded(monkeypatch) -> None:

@@ -135,6 +135,32 @@ def _ignored_file(url: str) -> bool:
     return False
 
 
+#: An href's scheme and a host named plainly (letters, digits, dots and hyphens, the last
+#: label a name: no number a URL parser would read as an address), and its port.
+_PLAIN_ORIGIN = re.compile(
+    r"([A-Za-z][A-Za-z0-9+.-]*)://((?:[A-Za-z0-9-]+\.)*[A-Za-z][A-Za-z0-9-]*\.?)(?::([0-9]*))?"
+    r"(?=[/?#]|$)"
+)
+
+
+def _surely_elsewhere(ref: str, origins: frozenset[tuple[str, str, int]]) -> bool:
+    """Whether an href with a scheme and a host leads out of ``origins`` (their hosts and
+    subdomains) whatever its canonical form: its host named plainly, its canonical form keeps
+    the host as written, in lower case. Anything else is for the canonical form to say."""
+    found = _PLAIN_ORIGIN.match(ref)
+    if found is None:
+        return False
+    scheme = found.group(1).lower()
+    default = _DEFAULT_PORTS.get(scheme)
+    if default is None:
+        return True  # not http(s): never in scope
+    host = found.group(2).lower()
+    port = int(found.group(3)) if found.group(3) else default
+    return not any(
+        scheme == s and port == p and (host == h or host.endswith("." + h)) for s, h, p in origins
+    )
+
+
 #: What an href's result depends on: nothing else (a scheme and a host), the page's
 #: directory, or the whole page URL.
 _ALONE, _FOLDER, _BASE = 0, 1, 2
@@ -170,9 +196,17 @@ class LinkResolver:
 
     limit = 200_000
 
-    def __init__(self, in_scope: Callable[[str], bool]):
+    def __init__(
+        self,
+        in_scope: Callable[[str], bool],
+        origins: frozenset[tuple[str, str, int]] | None = None,
+    ):
         #: Links ``in_scope`` rejects resolve to None.
         self.in_scope = in_scope
+        #: The (scheme, host, port) ``in_scope`` keeps, with their subdomains (None: any):
+        #: a link elsewhere by its plainly named host is not put in canonical form at all
+        #: (real pages link to many other sites, each link met once).
+        self.origins = origins
         #: (what the result depends on, href as resolved, encoding) → canonical URL or None.
         self.memory: dict[tuple[str, str, str], str | None] = {}
         #: href → (href as resolved, what its result depends on): most repeat on every page.
@@ -187,7 +221,7 @@ class LinkResolver:
         parts = urlsplit(base)
         path = parts.path
         folder = f"{parts.scheme}://{parts.netloc}{path[: path.rfind('/') + 1] or '/'}"
-        memory, refs, in_scope = self.memory, self.refs, self.in_scope
+        memory, refs, in_scope, origins = self.memory, self.refs, self.in_scope, self.origins
         if len(memory) > self.limit:
             memory.clear()
         if len(refs) > self.limit:
@@ -220,9 +254,12 @@ class LinkResolver:
             try:
                 url = memory[key]
             except KeyError:
-                url = _resolve_ref(base, ref, encoding)
-                if url is not None and not in_scope(url):
+                if kind == _ALONE and origins is not None and _surely_elsewhere(ref, origins):
                     url = None
+                else:
+                    url = _resolve_ref(base, ref, encoding)
+                    if url is not None and not in_scope(url):
+                        url = None
                 memory[key] = url
             if kind != _BASE:
                 written[href] = written[written_as] = url
@@ -277,7 +314,7 @@ class SiteSpider(scrapy.Spider):
         #: URLs this spider has asked Scrapy for (see _follow).
         self._requested: set[str] = set()
         #: Links resolved on earlier pages.
-        self._resolver = LinkResolver(self._in_scope)
+        self._resolver = LinkResolver(self._in_scope, None if self.any_domain else self.origins)
         #: visdup analyses the pages in worker processes: no tree is kept here (see _tree).
         self._parse_apart = False
         #: Why a start URL gave no page (it could not be fetched, or is no HTML page), by
