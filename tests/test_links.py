@@ -169,6 +169,36 @@ def test_links_elsewhere_by_their_host_resolve_as_in_canonical_form(origins) -> 
     assert not site._surely_elsewhere("http://0x7f.0.0.1:8000/x", origins)
 
 
+def test_plain_links_resolve_as_their_canonical_form() -> None:
+    """A link of plain characters joined to its page's URL is the canonical form itself:
+    the same URL as the full canonical form gives, for every href and base below and for
+    random plain paths (dot segments, double slashes, ports, hosts, schemes)."""
+    rnd = random.Random(11)
+    bases = [
+        *BASES,
+        "http://example.com",
+        "http://example.com:80/a/",
+        "https://a.b.c:443/q",
+        "http://Example.com/a/b",
+        "http://example.com/a/b/../c",
+        "http://example.com/a/./b/",
+        "http://example.com:8080/x/y?q=1",
+        "http://example.com:080/x/",
+        "https://example.com/~u/p.html",
+    ]
+    pieces = [*"ab/._~-Z9", "..", "./", "//", "/..", "~x", "-.", "._", "%", "A:", "?", "#"]
+    hrefs = [*HREFS, *(site._link_ref(h) for h in HREFS)]
+    hrefs += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 7))) for _ in range(4000)]
+    plain = 0
+    for base in bases:
+        for ref in hrefs:
+            for encoding in ("utf-8", "cp1252"):
+                found = site._resolve_ref(base, ref, encoding)
+                assert found == site._resolve_in_full(base, ref, encoding), (base, ref)
+                plain += bool(site._PLAIN_REF.match(ref))
+    assert plain > 20000
+
+
 def test_remembered_links_are_bounded(monkeypatch) -> None:
     monkeypatch.setattr(LinkResolver, "limit", 10)
     resolver = LinkResolver(_in_scope)

@@ -112,7 +112,30 @@ def resolve_link(base: str, href: str, encoding: str) -> str | None:
     return _resolve_ref(base, _link_ref(href), encoding)
 
 
+#: An href of characters no step of the canonical form changes (unreserved ones and ``/``)...
+_PLAIN_REF = re.compile(r"[A-Za-z0-9/._~-]*\Z")
+#: ...that resolves to a URL in canonical form already: http(s), a lower-case host, a port
+#: as the canonical form writes it, a path of those characters (no dot segment: ``/.``
+#: leaves nothing to resolve), no query, no fragment.
+_PLAIN_URL = re.compile(
+    r"https?://[a-z0-9-]+(?:\.[a-z0-9-]+)*(?::[1-9][0-9]*)?(/[A-Za-z0-9/._~-]*)\Z"
+)
+
+
 def _resolve_ref(base: str, ref: str, encoding: str) -> str | None:
+    """The canonical URL of ``ref`` on a page at ``base`` (None: unusable, or an ignored
+    file). Most links of a site are plain paths that resolve to a URL in canonical form
+    already, which the canonical form's quoting and parsing (twice) would return unchanged:
+    they are only joined (:func:`_resolve_in_full` is the reference)."""
+    if _PLAIN_REF.match(ref):
+        url = urljoin(base, ref)
+        plain = _PLAIN_URL.match(url)
+        if plain is not None and "/." not in plain.group(1):
+            return None if _ignored_file(url) else url
+    return _resolve_in_full(base, ref, encoding)
+
+
+def _resolve_in_full(base: str, ref: str, encoding: str) -> str | None:
     try:
         url = canonical(urljoin(base, safe_url_string(ref, encoding)))
     except (ValueError, UnicodeError):
