@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from urllib.parse import urljoin
 
 import pytest
 from scrapy.http import HtmlResponse, Request
@@ -184,6 +185,11 @@ def test_plain_links_resolve_as_their_canonical_form() -> None:
         "http://example.com/a/./b/",
         "http://example.com:8080/x/y?q=1",
         "http://example.com:080/x/",
+        "http://h/a//b/c",
+        "http://h/a/b;p",
+        "http://example.com?x",
+        "http://example.com#y/z",
+        "file:///x/y",
         "https://example.com/~u/p.html",
     ]
     pieces = [*"ab/._~-Z9", "..", "./", "//", "/..", "~x", "-.", "._", "%", "A:", "?", "#"]
@@ -195,7 +201,10 @@ def test_plain_links_resolve_as_their_canonical_form() -> None:
             for encoding in ("utf-8", "cp1252"):
                 found = site._resolve_ref(base, ref, encoding)
                 assert found == site._resolve_in_full(base, ref, encoding), (base, ref)
-                plain += bool(site._PLAIN_REF.match(ref))
+                if site._PLAIN_REF.match(ref):
+                    joined = site._plain_join(base, ref)
+                    assert joined in (None, urljoin(base, ref)), (base, ref)
+                    plain += joined is not None
     assert plain > 20000
 
 

@@ -128,19 +128,45 @@ def _resolve_ref(base: str, ref: str, encoding: str) -> str | None:
     already, which the canonical form's quoting and parsing (twice) would return unchanged:
     they are only joined (:func:`_resolve_in_full` is the reference)."""
     if _PLAIN_REF.match(ref):
-        url = urljoin(base, ref)
+        url = _plain_join(base, ref) or urljoin(base, ref)
         plain = _PLAIN_URL.match(url)
         if plain is not None and "/." not in plain.group(1):
             return None if _ignored_file(url) else url
     return _resolve_in_full(base, ref, encoding)
 
 
+def _plain_join(base: str, ref: str) -> str | None:
+    """``urljoin(base, ref)`` of a plain href (:data:`_PLAIN_REF`) by the merge it makes of
+    the two (the href from the base's root, or from its directory), without parsing either;
+    None where ``urljoin`` must say: an empty href, a host, a dot segment or an empty one
+    (``urljoin`` drops those) in either, a base without a host."""
+    if not ref or ref[0] == "." or "/." in ref or "//" in ref:
+        return None
+    start = base.find("://") + 3
+    if start < 4:
+        return None
+    end = stop = len(base)  # where the host ends; where the path ends
+    for mark in "?#":
+        at = base.find(mark, start)
+        if 0 <= at < stop:
+            end = stop = at
+    slash = base.find("/", start, stop)
+    if slash >= 0:
+        end = slash
+    path = base[end:stop]
+    if end == start or "/." in path or "//" in path:
+        return None
+    if ref[0] == "/":
+        return base[:end] + ref
+    return base[:end] + path[: path.rfind("/") + 1] + ref if path else base[:end] + "/" + ref
+
+
 def _resolve_in_full(base: str, ref: str, encoding: str) -> str | None:
     try:
         url = canonical(urljoin(base, safe_url_string(ref, encoding)))
-    except (ValueError, UnicodeError):
+        return None if _ignored_file(url) else url
+    except (ValueError, UnicodeError):  # a URL w3lib cannot read: no link
         return None
-    return None if _ignored_file(url) else url
 
 
 def _ignored_file(url: str) -> bool:
