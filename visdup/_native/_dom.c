@@ -2729,15 +2729,10 @@ has_word(const char *value, const char *want)
 static const char *
 chain_attr(vd_node *el, const char *name, int *failed)
 {
-    vd_attr *a = find_attr(el, name);
-    if (a == NULL) return NULL;
-    vd_node *c = a->children;
-    if (c == NULL) return "";
-    if (c->type != N_TEXT || c->next != NULL || c->content == NULL) {
-        *failed = 1;
-        return NULL;
-    }
-    return (const char *)c->content;
+    int simple = 1;
+    const char *value = raw_or_absent(el, name, &simple);
+    if (!simple) *failed = 1;
+    return value;
 }
 
 static int

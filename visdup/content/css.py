@@ -401,24 +401,19 @@ def _pooled(
         return None
     numbered = index.numbered
     in_c = chain.compiled() if numbered is not None and numbered.elements.root is root else None
-    if numbered is not None and in_c is not None:
-        numbers = chain.pool(numbered)
-        if numbers is None or len(numbers) > POOL_SHARE * elements:
-            return None
-        compiled = _compile(selector)
-        if compiled is None:
-            return None
-        assert _kernel is not None
-        matched = _kernel.chain_match(numbered.table, *in_c, numbers, elements)
-        if matched is None:  # past its steps, or a value it cannot read: XPath answers
-            return None
-        return numbered.elements(matched), compiled[1]
-    pool = chain.pool(index)
+    # matched in C, the pool by element numbers; else in Python, the pool by elements
+    pool = chain.pool(numbered if numbered is not None and in_c is not None else index)
     if pool is None or len(pool) > POOL_SHARE * elements:
         return None
     compiled = _compile(selector)
     if compiled is None:
         return None
+    if numbered is not None and in_c is not None:
+        assert _kernel is not None
+        matched = _kernel.chain_match(numbered.table, *in_c, pool, elements)
+        if matched is None:  # past its steps, or a value it cannot read: XPath answers
+            return None
+        return numbered.elements(matched), compiled[1]
     seen: set[Any] = set()
     found = []
     walk = Walk(elements)  # walked further than a scan of the tree: XPath scans it
