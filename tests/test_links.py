@@ -11,8 +11,9 @@ from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
 from scrapy.utils.url import url_has_any_extension
 
-from visdup.spiders import site
-from visdup.spiders.site import _IGNORED, LinkResolver, SiteSpider, _ignored_file, resolve_link
+from visdup.spiders import links, site
+from visdup.spiders.links import _IGNORED, LinkResolver, _ignored_file, resolve_link
+from visdup.spiders.site import SiteSpider
 
 BASES = [
     "http://127.0.0.1:8000/index.html",
@@ -166,8 +167,8 @@ def test_links_elsewhere_by_their_host_resolve_as_in_canonical_form(origins) -> 
         for href in hrefs:
             expected = plain.for_page(base, "utf-8")(href)
             assert knowing.for_page(base, "utf-8")(href) == expected, (base, href)
-    assert site._surely_elsewhere("http://elsewhere.example/x.html", origins)
-    assert not site._surely_elsewhere("http://0x7f.0.0.1:8000/x", origins)
+    assert links._surely_elsewhere("http://elsewhere.example/x.html", origins)
+    assert not links._surely_elsewhere("http://0x7f.0.0.1:8000/x", origins)
 
 
 def test_plain_links_resolve_as_their_canonical_form() -> None:
@@ -193,16 +194,16 @@ def test_plain_links_resolve_as_their_canonical_form() -> None:
         "https://example.com/~u/p.html",
     ]
     pieces = [*"ab/._~-Z9", "..", "./", "//", "/..", "~x", "-.", "._", "%", "A:", "?", "#"]
-    hrefs = [*HREFS, *(site._link_ref(h) for h in HREFS)]
+    hrefs = [*HREFS, *(links._link_ref(h) for h in HREFS)]
     hrefs += ["".join(rnd.choice(pieces) for _ in range(rnd.randint(0, 7))) for _ in range(4000)]
     plain = 0
     for base in bases:
         for ref in hrefs:
             for encoding in ("utf-8", "cp1252"):
-                found = site._resolve_ref(base, ref, encoding)
-                assert found == site._resolve_in_full(base, ref, encoding), (base, ref)
-                if site._PLAIN_REF.match(ref):
-                    joined = site._plain_join(base, ref)
+                found = links._resolve_ref(base, ref, encoding)
+                assert found == links._resolve_in_full(base, ref, encoding), (base, ref)
+                if links._PLAIN_REF.match(ref):
+                    joined = links._plain_join(base, ref)
                     assert joined in (None, urljoin(base, ref)), (base, ref)
                     plain += joined is not None
     assert plain > 20000
