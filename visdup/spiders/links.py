@@ -20,6 +20,7 @@ from w3lib.url import parse_url, safe_url_string
 
 from visdup.storage.urls import canonical_url
 
+#: The schemes a crawl follows, with their default ports.
 DEFAULT_PORTS = {"http": 80, "https": 443}
 _IGNORED = frozenset("." + e for e in IGNORED_EXTENSIONS)
 #: The most dots one of them holds (``.tar.gz``: 2).
