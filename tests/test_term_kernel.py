@@ -468,6 +468,16 @@ def test_print_matches_python_on_any_tuples(nodes):
         assert text == term._print_python()
 
 
+def test_a_label_that_reads_as_a_bracket_prints_as_a_label():
+    """A node labelled ``(`` is no opening of children: the node after it takes its comma,
+    in the kernel and in Python alike."""
+    for nodes in ([("(", 1, 0), ("grp", 0, 0)], [("row", 1, 2), ("(", 1, 0), ("grp", 1, 0)]):
+        labels, marks, sizes = (tuple(x[k] for x in nodes) for k in range(3))
+        printed = Term(labels, marks, sizes)._print_python()
+        assert printed == _term.print_term(labels, marks, sizes)
+        assert printed in ("(,[0]grp", "row((),grp")
+
+
 def test_print_sizes_far_past_the_term():
     for sizes in [(0, 2**63 - 1), (2**63 - 1, 2**63 - 1, 1), (3, 2**62, 2)]:
         term = Term(("grp",) * len(sizes), (1,) * len(sizes), sizes)

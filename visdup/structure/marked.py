@@ -158,15 +158,18 @@ class Term:
         printer of what it leaves to Python (labels that are no strings, marks past 64 bits)."""
         out: list[str] = []
         ends: list[int] = []
+        opened = False  # a node's children just opened: its first child takes no comma
         for i, label in enumerate(self.labels):
             while ends and ends[-1] == i:
                 out.append(")")
                 ends.pop()
-            if i and out[-1] != "(":
+                opened = False
+            if i and not opened:
                 out.append(",")
             mark = self.marks[i]
             out.append(f"[{mark}]{label}" if mark != 1 else label)
-            if self.sizes[i] > 1:
+            opened = self.sizes[i] > 1
+            if opened:
                 out.append("(")
                 ends.append(i + self.sizes[i])
         out.extend(")" * len(ends))
