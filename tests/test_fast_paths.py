@@ -925,27 +925,18 @@ def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
     el = root.find("body")
     for i in range(3000):
         el = lxml.etree.SubElement(el, "div", {"class": "x"} if i % 500 == 499 else {})
-    index = css._Index(root.iter())
-    for selector in ("section .x", "div .x", "body div .x", "section > div .x", "div ~ .x"):
-        expected = root.xpath(css._compile(selector)[0])
-        found = css._pooled(root, selector, index, 10**9)
-        assert found is not None and found[0] == expected, selector
-        within = css._pooled(root, selector, index, index.count)
-        assert within is None or within[0] == expected, selector
-    assert css._pooled(root, "section .x", index, index.count) == ([], (0, 1, 1))  # one pass
-    assert css._pooled(root, "body div .x", index, index.count) is None  # two passes
+    # the Python match and the compiled one: the same steps, the same elements
+    for index in (css._Index(root.iter()), css._Index.of_tree(root)):
+        for selector in ("section .x", "div .x", "body div .x", "section > div .x", "div ~ .x"):
+            expected = root.xpath(css._compile(selector)[0])
+            found = css._pooled(root, selector, index, 10**9)
+            assert found is not None and found[0] == expected, selector
+            within = css._pooled(root, selector, index, index.count)
+            assert within is None or within[0] == expected, selector
+        assert css._pooled(root, "section .x", index, index.count) == ([], (0, 1, 1))  # one pass
+        assert css._pooled(root, "body div .x", index, index.count) is None  # two passes
     body = root.find("body")
     assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is not None
-    # the compiled match: the same steps, the same elements
-    numbered = css._Index.of_tree(root)
-    for selector in ("section .x", "div .x", "body div .x", "section > div .x", "div ~ .x"):
-        expected = root.xpath(css._compile(selector)[0])
-        found = css._pooled(root, selector, numbered, 10**9)
-        assert found is not None and found[0] == expected, selector
-        within = css._pooled(root, selector, numbered, numbered.count)
-        assert within is None or within[0] == expected, selector
-    assert css._pooled(root, "section .x", numbered, numbered.count) == ([], (0, 1, 1))
-    assert css._pooled(root, "body div .x", numbered, numbered.count) is None
     lxml.etree.SubElement(root, "footer")  # a sibling of the subtree's top: XPath answers
     assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is None
 
