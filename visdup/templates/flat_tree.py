@@ -10,12 +10,12 @@ read. :mod:`visdup.templates.stm` matches them.
 from __future__ import annotations
 
 import pickle
-import zlib
 from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 from visdup._native import kernel
+from visdup.storage import compressed as _kept
 
 #: Parents and text codes of a tree in one call each (template builds, extraction and drift
 #: ask them of every tree they read).
@@ -201,18 +201,18 @@ class PackedTree:
     def of(cls, tree: FlatTree, *, compress: bool = True) -> PackedTree:
         fields = (tree.labels, tree.sizes, tree.texts, tree.hints, tree.truncated)
         data = pickle.dumps(fields, protocol=5)
-        return cls(zlib.compress(data, 1) if compress else data, tree.nodes, compress)
+        return cls(_kept.compress(data) if compress else data, tree.nodes, compress)
 
     def compact(self) -> PackedTree:
         """This tree compressed, to be kept (the same object when it already is)."""
         if self.compressed:
             return self
         if self._compact is None:
-            self._compact = PackedTree(zlib.compress(self.data, 1), self.nodes)
+            self._compact = PackedTree(_kept.compress(self.data), self.nodes)
         return self._compact
 
     def unpack(self) -> FlatTree:
-        data = zlib.decompress(self.data) if self.compressed else self.data
+        data = _kept.decompress(self.data) if self.compressed else self.data
         labels, sizes, texts, hints, truncated = pickle.loads(data)
         return FlatTree(labels, sizes, texts, hints, truncated=truncated)
 

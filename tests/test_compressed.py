@@ -1,0 +1,109 @@
+"""Bytes kept compressed (visdup.storage.compressed): what is written reads back, whichever
+format wrote it, so a store keeps its older bodies readable."""
+
+from __future__ import annotations
+
+import argparse
+import zlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from visdup.storage import compressed
+from visdup.storage.body import pack_body, unpack_body
+from visdup.templates.flat_tree import FlatTree, PackedTree
+
+PAGE = (
+    b"<html><head><title>A page</title></head><body>"
+    + b"<div class='row'><p>Some text of the page, again and again.</p></div>" * 200
+    + b"</body></html>"
+)
+
+
+def test_bodies_are_zstandard_where_python_has_it():
+    if compressed.zstd is None:
+        pytest.skip("no zstd module here: bodies are written with zlib")
+    blob = pack_body(PAGE)
+    assert blob is not None and blob.startswith(compressed.ZSTD_MAGIC)
+    assert len(blob) < len(zlib.compress(PAGE, 1))  # smaller than what was written before
+    assert unpack_body(blob) == PAGE
+
+
+@given(st.binary(max_size=4096))
+@settings(max_examples=200, deadline=None)
+def test_either_format_reads_back(data):
+    assert compressed.decompress(compressed.compress(data)) == data
+    # what an earlier visdup wrote: a zlib stream, at any level
+    for level in (1, 6, 9):
+        written = zlib.compress(data, level)
+        assert not written.startswith(compressed.ZSTD_MAGIC)
+        assert compressed.decompress(written) == data
+
+
+def test_no_zlib_stream_starts_like_a_zstd_frame():
+    """A zlib stream's first two bytes, read as a big-endian number, are a multiple of 31:
+    the frame's magic never is, so the two formats are told apart by their first bytes."""
+    first_two = int.from_bytes(compressed.ZSTD_MAGIC[:2], "big")
+    assert first_two % 31 != 0
+    for wbits in range(9, 16):  # every window a zlib stream may declare
+        for level in range(10):
+            c = zlib.compressobj(level, zlib.DEFLATED, wbits)
+            assert not (c.compress(PAGE) + c.flush()).startswith(compressed.ZSTD_MAGIC[:2])
+
+
+def test_a_zstd_blob_without_the_module_says_what_is_missing(monkeypatch):
+    if compressed.zstd is None:
+        pytest.skip("no zstd module here to write a frame with")
+    blob = compressed.compress(PAGE)
+    monkeypatch.setattr(compressed, "zstd", None)
+    with pytest.raises(RuntimeError, match="zstd"):
+        compressed.decompress(blob)
+    # zlib is still read, and written
+    assert compressed.decompress(compressed.compress(PAGE)) == PAGE
+    assert compressed.compress(PAGE).startswith(b"\x78")
+
+
+def test_kept_trees_read_back_compressed_or_not():
+    tree = FlatTree(
+        ("div", "p", "#text", "p", "#text"),
+        (5, 2, 1, 2, 1),
+        ("", "", "first", "", "second"),
+        ("div.row", "p", "", "p#x", ""),
+    )
+    for packed in (PackedTree.of(tree), PackedTree.of(tree, compress=False).compact()):
+        assert packed.compressed
+        back = packed.unpack()
+        assert (back.labels, back.sizes, back.texts, back.hints) == (
+            tree.labels,
+            tree.sizes,
+            tree.texts,
+            tree.hints,
+        )
+
+
+def test_a_store_with_older_bodies_reads_them(tmp_path):
+    """Pages whose bodies an earlier visdup stored with zlib, beside pages stored now: a
+    ``--db`` command reads both."""
+    from visdup.page.files import open_source
+    from visdup.storage.store import PageRecord, Store
+
+    db = f"sqlite:///{tmp_path / 'mixed.sqlite3'}"
+    store = Store.from_url(db, writer=True)
+    bodies = {
+        "http://example.test/old.html": (PAGE.replace(b"A page", b"Old"), zlib.compress),
+        "http://example.test/new.html": (PAGE.replace(b"A page", b"New"), pack_body),
+    }
+    try:
+        run = store.begin_run("site", crawl="example.test")
+        for url, (body, packing) in bodies.items():
+            record = PageRecord(url=url, status=200, depth=0, simhash=5, links=[])
+            record.body = packing(body)
+            with store.engine.begin() as conn:
+                assert store.insert_page(conn, record, run) is not None
+    finally:
+        store.close()
+    found, source = open_source(argparse.Namespace(paths=[], db=db))
+    assert source is not None
+    source.close()
+    assert dict(found) == {url: body for url, (body, _packing) in bodies.items()}
