@@ -649,6 +649,46 @@ def test_a_reading_open_creates_nothing_and_migrates_nothing(tmp_path):
     current.close()
 
 
+def test_a_version_3_store_is_read_as_it_is(tmp_path):
+    """Version 4 only lets a body be a Zstandard frame: a store version 3 left (its bodies
+    zlib's) is read without `visdup migrate` and stays at version 3; a writing open upgrades
+    it before a body of the new format goes in; a store newer than this visdup is refused."""
+    import zlib
+
+    path = tmp_path / "v3.sqlite3"
+    url = _sqlite(tmp_path, "v3.sqlite3")
+    store = Store.from_url(url, writer=True)
+    run = store.begin_run("site", crawl="x")
+    record = _record("http://x/a", [])
+    record.body = zlib.compress(b"<p>stored by version 3</p>", 1)
+    with store.engine.begin() as conn:
+        store.insert_page(conn, record, run)
+    store.close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE visdup_meta SET value = '3' WHERE key = 'schema_version'")
+    conn.close()
+
+    reading = Store.from_url(url, create=False, migrate=False)
+    assert reading.schema_found == 3
+    assert [body for _id, _url, body, _enc in reading.page_bodies()] == [
+        b"<p>stored by version 3</p>"
+    ]
+    reading.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM visdup_meta").fetchone() == ("3",)
+    conn.close()
+
+    Store.from_url(url).close()  # a crawl's open
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM visdup_meta").fetchone() == (
+            str(schema.SCHEMA_VERSION),
+        )
+        conn.execute("UPDATE visdup_meta SET value = '5' WHERE key = 'schema_version'")
+    conn.close()
+    with pytest.raises(StoreError, match="newer than this visdup reads"):
+        Store.from_url(url, create=False, migrate=False)
+
+
 def test_a_reading_open_leaves_an_empty_postgres_database_empty(pg_url):
     with pytest.raises(StoreError, match="holds no visdup store"):
         Store.from_url(pg_url, create=False, migrate=False)

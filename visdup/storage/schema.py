@@ -57,7 +57,13 @@ def unsigned(value: int) -> int:
 #: Version 2: runs name their crawl (resume is per crawl), cluster sizes count stored pages,
 #: SQLite keeps no band table (its in-memory index reads the pages' fingerprints).
 #: Version 3: new tables only (each documented where it is declared).
-SCHEMA_VERSION = 3
+#: Version 4: a page's body may be a Zstandard frame (:mod:`visdup.storage.compressed`), which
+#: a visdup of version 3 cannot read: it refuses the store instead of failing on its bodies.
+SCHEMA_VERSION = 4
+#: Older versions this visdup reads as they are, without ``visdup migrate``: what the versions
+#: since changed holds nothing a reader of theirs misses (version 4 only adds a body format;
+#: zlib bodies are read as before).
+READ_AS_IS = frozenset({3})
 
 metadata = MetaData()
 
@@ -299,6 +305,7 @@ MIGRATIONS: dict[int, list[Step]] = {
         _create_new_tables,
         "CREATE INDEX IF NOT EXISTS visdup_pages_cluster ON visdup_pages (cluster_id)",
     ],
+    3: [],  # the bodies stored from now on may be Zstandard frames; nothing to rewrite
 }
 
 
@@ -347,9 +354,9 @@ def existing_version(conn: Connection, *, migrate: bool) -> int:
     """The schema version of the visdup store already in this database, which is not changed.
 
     StoreError when there is none (an empty database, or another application's), when it is
-    newer than this visdup, or, unless ``migrate``, older: a command that reads a store must
-    not create one where a URL was mistyped nor upgrade it behind its user's back (an older
-    visdup could no longer read it).
+    newer than this visdup, or, unless ``migrate``, older than it reads as is
+    (:data:`READ_AS_IS`): a command that reads a store must not create one where a URL was
+    mistyped nor upgrade it behind its user's back (an older visdup could no longer read it).
     """
     version = stored_version(conn)
     if version is None:
@@ -358,7 +365,7 @@ def existing_version(conn: Connection, *, migrate: bool) -> int:
             "wrote to"
         )
     _check_not_newer(version)
-    if version < SCHEMA_VERSION and not migrate:
+    if version < SCHEMA_VERSION and not migrate and version not in READ_AS_IS:
         raise StoreError(
             f"the store has schema version {version}, older than this visdup's "
             f"({SCHEMA_VERSION}): upgrade it with `visdup migrate --db URL` (a crawl into it "
