@@ -3,7 +3,6 @@ format wrote it, so a store keeps its older bodies readable."""
 
 from __future__ import annotations
 
-import argparse
 import zlib
 
 import pytest
@@ -83,27 +82,28 @@ def test_kept_trees_read_back_compressed_or_not():
 
 
 def test_a_store_with_older_bodies_reads_them(tmp_path):
-    """Pages whose bodies an earlier visdup stored with zlib, beside pages stored now: a
-    ``--db`` command reads both."""
-    from visdup.page.files import open_source
+    """Pages whose bodies an earlier visdup stored with zlib, beside pages stored now: the
+    store a reading command opens gives both back."""
     from visdup.storage.store import PageRecord, Store
 
     db = f"sqlite:///{tmp_path / 'mixed.sqlite3'}"
-    store = Store.from_url(db, writer=True)
     bodies = {
         "http://example.test/old.html": (PAGE.replace(b"A page", b"Old"), zlib.compress),
         "http://example.test/new.html": (PAGE.replace(b"A page", b"New"), pack_body),
     }
+    store = Store.from_url(db, writer=True)
     try:
         run = store.begin_run("site", crawl="example.test")
-        for url, (body, packing) in bodies.items():
-            record = PageRecord(url=url, status=200, depth=0, simhash=5, links=[])
-            record.body = packing(body)
-            with store.engine.begin() as conn:
+        with store.engine.begin() as conn:
+            for url, (body, packing) in bodies.items():
+                record = PageRecord(url=url, status=200, depth=0, simhash=5, links=[])
+                record.body = packing(body)
                 assert store.insert_page(conn, record, run) is not None
     finally:
         store.close()
-    found, source = open_source(argparse.Namespace(paths=[], db=db))
-    assert source is not None
-    source.close()
-    assert dict(found) == {url: body for url, (body, _packing) in bodies.items()}
+    reading = Store.from_url(db, create=False, migrate=False)
+    try:
+        found = {url: body for _id, url, body, _encoding in reading.page_bodies()}
+    finally:
+        reading.close()
+    assert found == {url: body for url, (body, _packing) in bodies.items()}
