@@ -2,10 +2,10 @@
 
 Zstandard at level 1 where Python has it (the standard library's ``compression.zstd`` from
 3.14, the ``backports.zstd`` package before): faster than zlib at its fastest level, both
-ways, and smaller (``docs/performance.md``). zlib where neither is installed. Every reader tells the two apart by
-the first bytes, so a store keeps what any earlier run of visdup wrote: a zstd frame starts
-with its magic number, which no zlib stream can (its first two bytes, read as a number, are a
-multiple of 31; the magic's are not).
+ways, and smaller (``docs/performance.md``). zlib where neither is installed. Every reader
+tells the two apart by the first bytes, so a store keeps what any earlier run of visdup
+wrote: a zstd frame starts with its magic number, which no zlib stream can (its first two
+bytes, read as a number, are a multiple of 31; the magic's are not).
 """
 
 from __future__ import annotations
