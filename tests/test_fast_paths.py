@@ -11,6 +11,7 @@ import copy
 import gzip
 import random
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import lxml.etree
@@ -941,21 +942,80 @@ def test_pooled_selectors_leave_deep_trees_to_xpath() -> None:
     assert css._pooled(body, "div .x", css._Index(body.iter()), 10**9) is None
 
 
-def test_rows_are_looked_for_as_in_looks_for_them() -> None:
-    """The listing's search from the last row found answers what ``in`` answers, rows in
-    document order or not."""
-    from visdup.content.main import _Within
+def _within_reference(text: str) -> Callable[[str], tuple[bool, int]]:
+    """The row search as first written: from the last row's place, then before it."""
+    state = {"at": 0}
 
+    def within(own: str) -> tuple[bool, int]:
+        if "  " not in text and "  " in own:
+            return False, state["at"]
+        at = text.find(own, state["at"])
+        if at < 0:
+            at = text.find(own, 0, state["at"] + len(own) - 1)
+            if at < 0:
+                return False, state["at"]
+        state["at"] = at
+        return True, at
+
+    return within
+
+
+@pytest.mark.parametrize("near, misses", [(4096, 64), (3, 1), (0, 2)])
+def test_rows_are_looked_for_as_in_looks_for_them(monkeypatch, near: int, misses: int) -> None:
+    """The listing's search from the last row found answers what ``in`` answers, rows in
+    document order or not, and stops where the first search stopped: near the last row, in
+    the whole text, or from the index of its words (``misses`` rows found nowhere make it)."""
+    from visdup.content import listing
+
+    monkeypatch.setattr(listing, "NEAR", near)
+    monkeypatch.setattr(listing, "MISSES_BEFORE_WORDS", misses)
     rng = random.Random(3)
-    words = ["alpha", "beta", "gamma", "delta", "be", "ta al", "a", ""]
+    words = ["alpha", "beta", "gamma", "delta", "be", "ta al", "a", "", "x\ny", "é"]
+    indexed = 0
     for _ in range(300):
-        text = " ".join(rng.choice(words[:6]) for _ in range(rng.randint(0, 30)))
+        text = " ".join(rng.choice(words[:6] + words[8:]) for _ in range(rng.randint(0, 40)))
         if rng.random() < 0.2:
             text = text.replace(" ", "  ", 1)
-        within = _Within(text)
-        for _ in range(20):
-            own = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
-            assert within(own) == (own in text), (text, own)
+        if rng.random() < 0.2:
+            text = text.replace(" ", "\n\n", 1)
+        within = listing._Within(text)
+        reference = _within_reference(text)
+        for _ in range(30):
+            if text and rng.random() < 0.5:  # a piece of the text, between two of its spaces
+                cut = text.split(" ")
+                i = rng.randrange(len(cut))
+                own = " ".join(cut[i : i + rng.randint(1, 5)]).strip()
+            else:
+                own = " ".join(rng.choice(words) for _ in range(rng.randint(1, 5))).strip()
+            if not own:
+                continue
+            found, at = reference(own)
+            assert within(own) == found == (own in text), (text, own)
+            assert within.at == at, (text, own)
+        indexed += within.words is not None
+    assert indexed > 50 if misses < 64 else indexed == 0
+
+
+def test_a_long_listing_reads_its_text_a_bounded_number_of_times() -> None:
+    """Thousands of rows whose own text is nowhere in the content (their link stood inside a
+    word) each cost a read of the whole text until the content's words are indexed; then a
+    lookup: the whole text is read MISSES_BEFORE_WORDS times, however long the listing."""
+    from visdup.content import listing
+
+    rows = 3000
+    items = "".join(
+        f"<li>Fixed a crash in <a href='/m{i}'>m{i}</a>’s reader, patch {i}.</li>"
+        for i in range(rows)
+    )
+    node = lxml.html.fromstring(f"<html><body><ul>{items}</ul></body></html>").find("body")
+    text = " ".join(node.text_content().split())
+    assert listing.rows_of_links(node, text) is False
+    within = listing._Within(text)
+    for i in range(rows):
+        own = f"Fixed a crash in ’s reader, patch {i}."
+        assert own not in text and not within(own)
+    assert within.missed == listing.MISSES_BEFORE_WORDS and within.words is not None
+    assert within(f"crash in m{rows - 1}’s reader") and within.at == text.rindex("crash in m")
 
 
 def _random_page(rng: random.Random) -> str:

@@ -24,6 +24,7 @@ from visdup.content.blocks import (
     paragraph_rows,
     walk,
 )
+from visdup.content.listing import LISTING_MIN_TEASERS, rows_of_links
 from visdup.content.titles import _text_of
 from visdup.content.visibility import remove_element, titled_and_cleaned
 from visdup.content.weights import (
@@ -71,8 +72,6 @@ CELL_BLOCKS = BLOCK_TAGS - {"p"}
 #: listing: an article with a "related stories" box keeps its article (AEB: no page of the
 #: 181 turns into a listing at 2; the generated archives all do).
 LISTING_RATIO = 2.0
-#: A listing shows at least this many teasers (a product page's one linked author is none).
-LISTING_MIN_TEASERS = 3
 #: A page whose best article has less prose than this (two short paragraphs) and whose links
 #: outweigh it LISTING_RATIO times is an index: its list of links is the content (a
 #: documentation index or table of contents; AEB has no such page, the manuals have 40).
@@ -164,7 +163,7 @@ def main_content(
     if best == 0 and not listing and w.net[0] <= 0:
         kept = _tidy(_short_page(w), title) if page_text else []
         text = "\n\n".join(t for _, _, t in kept)
-        return MainContent(title, node, text, kept, page_text, _rows_of_links(node, text))
+        return MainContent(title, node, text, kept, page_text, rows_of_links(node, text))
     if not listing and in_footer(walked, best):
         # The most prose sits in the page's footer (a documentation index whose links are
         # too few for an index: its copyright lines win): the page has no article. Its
@@ -178,77 +177,8 @@ def main_content(
     heading = next((t for kind, _, t in kept if kind == "heading"), None)
     kept = _tidy(kept, title)
     text = "\n\n".join(t for _, _, t in kept)
-    listing = listing or _rows_of_links(node, text)
+    listing = listing or rows_of_links(node, text)
     return MainContent(title, node, text, kept, page_text, listing, heading)
-
-
-def _rows_of_links(node: Any, text: str) -> bool:
-    """Whether the content is mostly rows that each link to a page and say a line of their own
-    (a table of articles with a summary each, a list of products with their prices): a listing
-    to compare as one, whose rows may lie whole in a longer listing's without copying it. A
-    menu's items, links alone, are no such rows."""
-    if not text:
-        return False
-    enough = 0.6 * len(text)
-    lists = list(node.iter("table", "ul", "ol"))
-    # a row's own text is part of its list's: lists holding too little text in all (most
-    # pages' contents) cannot cover enough, and their rows need not be read
-    held = 0
-    for data in lists:
-        held += len(_text_of(data))
-        if held >= enough:
-            break
-    else:
-        return False
-    within = _Within(text)
-    covered = 0
-    for data in lists:
-        rows = data.findall("tr") + data.findall("tbody/tr") if data.tag == "table" else list(data)
-        found = 0
-        share = 0
-        for row in rows:
-            if not isinstance(row.tag, str) or next(row.iter("a"), None) is None:
-                continue
-            own = " ".join(_text_of(row).split())
-            for a in row.iter("a"):
-                own = own.replace(" ".join(_text_of(a).split()), "", 1)
-            own = own.strip()
-            if own and within(own):
-                found += 1
-                share += len(own)
-        if found >= LISTING_MIN_TEASERS:
-            covered += share
-            if covered >= enough:
-                return True
-    return False
-
-
-class _Within:
-    """Whether a row's own text is in the content's text, for rows met in document order.
-
-    The content's text follows the document too, so a row's text is looked for from where
-    the last one was found, then (only when it is not there) before it: the answer of ``in``,
-    without reading a long page's text from its start for each of its thousands of rows. A
-    row whose link was cut from mid-sentence keeps a double space, which whitespace-normalised
-    text without one cannot hold.
-    """
-
-    def __init__(self, text: str):
-        self.text = text
-        self.at = 0
-        self.spaced = "  " in text
-
-    def __call__(self, own: str) -> bool:
-        text = self.text
-        if not self.spaced and "  " in own:
-            return False
-        at = text.find(own, self.at)
-        if at < 0:
-            at = text.find(own, 0, self.at + len(own) - 1)
-            if at < 0:
-                return False
-        self.at = at
-        return True
 
 
 def first_body(root: Any) -> Any:
