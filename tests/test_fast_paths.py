@@ -999,7 +999,8 @@ def test_rows_are_looked_for_as_in_looks_for_them(monkeypatch, near: int, misses
 def test_a_long_listing_reads_its_text_a_bounded_number_of_times() -> None:
     """Thousands of rows whose own text is nowhere in the content (their link stood inside a
     word) each cost a read of the whole text until the content's words are indexed; then a
-    lookup: the whole text is read MISSES_BEFORE_WORDS times, however long the listing."""
+    lookup: the whole text is read MISSES_BEFORE_WORDS times for rows of three words or more,
+    however long the listing."""
     from visdup.content import listing
 
     rows = 3000

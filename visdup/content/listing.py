@@ -64,7 +64,8 @@ class _Within:
     A row's text found nowhere costs a read of the whole text, and a long listing may hold
     thousands of them (a row whose link stood mid-sentence): a quadratic cost on the longest
     pages. Once they are :data:`MISSES_BEFORE_WORDS`, the text's words are indexed where they
-    stand (:class:`_Words`), and each row is placed from the rarest of its own words.
+    stand (:class:`_Words`), and each row of three words or more is placed from the rarest of
+    its own words between two spaces; a shorter one is still looked for in the whole text.
     """
 
     def __init__(self, text: str):
