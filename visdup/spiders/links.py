@@ -70,8 +70,10 @@ def _resolve_ref(base: str, ref: str, encoding: str) -> str | None:
     """The canonical URL of ``ref`` on a page at ``base`` (None: unusable, or an ignored
     file). Most links of a site are plain paths that resolve to a URL in canonical form
     already, which the canonical form's quoting and parsing (twice) would return unchanged:
-    they are only joined (:func:`_resolve_in_full` is the reference)."""
-    if _PLAIN_REF.match(ref):
+    they are only joined (:func:`_resolve_in_full` is the reference). Not an href with an
+    empty segment: ``urljoin`` drops those, and w3lib's quoting may first make one a dot
+    segment's neighbour (``/..//b`` reads ``/.//b`` from w3lib 2.6), which it keeps."""
+    if _PLAIN_REF.match(ref) and "//" not in ref:
         url = _plain_join(base, ref) or urljoin(base, ref)
         plain = _PLAIN_URL.match(url)
         if plain is not None and "/." not in plain.group(1):
