@@ -12,7 +12,12 @@ import functools
 from dataclasses import dataclass, field
 
 import lxml.etree
-from w3lib.encoding import html_body_declared_encoding, html_to_unicode, resolve_encoding
+from w3lib.encoding import (
+    html_body_declared_encoding,
+    http_content_type_encoding,
+    resolve_encoding,
+    to_unicode,
+)
 
 #: Share of control characters above which a body is taken for binary junk.
 BINARY_CONTROL_SHARE = 0.10
@@ -125,8 +130,12 @@ def decode(
         if declared:
             content_type = f"text/html; charset={declared}"
     default = (fallback and resolve_encoding(fallback)) or "utf8"
-    encoding, text = html_to_unicode(content_type, data, default_encoding=default)
-    return encoding, text
+    # what w3lib's html_to_unicode() does given a default encoding, which w3lib 2.6 deprecates
+    # (without one it guesses as a browser does, and a page would read otherwise by version)
+    encoding = (
+        http_content_type_encoding(content_type) or html_body_declared_encoding(data) or default
+    )
+    return encoding, to_unicode(data, encoding)
 
 
 def screen(data: bytes, content_type: str | None = None) -> str | None:
