@@ -118,10 +118,10 @@ class _Words:
 
     def __init__(self, text: str):
         self.text = text
-        self.at: dict[str, list[int]] = {}
+        self.starts: dict[str, list[int]] = {}
         start = 0
         for word in text.split(" "):
-            self.at.setdefault(word, []).append(start)
+            self.starts.setdefault(word, []).append(start)
             start += len(word) + 1
 
     def places(self, own: str) -> list[int] | None:
@@ -133,12 +133,12 @@ class _Words:
         offset = skip = len(parts[0]) + 1
         rarest: list[int] | None = None
         for part in parts[1:-1]:
-            where = self.at.get(part)
+            where = self.starts.get(part)
             if where is None:
                 return []
             if rarest is None or len(where) < len(rarest):
                 offset, rarest = skip, where
             skip += len(part) + 1
         text = self.text
-        starts = (p - offset for p in rarest or () if p >= offset)
-        return [p for p in starts if text.startswith(own, p)]
+        candidates = (p - offset for p in rarest or () if p >= offset)
+        return [p for p in candidates if text.startswith(own, p)]

@@ -36,7 +36,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 def compress(data: bytes) -> bytes:
     """``data`` compressed for keeping: crawl time matters more than bytes (level 1)."""
     if zstd is not None:
-        return bytes(zstd.compress(data, 1))
+        return zstd.compress(data, 1)
     return zlib.compress(data, 1)
 
 
@@ -48,5 +48,5 @@ def decompress(blob: bytes) -> bytes:
                 "these bytes are Zstandard-compressed and no zstd module is installed"
                 " (pip install backports.zstd)"
             )
-        return bytes(zstd.decompress(blob))
+        return zstd.decompress(blob)
     return zlib.decompress(blob)
