@@ -470,3 +470,21 @@ async def test_a_group_shows_the_word_that_changed(tmp_path, capsys, store_body)
         assert "VISDUP_STORE_BODY" not in text.split('id="groups"')[1].split("</section>")[0]
     else:
         assert "<del>" not in text and "not stored (VISDUP_STORE_BODY = False)" in text
+
+
+def test_the_html_report_orders_groups_by_size_then_url_not_page_id():
+    """Two crawls store the same pages under other ids: the groups of the HTML report come in
+    one order all the same (the largest first, then by their original's URL)."""
+    from visdup.report.summary import Group, Member, largest_first
+
+    def group(page_id: int, url: str, copies: int) -> Group:
+        members = [
+            Member(page_id + i + 1, f"{url}?c={i}", 1.0, "exact", None) for i in range(copies)
+        ]
+        return Group(page_id, url, None, members)
+
+    first = [group(1, "http://x/b", 1), group(5, "http://x/a", 1), group(9, "http://x/c", 2)]
+    again = [group(7, "http://x/b", 1), group(3, "http://x/a", 1), group(1, "http://x/c", 2)]
+    for groups in (first, again):
+        ordered = [g.original for g in sorted(groups, key=largest_first)]
+        assert ordered == ["http://x/c", "http://x/a", "http://x/b"]

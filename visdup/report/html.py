@@ -35,7 +35,7 @@ from visdup.report.html_textdiff import text_differences
 from visdup.report.html_verdicts import verdicts_html
 from visdup.report.lowcontent import low_content
 from visdup.report.markup import Safe, tag
-from visdup.report.summary import build, duplicate_groups
+from visdup.report.summary import build, duplicate_groups, largest_first
 from visdup.structure.term import Term
 
 #: Groups shown (largest first); the rest are counted.
@@ -69,7 +69,7 @@ def render_html(
     now: datetime | None = None,
 ) -> str:
     report = build(data)
-    groups = sorted(duplicate_groups(data.pages), key=lambda g: (-len(g.members), g.original_id))
+    groups = sorted(duplicate_groups(data.pages), key=largest_first)
     by_id = {p.id: p for p in data.pages}
     id_of = {p.url: p.id for p in data.pages}
     templates = report.get("templates", [])

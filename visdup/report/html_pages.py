@@ -18,7 +18,7 @@ from visdup.report.data import StoreData
 from visdup.report.lowcontent import Words
 from visdup.report.markup import Safe, tag
 from visdup.report.pages import COLUMNS, page_rows
-from visdup.report.summary import Group
+from visdup.report.summary import Group, largest_first
 
 #: The table's columns: (column, heading, numeric); the others are in the rows' attributes
 #: and in the export.
@@ -161,7 +161,7 @@ def _data_block(
     group_rows = [
         [severity(g), group_cause(g), index.get(by_id.get(g.original_id, ""), -1)]
         + [index.get(m.url, -1) for m in g.members]
-        for g in sorted(groups, key=lambda g: (-len(g.members), g.original_id))
+        for g in sorted(groups, key=largest_first)
     ]
     payload = {
         "origin": origin,

@@ -90,6 +90,12 @@ def build(data: StoreData, *, sample: int = 5) -> dict[str, Any]:
     return report
 
 
+def largest_first(group: Group) -> tuple[int, str, int]:
+    """The HTML report's order of groups: the largest first, then by their original's URL (not
+    its page id, which the order of a crawl gives)."""
+    return -len(group.members), group.original, group.original_id
+
+
 def duplicate_groups(pages: list[PageRow]) -> list[Group]:
     """Groups in the URL order of their originals, each group's copies in URL order: the
     same pages give the same listing, whatever order they were stored in."""
