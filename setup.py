@@ -34,6 +34,7 @@ setup(
             optional=True,
         ),
         Extension("visdup._native._text", ["visdup/_native/_text.c"], optional=True),
+        Extension("visdup._native._css", ["visdup/_native/_css.c"], optional=True),
         Extension(
             "visdup._native._weights",
             ["visdup/_native/_weights.c"],

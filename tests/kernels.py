@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from visdup.content import blocks, main, textprint, visibility, weights
+from visdup.content import blocks, css, main, textprint, visibility, weights
 from visdup.index import memory, small
 from visdup.page import links
 from visdup.structure import bounds, marked
@@ -16,8 +16,8 @@ from visdup.templates import flat_tree, inline_labels, signature, stm
 
 #: Every module that holds a compiled kernel it checks on each call.
 HOLDERS = (
-    stm, blocks, visibility, textprint, weights, main, signature, links, inline_labels, flat_tree,
-    memory, marked,
+    stm, blocks, visibility, css, textprint, weights, main, signature, links, inline_labels,
+    flat_tree, memory, marked,
 )  # fmt: skip
 
 
@@ -26,5 +26,6 @@ def python_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
     for module in HOLDERS:
         monkeypatch.setattr(module, "_kernel", None)
     monkeypatch.setattr(stm, "_walks", None)  # stm's walks kernel beside its matching one
+    monkeypatch.setattr(css, "_css_kernel", None)  # the sheets' scan beside the tree's walks
     monkeypatch.setattr(small, "_small_bounds", None)
     monkeypatch.setattr(bounds, "_sequence_similarities", None)

@@ -25,6 +25,7 @@ from visdup.page.dom import at_paths
 logger = logging.getLogger(__name__)
 
 _kernel = kernel("_dom")
+_css_kernel = kernel("_css")
 
 #: Complex CSS selectors (with combinators) evaluated per page at most: each one scans the
 #: whole tree, and a hostile stylesheet can hold millions.
@@ -52,7 +53,10 @@ SHEET_CACHE_CHARS = 4 * 1024 * 1024
 #: up their ancestors) when these are at most this share of the page: otherwise XPath scans
 #: the whole tree, which costs less than walking up from most of its elements.
 POOL_SHARE = 1 / 4
-_KEY_COMPOUND = re.compile(r"([^\s>+~]+)\s*$")
+#: A selector's rightmost compound, read backwards from its end (trailing blanks stripped):
+#: the characters up to the first blank or combinator. A search for the compound at the end
+#: (``([^\s>+~]+)\s*$``) tries every start and reads on from each: several times as long.
+_KEY_COMPOUND_REVERSED = re.compile(r"[^\s>+~]*")
 _CLASS_TOKEN = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 _ID_TOKEN = re.compile(r"#(-?[_a-zA-Z][\w-]*)")
 _TAG_TOKEN = re.compile(r"^([a-zA-Z][\w-]*)")
@@ -83,9 +87,24 @@ def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:
 
     A brace scanner with an explicit stack rather than a CSS library: at-rule blocks are
     skipped except `@media screen`/`@media all` without conditions, nested rules are
-    skipped, blocks left open at the end are dropped, stray closing braces ignored.
+    skipped, blocks left open at the end are dropped, stray closing braces ignored
+    (:func:`_rule_bodies`). The compiled scan (``visdup._native._css``) gives the same
+    rules, less those whose body names no property that can hide anything.
     """
     css = _CSS_COMMENT.sub(" ", css)
+    found = _css_kernel.rule_bodies(css) if _css_kernel is not None else _rule_bodies(css)
+    for prelude, body in found:
+        decls = declarations(body)
+        if decls:
+            for selector in prelude.split(","):
+                selector = selector.strip()
+                if selector and not _DYNAMIC_PSEUDO.search(selector):
+                    yield selector, decls
+
+
+def _rule_bodies(css: str) -> Iterator[tuple[str, str]]:
+    """(prelude, body) of each rule a screen applies, in the order they close: the scan of
+    :func:`style_rules` (comments already blanked) in Python, the compiled one's reference."""
     # Frames: [kind, prelude, body start, has nested blocks]; kind "media", "rule" or "skip".
     stack: list[list[Any]] = []
     start = 0
@@ -105,12 +124,7 @@ def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:
         elif stack:
             kind, prelude, body_start, nested = stack.pop()
             if kind == "rule" and not nested:
-                decls = declarations(css[body_start:pos])
-                if decls:
-                    for selector in prelude.split(","):
-                        selector = selector.strip()
-                        if selector and not _DYNAMIC_PSEUDO.search(selector):
-                            yield selector, decls
+                yield prelude, css[body_start:pos]
         start = pos + 1
 
 
@@ -360,10 +374,10 @@ class _Numbers:
 def _key_names(selector: str) -> tuple[tuple[str, ...], tuple[str, ...], str | None] | None:
     """The classes, ids and tag (lowercased) the rightmost compound of a selector names; None
     when it has no compound. Read once per selector: a site's pages share their sheets."""
-    m = _KEY_COMPOUND.search(selector)
-    if not m:
+    found = _KEY_COMPOUND_REVERSED.match(selector.rstrip()[::-1])
+    key = found.group()[::-1] if found else ""
+    if not key:
         return None
-    key = m.group(1)
     tag = _TAG_TOKEN.match(key)
     return (
         tuple(_CLASS_TOKEN.findall(key)),
