@@ -419,15 +419,18 @@ def _pooled(
     pool = chain.pool(numbered if numbered is not None and in_c is not None else index)
     if pool is None or len(pool) > POOL_SHARE * elements:
         return None
-    compiled = _compile(selector)
-    if compiled is None:
+    # what a chain holds XPath can say (its translation never fails): no XPath is written
+    # unless XPath answers, and the rule's specificity is the parsed selector's
+    one = parsed(selector)
+    if one is None:
         return None
+    specificity = one.specificity()
     if numbered is not None and in_c is not None:
         assert _kernel is not None
         matched = _kernel.chain_match(numbered.table, *in_c, pool, elements)
         if matched is None:  # past its steps, or a value it cannot read: XPath answers
             return None
-        return numbered.elements(matched), compiled[1]
+        return numbered.elements(matched), specificity
     seen: set[Any] = set()
     found = []
     walk = Walk(elements)  # walked further than a scan of the tree: XPath scans it
@@ -439,7 +442,7 @@ def _pooled(
                     found.append(el)
     except TooLong:
         return None
-    return found, compiled[1]
+    return found, specificity
 
 
 def _select(root: Any, selector: str) -> tuple[list[Any], tuple[int, int, int]] | None:

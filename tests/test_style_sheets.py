@@ -1,11 +1,14 @@
-"""The compiled style-sheet scan (``visdup._native._css``) gives what Python gives.
+"""A page's style sheets read the first time: the compiled scan (``visdup._native._css``)
+gives what Python gives, and a plain selector is parsed as cssselect parses it.
 
 ``style_rules`` reads a page's own sheets for the rules that can hide something. The kernel
 scans the braces and leaves out the rules whose body names none of the hiding properties;
 Python reads the rest as before. Held to the Python scan on adversarial sheets (braces left
 open or closed twice, at-rules in every case, comments, blanks outside ASCII, property names
-in any case and with letters that lowercase oddly) and on real pages' sheets; and the
-rightmost compound of a selector read backwards is the one the search at its end finds.
+in any case and with letters that lowercase oddly) and on real pages' sheets; the rightmost
+compound of a selector read backwards is the one the search at its end finds; a selector of
+plain compounds and combinators gets cssselect's own tree without its tokenizer, and a
+selector the pooled match reads needs no XPath for its specificity.
 """
 
 from __future__ import annotations
@@ -14,13 +17,21 @@ import re
 from pathlib import Path
 
 import pytest
+from cssselect import SelectorError
+from cssselect import parse as css_parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from visdup.content import css
 from visdup.content.css import _key_names, _rule_bodies, declarations, style_rules
+from visdup.content.selectors import _plain_parse, chain_of, parsed
 
-_css = pytest.importorskip("visdup._native._css", reason="style-sheet kernel not built")
+try:
+    from visdup._native import _css
+except ImportError:  # built without a compiler: the Python scan alone
+    _css = None
+
+needs_kernel = pytest.mark.skipif(_css is None, reason="style-sheet kernel not built")
 
 READABILITY = Path(__file__).resolve().parents[2] / "shared" / "data" / "readability-pages"
 
@@ -54,6 +65,7 @@ def test_the_compiled_scan_reads_the_rules_python_reads(text: str) -> None:
         assert list(style_rules(text)) == _python_rules(text, monkeypatch)
 
 
+@needs_kernel
 @settings(max_examples=400, deadline=None)
 @given(text=sheets)
 def test_the_compiled_scan_leaves_out_only_rules_without_a_hiding_property(text: str) -> None:
@@ -68,6 +80,7 @@ def test_the_compiled_scan_leaves_out_only_rules_without_a_hiding_property(text:
     ]
 
 
+@needs_kernel
 def test_deep_and_broken_sheets() -> None:
     deep = "a{" * 200_000 + "display:none" + "}" * 199_999
     assert _css.rule_bodies(deep) == []  # the rules holding blocks are skipped, none closes
@@ -119,3 +132,71 @@ selectors = st.lists(
 @given(selector=selectors)
 def test_the_rightmost_compound_read_backwards_is_the_one_searched_for(selector: str) -> None:
     assert _key_names.__wrapped__(selector) == _searched(selector)
+
+
+def _shape(tree: object) -> object:
+    """A parse tree as nested tuples of its classes and fields (reprs hide the namespace)."""
+    if hasattr(tree, "__dict__") and type(tree).__module__.startswith("cssselect"):
+        return (type(tree).__name__, *((k, _shape(v)) for k, v in sorted(vars(tree).items())))
+    return tree
+
+
+def _read_by_cssselect(selector: str) -> object:
+    try:
+        found = css_parse(selector)
+    except (SelectorError, ValueError, TypeError):
+        return None
+    return _shape(found[0]) if len(found) == 1 else None
+
+
+#: Selectors as sheets write them, and what cssselect's tokenizer reads otherwise: numbers
+#: after a dot or a combinator, a lone hyphen or two, "*", commas, escapes, attributes,
+#: pseudo-classes, blanks outside CSS's own and letters outside ASCII.
+SELECTOR_PIECES = [
+    "div", "P", "h1", "a", "-b", "--c", "_d", ".x", ".x-1", "._y", ".-z", "#i", "#1a", "#-",
+    " ", "  ", "\t", "\n", "\x0c", "\x0b", "\xa0", ">", "+", "~", " > ", " + ", "*", ",", "1",
+    ".5", "-", "\\31 a", "[x]", "[x=y]", ":hover", "::before", "é", "\u0130", "|", "/**/",
+]  # fmt: skip
+
+plain_selectors = st.lists(st.sampled_from(SELECTOR_PIECES), max_size=10).map("".join)
+
+
+@settings(max_examples=800, deadline=None)
+@given(selector=plain_selectors)
+def test_a_plain_selector_is_read_as_cssselect_reads_it(selector: str) -> None:
+    mine = _plain_parse(selector)
+    if mine is not None:
+        assert _shape(mine) == _read_by_cssselect(selector)
+        assert mine.specificity() == css_parse(selector)[0].specificity()
+    assert _shape(parsed.__wrapped__(selector)) == _read_by_cssselect(selector)
+
+
+@settings(max_examples=800, deadline=None)
+@given(selector=plain_selectors)
+def test_what_a_chain_holds_xpath_can_say(selector: str) -> None:
+    # the pooled match takes the specificity from the parse and writes no XPath: no selector
+    # with a chain fails to translate, and its specificity is the translation's
+    if chain_of.__wrapped__(selector) is not None:
+        compiled = css._compile.__wrapped__(selector)
+        found = parsed.__wrapped__(selector)
+        assert compiled is not None and found is not None
+        assert compiled[1] == found.specificity()
+
+
+def test_real_selectors_are_read_as_cssselect_reads_them() -> None:
+    pages = sorted((READABILITY / "pages").glob("*/source.html"))
+    if not pages:
+        pytest.skip("../shared/data/readability-pages is absent")
+    style = re.compile(r"<style[^>]*>(.*?)</style>", re.DOTALL | re.IGNORECASE)
+    read = plain = 0
+    for page in pages:
+        for text in style.findall(page.read_text("utf-8", errors="replace")):
+            for selector, _decls in style_rules(text):
+                mine = _plain_parse(selector)
+                read += 1
+                if mine is not None:
+                    plain += 1
+                    assert _shape(mine) == _read_by_cssselect(selector)
+                if chain_of.__wrapped__(selector) is not None:
+                    assert css._compile.__wrapped__(selector) is not None
+    assert read > 5000 and plain > 0.9 * read
