@@ -97,12 +97,17 @@ def test_real_pages_sheets_read_alike(monkeypatch: pytest.MonkeyPatch) -> None:
     if not pages:
         pytest.skip("../shared/data/readability-pages is absent")
     style = re.compile(r"<style[^>]*>(.*?)</style>", re.DOTALL | re.IGNORECASE)
-    read = 0
+    inline = re.compile(r'\sstyle\s*=\s*"([^"]*)"', re.IGNORECASE)
+    read = styles = 0
     for page in pages:
-        for text in style.findall(page.read_text("utf-8", errors="replace")):
+        html = page.read_text("utf-8", errors="replace")
+        for text in style.findall(html):
             assert list(style_rules(text)) == _python_rules(text, monkeypatch)
             read += 1
-    assert read > 100
+        for text in inline.findall(html):
+            assert declarations(text) == _declarations_before(text)
+            styles += 1
+    assert read > 100 and styles > 1000
 
 
 def _searched(selector: str) -> tuple[tuple[str, ...], tuple[str, ...], str | None] | None:
@@ -200,3 +205,50 @@ def test_real_selectors_are_read_as_cssselect_reads_them() -> None:
                 if chain_of.__wrapped__(selector) is not None:
                     assert css._compile.__wrapped__(selector) is not None
     assert read > 5000 and plain > 0.9 * read
+
+
+#: What a declaration list turns on: separators, colons in values, blanks Python strips
+#: (outside ASCII too) around the property, every hiding property in several cases and
+#: inside longer names, !important, and letters outside ASCII in names and values.
+DECLARATION_PIECES = [
+    ";", ":", " ", "\t", "\n", "\xa0", "\u3000", "\u2028", "display", "DISPLAY", "Visibility",
+    "position", "opacity", "clip", "clip-path", "left", "text-indent", "margin-left", "color",
+    "none", "hidden", "fixed", "0", "-999px", "rect(0,0,0,0)", "!important", "!IMPORTANT",
+    "\u0130", "\u212a", "é", "url(a:b)",
+]  # fmt: skip
+
+declaration_lists = st.lists(st.sampled_from(DECLARATION_PIECES), max_size=30).map("".join)
+
+
+@needs_kernel
+@settings(max_examples=800, deadline=None)
+@given(text=declaration_lists)
+def test_the_compiled_declarations_are_pythons(text: str) -> None:
+    assert _css.hiding_declarations(text) == css._hiding_parts(text)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        compiled = declarations(text)
+        monkeypatch.setattr(css, "_css_kernel", None)
+        assert compiled == declarations(text)
+
+
+def _declarations_before(text: str) -> css.Declarations:
+    """css.declarations as it read every part itself, for the reference."""
+    out: css.Declarations = {}
+    for part in text.split(";"):
+        if ":" not in part:
+            continue
+        prop, _, value = part.partition(":")
+        prop = prop.strip().lower()
+        if prop not in css.HIDE_STYLE_PROPS:
+            continue
+        value = value.strip().lower()
+        important = "!important" in value
+        value = value.replace("!important", "").strip()
+        out[prop] = (value, important)
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=declaration_lists)
+def test_declarations_read_as_every_part_read_them(text: str) -> None:
+    assert declarations(text) == _declarations_before(text)

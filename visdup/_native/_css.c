@@ -3,7 +3,9 @@
  * - rule_bodies(css): visdup.content.css._rule_bodies(css) less the rules whose body names
  *   none of the properties that can hide an element (their declarations are empty, so
  *   style_rules yields nothing for them): (prelude, body) of each rule that is neither inside
- *   a skipped at-rule block nor holds blocks of its own, in the order the rules close.
+ *   a skipped at-rule block nor holds blocks of its own, in the order the rules close;
+ * - hiding_declarations(text): the parts of a rule's body or an inline style whose property
+ *   can hide an element, as css.declarations reads them, each value as written.
  *
  * A page's sheet is read once per process (css._read_sheet keeps it), but on a crawl that
  * meets many sites, or pages whose inline sheets differ, every page pays the scan: in Python
@@ -225,10 +227,81 @@ failed:
     return NULL;
 }
 
+/* The property names of css.HIDE_STYLE_PROPS, lowercase, as Python strings made once. */
+static const char *const hiding_names[] = {
+    "display", "visibility", "position", "opacity", "clip", "clip-path", "left", "text-indent",
+};
+#define HIDING_NAMES (sizeof(hiding_names) / sizeof(hiding_names[0]))
+static PyObject *hiding_strings[HIDING_NAMES];
+
+/* The name text[start:end] is, ASCII letters in any case (-1: none of them). */
+static int
+hiding_name(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    for (size_t k = 0; k < HIDING_NAMES; k++) {
+        Py_ssize_t length = (Py_ssize_t)strlen(hiding_names[k]);
+        if (end - start == length && holds_at(kind, data, start, end, hiding_names[k], length)) {
+            return (int)k;
+        }
+    }
+    return -1;
+}
+
+/* hiding_declarations(text): css.declarations' parts whose property can hide an element, as
+ * (property, value as written): each `;`-separated part holding a `:`, its property the
+ * text before the first `:` stripped (str.strip) and lowercased. A property outside ASCII
+ * once stripped is none of the names (no character outside ASCII lowercases into them). */
+static PyObject *
+py_hiding_declarations(PyObject *self, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "hiding_declarations: text must be a str");
+        return NULL;
+    }
+    const int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    Py_ssize_t part = 0;
+    while (part <= n) {
+        Py_ssize_t end = part, colon = -1;
+        while (end < n) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, end);
+            if (c == ';') break;
+            if (c == ':' && colon < 0) colon = end;
+            end++;
+        }
+        if (colon >= 0) {
+            Py_ssize_t first = part, last = colon;
+            while (first < last && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, first))) first++;
+            while (last > first && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, last - 1))) last--;
+            int name = hiding_name(kind, data, first, last);
+            if (name >= 0) {
+                PyObject *value = PyUnicode_Substring(text, colon + 1, end);
+                PyObject *pair = value != NULL ? PyTuple_Pack(2, hiding_strings[name], value)
+                                               : NULL;
+                Py_XDECREF(value);
+                if (pair == NULL || PyList_Append(out, pair) < 0) {
+                    Py_XDECREF(pair);
+                    Py_DECREF(out);
+                    return NULL;
+                }
+                Py_DECREF(pair);
+            }
+        }
+        part = end + 1;
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"rule_bodies", py_rule_bodies, METH_O,
      "rule_bodies(css) -> [(prelude, body)] of css._rule_bodies(css) whose body names a "
      "property that can hide an element"},
+    {"hiding_declarations", py_hiding_declarations, METH_O,
+     "hiding_declarations(text) -> [(property, value as written)] of css.declarations' "
+     "parts whose property can hide an element, in order"},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_css",
@@ -238,5 +311,11 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_css",
 PyMODINIT_FUNC
 PyInit__css(void)
 {
+    for (size_t k = 0; k < HIDING_NAMES; k++) {
+        if (hiding_strings[k] == NULL) {
+            hiding_strings[k] = PyUnicode_InternFromString(hiding_names[k]);
+            if (hiding_strings[k] == NULL) return NULL;
+        }
+    }
     return PyModule_Create(&module);
 }

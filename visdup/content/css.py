@@ -66,20 +66,35 @@ _OFF_SCREEN = re.compile(r"-\d{3,}")
 
 
 def declarations(text: str) -> Declarations:
-    """Parse `prop: value [!important]; …`; broken pieces are skipped, never raised on."""
+    """Parse `prop: value [!important]; …`; broken pieces are skipped, never raised on.
+
+    The parts whose property can hide something are found in C where it is built
+    (``hiding_declarations``, :func:`_hiding_parts` its reference): a rule's body or an
+    inline style holds a dozen declarations, and most name other properties."""
     out: Declarations = {}
-    for part in text.split(";"):
-        if ":" not in part:
-            continue
-        prop, _, value = part.partition(":")
-        prop = prop.strip().lower()
-        if prop not in HIDE_STYLE_PROPS:
-            continue
+    found = (
+        _css_kernel.hiding_declarations(text) if _css_kernel is not None else _hiding_parts(text)
+    )
+    for prop, value in found:
         value = value.strip().lower()
         important = "!important" in value
         value = value.replace("!important", "").strip()
         out[prop] = (value, important)
     return out
+
+
+def _hiding_parts(text: str) -> list[tuple[str, str]]:
+    """(property, value as written) of each part of ``text`` whose property can hide an
+    element, in order."""
+    found = []
+    for part in text.split(";"):
+        if ":" not in part:
+            continue
+        prop, _, value = part.partition(":")
+        prop = prop.strip().lower()
+        if prop in HIDE_STYLE_PROPS:
+            found.append((prop, value))
+    return found
 
 
 def style_rules(css: str) -> Iterator[tuple[str, Declarations]]:

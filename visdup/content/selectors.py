@@ -26,8 +26,11 @@ from cssselect.parser import Attrib, Class, CombinedSelector, Element, Hash, Sel
 _SAFE_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]*$")
 #: XPath's whitespace (normalize-space): what separates the names of a class attribute.
 _XML_SPACE = re.compile(r"[ \t\r\n]+")
-#: CSS's whitespace, what cssselect skips around compounds and combinators.
+#: CSS's whitespace, what cssselect skips around compounds and combinators; one of them in
+#: a name; any character ``str.isspace`` takes (``\s`` is it, character for character).
 _CSS_SPACE = " \t\r\n\f"
+_CSS_BLANK = re.compile(r"[ \t\r\n\f]")
+_ANY_SPACE = re.compile(r"\s")
 #: The characters of a plain selector (:func:`_plain_parse`).
 _PLAIN_CHARS = re.compile(r"[-_a-zA-Z0-9.#>+~ \t\r\n\f]+")
 #: A plain selector's tokens: a combinator (blanks alone: descendant), a tag, a class, an id;
@@ -167,7 +170,7 @@ class Chain:
             return index.ids.get(key.ids[0], [])
         if key.classes:
             name = key.classes[0]
-            if any(c.isspace() for c in name):  # the index splits class attributes at these
+            if _ANY_SPACE.search(name):  # the index splits class attributes at these
                 return None
             return index.classes.get(name, [])
         if key.tag is not None:
@@ -284,7 +287,7 @@ def _compound(tree: Any, into: Compound) -> bool:
     while not isinstance(tree, Element):
         if isinstance(tree, Class):
             name = tree.class_name
-            if not name or any(c in " \t\r\n\f" for c in name):
+            if not name or _CSS_BLANK.search(name):
                 into.never = True
             into.classes.append(name)
         elif isinstance(tree, Hash):
@@ -301,7 +304,7 @@ def _compound(tree: Any, into: Compound) -> bool:
             want = (tree.value.value if tree.value is not None else None) or ""
             if tree.operator in ("^=", "$=", "*=") and not want:
                 into.never = True  # cssselect: "0"
-            if tree.operator == "~=" and (not want or any(c in " \t\r\n\f" for c in want)):
+            if tree.operator == "~=" and (not want or _CSS_BLANK.search(want)):
                 into.never = True
             into.attrs.append((tree.attrib, holds, want, tree.operator))
         else:  # pseudo-classes, functions, negations: XPath answers

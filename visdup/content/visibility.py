@@ -81,8 +81,12 @@ def remove_invisible(
         scanned = _kernel.invisible_scan(root, _NEVER_SET, named)
     if before is not None:
         before(list(at_paths(root, scanned[3]) if scanned else root.iter(*named)))
+    # an inline style that declares nothing able to hide (most: colours, sizes) leaves its
+    # element out of the cascade, as it changes nothing there: no proxy is made for it
     if scanned is None:
-        removed, sheets, inline = _scan_invisible(root)
+        removed, sheets, styled = _scan_invisible(root)
+        inline = [(el, decls) for el, style in styled if style and (decls := declarations(style))]
+        del styled
     else:
         outer_paths, raw_sheets, styles = scanned[:3]
         sheets = []
@@ -90,19 +94,21 @@ def remove_invisible(
             media = (media or "all").lower()
             if "screen" in media or "all" in media:
                 sheets.append(text)
+        hiding = [
+            (path, decls) for path, style in styles if style and (decls := declarations(style))
+        ]
         # Paths name elements of the tree as it was: resolve them all before removing.
         outermost = list(at_paths(root, outer_paths))
-        found = at_paths(root, [p for p, _ in styles])
-        inline = list(zip(found, [s for _, s in styles], strict=True))
+        found = at_paths(root, [path for path, _ in hiding])
+        inline = list(zip(found, [decls for _, decls in hiding], strict=True))
         for el in outermost:
             remove_element(el)
         removed = len(outermost)
     cascade = Cascade()
     if sheets:
         apply_sheets(root, sheets, cascade)
-    for el, style in inline:
-        if style:
-            cascade.add(el, declarations(style), (1, 0, 0, 0, 0))
+    for el, decls in inline:
+        cascade.add(el, decls, (1, 0, 0, 0, 0))
     del inline
     try:
         return _remove_hidden(root, cascade, removed)
