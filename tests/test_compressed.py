@@ -3,6 +3,7 @@ format wrote it, so a store keeps its older bodies readable."""
 
 from __future__ import annotations
 
+import threading
 import zlib
 
 import pytest
@@ -107,3 +108,45 @@ def test_a_store_with_older_bodies_reads_them(tmp_path):
     finally:
         reading.close()
     assert found == {url: body for url, (body, _packing) in bodies.items()}
+
+
+@given(st.lists(st.binary(max_size=70_000), min_size=1, max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_each_call_writes_the_frame_a_fresh_compressor_writes(bodies):
+    """One compressor serves a thread's calls: each still gets a whole frame, the bytes
+    ``zstd.compress`` gives, however many came before it and in whichever thread."""
+    if compressed.zstd is None:
+        pytest.skip("no zstd module here")
+    for body in [*bodies, PAGE, *bodies]:
+        assert compressed.compress(body) == compressed.zstd.compress(body, 1)
+    found: list[bytes] = []
+    thread = threading.Thread(target=lambda: found.extend(map(compressed.compress, bodies)))
+    thread.start()
+    thread.join()
+    assert found == [compressed.zstd.compress(body, 1) for body in bodies]
+
+
+def test_a_call_that_fails_leaves_no_half_frame(monkeypatch):
+    if compressed.zstd is None:
+        pytest.skip("no zstd module here")
+    real = compressed.zstd.ZstdCompressor
+    failing = {"once": True}
+
+    class Failing:  # the module's compressor, failing once half-way through a frame
+        CONTINUE, FLUSH_FRAME = real.CONTINUE, real.FLUSH_FRAME
+
+        def __init__(self, level: int | None = None, **more: object) -> None:
+            self.inner = real(level=level, **more)
+
+        def compress(self, data: bytes, mode: int = real.CONTINUE) -> bytes:
+            if failing.pop("once", False):
+                self.inner.compress(data[: len(data) // 2], mode=real.CONTINUE)
+                raise MemoryError
+            return self.inner.compress(data, mode=mode)
+
+    monkeypatch.setattr(compressed, "_thread", threading.local())
+    monkeypatch.setattr(compressed.zstd, "ZstdCompressor", Failing)
+    with pytest.raises(MemoryError):
+        compressed.compress(PAGE)
+    assert compressed.compress(PAGE) == compressed.zstd.compress(PAGE, 1)
+    assert compressed.decompress(compressed.compress(PAGE)) == PAGE
