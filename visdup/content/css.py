@@ -55,7 +55,7 @@ SHEET_CACHE_CHARS = 4 * 1024 * 1024
 POOL_SHARE = 1 / 4
 #: A selector's rightmost compound, read backwards from its end (trailing blanks stripped):
 #: the characters up to the first blank or combinator. A search for the compound at the end
-#: (``([^\s>+~]+)\s*$``) tries every start and reads on from each: several times as long.
+#: (``([^\s>+~]+)\s*$``) would try every start and read on from each.
 _KEY_COMPOUND_REVERSED = re.compile(r"[^\s>+~]*")
 _CLASS_TOKEN = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
 _ID_TOKEN = re.compile(r"#(-?[_a-zA-Z][\w-]*)")
@@ -434,8 +434,8 @@ def _pooled(
     pool = chain.pool(numbered if numbered is not None and in_c is not None else index)
     if pool is None or len(pool) > POOL_SHARE * elements:
         return None
-    # what a chain holds XPath can say (its translation never fails): no XPath is written
-    # unless XPath answers, and the rule's specificity is the parsed selector's
+    # a selector read into a chain always translates to XPath: none is written unless XPath
+    # answers, and the rule's specificity is the parsed selector's
     one = parsed(selector)
     if one is None:
         return None

@@ -38,9 +38,9 @@ def compress(data: bytes) -> bytes:
     """``data`` compressed for keeping: crawl time matters more than bytes (level 1).
 
     One compressor a thread, each call a whole frame: the frame is the one ``zstd.compress``
-    writes (the same bytes), without a new compression context each time (its tables made
-    and cleared anew cost a tenth of compressing a page's body). A call that fails leaves
-    its compressor, which may hold half a frame, to be made again."""
+    writes (the same bytes), without a new compression context, its tables made and cleared
+    anew, for every page. A call that fails leaves its compressor, which may hold half a
+    frame, to be made again."""
     if zstd is None:
         return zlib.compress(data, 1)
     compressor = getattr(_thread, "compressor", None)
