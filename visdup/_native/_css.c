@@ -66,42 +66,48 @@ holds_at(int kind, const void *data, Py_ssize_t at, Py_ssize_t end, const char *
     return 1;
 }
 
-/* Whether a rule's body names a property that can hide an element (css.HIDE_STYLE_PROPS:
- * "clip-path" holds "clip"), in any case. Python lowercases each property before it looks it
- * up; no character outside ASCII lowercases into these names (U+0130 gives "i" and a combining
- * dot, which no name holds), so a body without them has no declaration css.declarations
- * keeps. */
+/* The properties that can hide an element (css.HIDE_STYLE_PROPS), lowercase, and the Python
+ * strings hiding_declarations gives them as (made once, as the module starts). */
+static const struct {
+    const char *name;
+    Py_ssize_t length;
+} hiding[] = {
+    {"display", 7}, {"visibility", 10}, {"position", 8}, {"opacity", 7},
+    {"clip", 4},    {"clip-path", 9},   {"left", 4},     {"text-indent", 11},
+};
+#define HIDING_NAMES (sizeof(hiding) / sizeof(hiding[0]))
+static PyObject *hiding_strings[HIDING_NAMES];
+
+/* Whether a rule's body names a property that can hide an element, in any case. Python
+ * lowercases each property before it looks it up; no character outside ASCII lowercases into
+ * these names (U+0130 gives "i" and a combining dot, which no name holds), so a body without
+ * them has no declaration css.declarations keeps. */
 static int
 names_a_hiding_property(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
 {
     for (Py_ssize_t at = start; at < end; at++) {
-        switch (ascii_lower(PyUnicode_READ(kind, data, at))) {
-        case 'd':
-            if (holds_at(kind, data, at, end, "display", 7)) return 1;
-            break;
-        case 'v':
-            if (holds_at(kind, data, at, end, "visibility", 10)) return 1;
-            break;
-        case 'p':
-            if (holds_at(kind, data, at, end, "position", 8)) return 1;
-            break;
-        case 'o':
-            if (holds_at(kind, data, at, end, "opacity", 7)) return 1;
-            break;
-        case 'c':
-            if (holds_at(kind, data, at, end, "clip", 4)) return 1;
-            break;
-        case 'l':
-            if (holds_at(kind, data, at, end, "left", 4)) return 1;
-            break;
-        case 't':
-            if (holds_at(kind, data, at, end, "text-indent", 11)) return 1;
-            break;
-        default:
-            break;
+        Py_UCS4 c = ascii_lower(PyUnicode_READ(kind, data, at));
+        for (size_t k = 0; k < HIDING_NAMES; k++) {
+            if ((Py_UCS4)(unsigned char)hiding[k].name[0] == c &&
+                holds_at(kind, data, at, end, hiding[k].name, hiding[k].length)) {
+                return 1;
+            }
         }
     }
     return 0;
+}
+
+/* Which of the names text[start:end] is, ASCII letters in any case (-1: none of them). */
+static int
+hiding_name(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
+{
+    for (size_t k = 0; k < HIDING_NAMES; k++) {
+        if (end - start == hiding[k].length &&
+            holds_at(kind, data, start, end, hiding[k].name, hiding[k].length)) {
+            return (int)k;
+        }
+    }
+    return -1;
 }
 
 /* Whether an at-rule's prelude opens a block the page applies on load: css._rule_bodies'
@@ -227,26 +233,6 @@ failed:
     return NULL;
 }
 
-/* The property names of css.HIDE_STYLE_PROPS, lowercase, as Python strings made once. */
-static const char *const hiding_names[] = {
-    "display", "visibility", "position", "opacity", "clip", "clip-path", "left", "text-indent",
-};
-#define HIDING_NAMES (sizeof(hiding_names) / sizeof(hiding_names[0]))
-static PyObject *hiding_strings[HIDING_NAMES];
-
-/* The name text[start:end] is, ASCII letters in any case (-1: none of them). */
-static int
-hiding_name(int kind, const void *data, Py_ssize_t start, Py_ssize_t end)
-{
-    for (size_t k = 0; k < HIDING_NAMES; k++) {
-        Py_ssize_t length = (Py_ssize_t)strlen(hiding_names[k]);
-        if (end - start == length && holds_at(kind, data, start, end, hiding_names[k], length)) {
-            return (int)k;
-        }
-    }
-    return -1;
-}
-
 /* hiding_declarations(text): css.declarations' parts whose property can hide an element, as
  * (property, value as written): each `;`-separated part holding a `:`, its property the
  * text before the first `:` stripped (str.strip) and lowercased. A property outside ASCII
@@ -313,7 +299,7 @@ PyInit__css(void)
 {
     for (size_t k = 0; k < HIDING_NAMES; k++) {
         if (hiding_strings[k] == NULL) {
-            hiding_strings[k] = PyUnicode_InternFromString(hiding_names[k]);
+            hiding_strings[k] = PyUnicode_InternFromString(hiding[k].name);
             if (hiding_strings[k] == NULL) return NULL;
         }
     }

@@ -9,6 +9,11 @@ from visdup.content.titles import _text_of
 
 #: A listing shows at least this many teasers (a product page's one linked author is none).
 LISTING_MIN_TEASERS = 3
+#: Rows found nowhere before the text's words are indexed: the index costs about what as
+#: many reads of the whole text do.
+MISSES_BEFORE_WORDS = 64
+#: Characters past the last row's place a row is looked for first.
+NEAR = 4096
 
 
 def rows_of_links(node: Any, text: str) -> bool:
@@ -102,13 +107,6 @@ class _Within:
             if self.missed == MISSES_BEFORE_WORDS:
                 self.words = _Words(text)
         return at
-
-
-#: Rows found nowhere before the text's words are indexed: the index costs about what as
-#: many reads of the whole text do.
-MISSES_BEFORE_WORDS = 64
-#: Characters past the last row's place a row is looked for first.
-NEAR = 4096
 
 
 class _Words:

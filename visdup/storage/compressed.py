@@ -34,6 +34,10 @@ zstd = _zstd()
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
+#: Each thread's compressor (:func:`compress`).
+_thread = threading.local()
+
+
 def compress(data: bytes) -> bytes:
     """``data`` compressed for keeping: crawl time matters more than bytes (level 1).
 
@@ -52,10 +56,6 @@ def compress(data: bytes) -> bytes:
         _thread.compressor = None
         raise
     return frame
-
-
-#: Each thread's compressor (:func:`compress`).
-_thread = threading.local()
 
 
 def decompress(blob: bytes) -> bytes:
