@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 from array import array
+from pathlib import Path
 
 import lxml.html
 import pytest
@@ -185,6 +186,97 @@ def test_equal_subtrees_map_as_the_matrices_would():
             python_kernels(mp)
             assert _measures(a, b, da, db) == compiled
         assert compiled[-1] == len(a.labels)
+
+
+def random_shape(rng: random.Random, depth: int = 0) -> str:
+    """A list item of a random shape: links, texts and nested lists, a few levels deep."""
+    parts = [rng.choice(["a(t)", "t", "span(t)", "a(t)"]) for _ in range(rng.randint(1, 3))]
+    if depth < 2 and rng.random() < 0.3:
+        parts.append(f"ul({','.join(random_shape(rng, depth + 1) for _ in range(2))})")
+    return f"li({','.join(parts)})"
+
+
+def list_page(rng: random.Random, shapes: list[str], items: int) -> str:
+    """Two lists of ``items`` items each of one of ``shapes``, and a paragraph."""
+    lists = [f"div(h(t),ul({','.join(rng.choice(shapes) for _ in range(items))}))" for _ in "ab"]
+    return f"body({','.join(lists)},p(t))"
+
+
+def test_pairs_met_again_take_the_first_ones_score_and_mapping():
+    """Items of one page against the items of another meet the same two shapes again and
+    again (a manual's index); the kernel scores such a pair once: the scores and mappings of
+    the Python reference, with details (0 matches anything) and without, over enough distinct
+    pairs of shapes to grow its table several times."""
+    if stm_module._kernel is None:
+        pytest.skip("compiled kernel not built")
+    rng = random.Random(17)
+    for round_ in range(8):
+        shapes = [random_shape(rng) for _ in range(12 if round_ < 6 else 45)]
+
+        a, b = (tree(list_page(rng, shapes, rng.randint(5, 50))) for _ in range(2))
+        # few distinct details, so that shapes with their details come again too
+        da = [rng.choice((0, 0, 0, 1, 2)) for _ in a.labels]
+        db = [rng.choice((0, 0, 0, 1, 2)) for _ in b.labels]
+        compiled = _measures(a, b, da, db)
+        with pytest.MonkeyPatch.context() as mp:
+            python_kernels(mp)
+            assert _measures(a, b, da, db) == compiled
+
+
+def test_shapes_apart_by_one_label_or_one_child_stay_apart():
+    """Subtrees that differ only in one node's label, its detail, or how many children it has,
+    are shapes of their own (many of them, so that they meet in the kernel's tables), and so
+    are the items that hold them: scores and mappings are the Python reference's."""
+    if stm_module._kernel is None:
+        pytest.skip("compiled kernel not built")
+    rng = random.Random(23)
+    items = [f"li(x{k}({','.join(['t'] * m)}))" for k in range(30) for m in (1, 2, 3)]
+    pages = [[tree(f"ul({','.join(rng.choices(items, k=150))})") for _ in "ab"] for _ in "abc"]
+    # and apart by one node's detail: the same trees with a few distinct details
+    details = [[[rng.choice((1, 2)) for _ in t.labels] for t in pair] for pair in pages]
+
+    def measures() -> list[object]:
+        return [
+            (stm(a, b), stm_mapping(a, b), stm_mapping(a, b, details_a=da, details_b=db))
+            for (a, b), (da, db) in zip(pages, details, strict=True)
+        ]
+
+    kept = stm_module._kernel.digest_bits(0)  # every shape in one slot's probe: all compared
+    try:
+        compiled = measures()
+    finally:
+        stm_module._kernel.digest_bits(kept)
+    with pytest.MonkeyPatch.context() as mp:
+        python_kernels(mp)
+        assert measures() == compiled
+
+
+def test_repeating_real_pages_score_and_map_as_the_reference():
+    """Index pages of the Python manual (long lists of entries of a few shapes), cut to
+    their first nodes: the kernel's scores and mappings are the Python reference's."""
+    if stm_module._kernel is None:
+        pytest.skip("compiled kernel not built")
+    base = Path(
+        os.environ.get("VISDUP_DEBIAN_DOCS", Path(__file__).resolve().parents[1] / "debian-docs")
+    )
+    pages = sorted((base / "usr/share/doc/python3.11/html").glob("genindex-*.html"))[:4]
+    if len(pages) < 4:
+        pytest.skip(f"{base} lacks the Python manual (bash ../shared/data/get-debian-docs.sh)")
+    trees = [page_tree(p.read_bytes()) for p in pages]
+    details = [t.text_details() for t in trees]
+
+    def measures(x: int, y: int) -> list[object]:
+        a, b = trees[x], trees[y]
+        return [
+            stm(a, b, max_nodes=700),
+            stm_mapping(a, b, max_nodes=700),
+            stm_mapping(a, b, details_a=details[x], details_b=details[y], max_nodes=700),
+        ]
+
+    compiled = [measures(0, 1), measures(2, 3)]
+    with pytest.MonkeyPatch.context() as mp:
+        python_kernels(mp)
+        assert [measures(0, 1), measures(2, 3)] == compiled
 
 
 def test_details_restrict_matches(kernel):

@@ -5,8 +5,11 @@
  * Two nodes match when their labels are equal and their details are equal or either is 0;
  * details let a template's fixed label text ("ISBN-13") match only the same text.
  * The recursion of the textbook algorithm becomes an explicit stack of frames, one per
- * matched node pair, because page trees can be thousands of levels deep. The GIL is
- * released while the matrices are filled so several pages can be compared in threads.
+ * matched node pair, because page trees can be thousands of levels deep. A pair's score
+ * depends on the shapes of its two subtrees alone: each subtree gets a shape id first
+ * (shape_ids), equal subtrees are mapped without matrices, and a pair met again with the
+ * shapes of one scored before takes its score and record (memo_find). The GIL is released
+ * while the matrices are filled so several pages can be compared in threads.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -25,7 +28,7 @@ typedef struct {
     int32_t *first;     /* index into kids of the first child */
     int32_t *nkids;
     int32_t *kids;
-    uint64_t *hash; /* each subtree's digest (tree_hashes), or NULL */
+    int32_t *shape; /* each subtree's shape id (shape_ids), or NULL */
 } Tree;
 
 typedef struct {
@@ -44,50 +47,30 @@ typedef struct {
     int32_t start, count;
 } Record;
 
+typedef struct {
+    int32_t sa, sb;   /* the shapes of the pair's two subtrees */
+    int32_t score;
+    int32_t rec;      /* its record (mapping mode) */
+    uint32_t gen;     /* the call it belongs to */
+} Memo;
+
+typedef struct {
+    int32_t tree, node; /* a subtree of that shape (tree 0 or 1) */
+    uint32_t gen;       /* the call it belongs to (another: a free slot) */
+} ShapeSlot;
+
 static void tree_free(Tree *t) {
     free(t->first);
     free(t->nkids);
     free(t->kids);
-    free(t->hash);
-    t->first = t->nkids = t->kids = NULL;
-    t->hash = NULL;
+    free(t->shape);
+    t->first = t->nkids = t->kids = t->shape = NULL;
 }
 
 static inline uint64_t stm_mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
     h *= 0xff51afd7ed558ccdULL;
     return h ^ (h >> 33);
-}
-
-/* Each subtree's digest of its labels, sizes and (with_det) details, children before their
- * parent. Two subtrees with one digest are then compared node by node (same_subtree): a
- * digest only says where to look. Returns 0, or -2 for no memory (the caller then goes on
- * without the shortcut: nothing but speed depends on it). */
-static int tree_hashes(Tree *t, int with_det) {
-    Py_ssize_t i;
-    t->hash = (uint64_t *)malloc(sizeof(uint64_t) * (size_t)(t->n > 0 ? t->n : 1));
-    if (!t->hash) return -2;
-    for (i = t->n - 1; i >= 0; i--) {
-        uint64_t h = stm_mix((uint64_t)(uint32_t)t->lab[i], (uint64_t)(uint32_t)t->size[i]);
-        int32_t c;
-        if (with_det && t->det) h = stm_mix(h, (uint64_t)(uint32_t)t->det[i]);
-        for (c = 0; c < t->nkids[i]; c++) h = stm_mix(h, t->hash[t->kids[t->first[i] + c]]);
-        t->hash[i] = h;
-    }
-    return 0;
-}
-
-/* Whether the subtrees at ``i`` and ``j`` are the same tree: the same labels, sizes and
- * (with_det) details in preorder. STM then maps every node of one onto the same node of the
- * other (the only mapping of all their nodes, and the one the matrices' back-trace takes),
- * so the pair needs no matrices. */
-static int same_subtree(const Tree *a, const Tree *b, int32_t i, int32_t j, int with_det) {
-    int32_t n = a->size[i];
-    if (!a->hash || !b->hash || n != b->size[j] || a->hash[i] != b->hash[j]) return 0;
-    if (memcmp(a->lab + i, b->lab + j, sizeof(int32_t) * (size_t)n) != 0) return 0;
-    if (memcmp(a->size + i, b->size + j, sizeof(int32_t) * (size_t)n) != 0) return 0;
-    if (with_det && memcmp(a->det + i, b->det + j, sizeof(int32_t) * (size_t)n) != 0) return 0;
-    return 1;
 }
 
 /* Builds child lists; returns 0, or -1 for an invalid size array, -2 for no memory. */
@@ -148,9 +131,22 @@ typedef struct {
      * whole programme. */
     int32_t *arena;
     size_t used, acap;
+    /* Scored pairs by the shapes of their two subtrees (see memo_find); an entry is live in
+     * the call whose generation it carries, so the table is never cleared between calls. */
+    Memo *memo;
+    size_t mcap, mlive;
+    uint32_t gen;
+    ShapeSlot *shapes; /* shape_ids's table */
+    size_t scap;
+    uint8_t *seen; /* per shape id: met once or more in a (SEEN_A, TWICE_A), in b (SEEN_B, TWICE_B) */
+    size_t seencap;
+    int32_t identity; /* the call's record of equal subtrees, -1 before the first */
 } Work;
 
 static void work_free(Work *w) {
+    free(w->memo);
+    free(w->shapes);
+    free(w->seen);
     free(w->arena);
     free(w->frames);
     free(w->pairs);
@@ -189,13 +185,21 @@ static void work_take(Work *w) {
         }
     }
 #endif
+    w->mlive = 0;
+    w->identity = -1;
+    if (++w->gen == 0) { /* past 2^32 calls: every entry's stamp could read as live again */
+        if (w->memo) memset(w->memo, 0, sizeof(Memo) * w->mcap);
+        if (w->shapes) memset(w->shapes, 0, sizeof(ShapeSlot) * w->scap);
+        w->gen = 1;
+    }
 }
 
 /* The buffers kept for the thread's next call when small enough, else freed. */
 static void work_keep(Work *w) {
 #ifndef _WIN32
     size_t bytes = (size_t)w->cap * sizeof(Frame) + (size_t)w->pcap * sizeof(Pair) +
-                   (size_t)w->rcap * sizeof(Record) + (w->rowcap + w->acap) * sizeof(int32_t);
+                   (size_t)w->rcap * sizeof(Record) + (w->rowcap + w->acap) * sizeof(int32_t) +
+                   w->mcap * sizeof(Memo) + w->scap * sizeof(ShapeSlot) + w->seencap;
     if (kept_ready && bytes <= KEEP_BYTES) {
         Work *kept = (Work *)pthread_getspecific(kept_key);
         if (!kept) {
@@ -213,6 +217,162 @@ static void work_keep(Work *w) {
     }
 #endif
     work_free(w);
+}
+
+/* Shape ids, one numbering for both trees: two subtrees get one id exactly when they have the
+ * same labels, sizes and (with_det) details in preorder, i.e. the same label and detail at
+ * the top and children of the same shapes in order. Children follow their parent in preorder,
+ * so each tree is read backwards, and a node's children have their ids when it gets its own.
+ * A digest of the node's top and its children's shapes only says where to look: a node takes
+ * the shape of a subtree its probe meets once they are compared field by field. Returns 0,
+ * or -2 for no memory (then there are no shapes: every pair goes through its matrices, only
+ * slower). */
+/* The bits of a shape's digest that choose its slot (all but in tests: with few, every shape
+ * meets many others in the table, and only their field-by-field comparison keeps them apart). */
+static uint64_t digest_mask = ~(uint64_t)0;
+
+#define SEEN_A 1
+#define TWICE_A 2
+#define SEEN_B 4
+#define TWICE_B 8
+
+static int shape_ids(Work *w, Tree *a, Tree *b, int with_det) {
+    Tree *trees[2];
+    size_t cap = 64, mask, total = (size_t)a->n + (size_t)b->n;
+    int32_t next = 0;
+    int t;
+    trees[0] = a;
+    trees[1] = b;
+    while (cap < 2 * total) cap <<= 1;
+    if (cap > w->scap) {
+        ShapeSlot *grown = (ShapeSlot *)calloc(cap, sizeof(ShapeSlot)); /* generation 0: free */
+        if (!grown) return -2;
+        free(w->shapes);
+        w->shapes = grown;
+        w->scap = cap;
+    }
+    if (total > w->seencap) {
+        uint8_t *grown = (uint8_t *)malloc(total ? total : 1);
+        if (!grown) return -2;
+        free(w->seen);
+        w->seen = grown;
+        w->seencap = total;
+    }
+    mask = cap - 1;
+    for (t = 0; t < 2; t++) {
+        Tree *me = trees[t];
+        Py_ssize_t x;
+        me->shape = (int32_t *)malloc(sizeof(int32_t) * (size_t)(me->n > 0 ? me->n : 1));
+        if (!me->shape) return -2;
+        for (x = me->n - 1; x >= 0; x--) {
+            int32_t nk = me->nkids[x], c;
+            const int32_t *kx = me->kids + me->first[x];
+            uint64_t h = (uint64_t)(uint32_t)me->lab[x] * 0x9e3779b97f4a7c15ULL + (uint64_t)nk;
+            size_t k;
+            if (with_det) h = h * 0x9e3779b97f4a7c15ULL + (uint64_t)(uint32_t)me->det[x];
+            for (c = 0; c < nk; c++) h = h * 0x9e3779b97f4a7c15ULL + (uint64_t)(uint32_t)me->shape[kx[c]];
+            h = stm_mix(h, 0);
+            for (k = (size_t)(h & digest_mask) & mask;; k = (k + 1) & mask) {
+                ShapeSlot *sl = &w->shapes[k];
+                const Tree *other;
+                const int32_t *ky;
+                int32_t y;
+                if (sl->gen != w->gen) { /* a new shape */
+                    sl->gen = w->gen;
+                    sl->tree = t;
+                    sl->node = (int32_t)x;
+                    w->seen[next] = t ? SEEN_B : SEEN_A;
+                    me->shape[x] = next++;
+                    break;
+                }
+                other = trees[sl->tree];
+                y = sl->node;
+                if (other->lab[y] != me->lab[x] || other->nkids[y] != nk ||
+                    (with_det && other->det[y] != me->det[x]))
+                    continue;
+                ky = other->kids + other->first[y];
+                for (c = 0; c < nk && other->shape[ky[c]] == me->shape[kx[c]]; c++) {
+                }
+                if (c == nk) { /* the shape of that subtree */
+                    uint8_t *seen = &w->seen[other->shape[y]];
+                    me->shape[x] = other->shape[y];
+                    if (t)
+                        *seen |= (*seen & SEEN_B) ? TWICE_B : SEEN_B;
+                    else
+                        *seen |= (*seen & SEEN_A) ? TWICE_A : SEEN_A;
+                    break;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* A pair's score (and record) is a function of the shapes of its two subtrees alone, as
+ * node_match and the shortcuts read them; a record names children by their places under the
+ * pair. A page's lists repeat a few item shapes, and the items of one page against those of
+ * another open the same few frames again and again (two pages of a manual's index: 742,728
+ * frames, 1,454 distinct pairs of shapes). So each scored pair is kept by its two shapes, and
+ * a pair met later with the same two takes its score and record. Only pairs that can come
+ * again are kept and looked for: a shape met twice in its tree (a page's text details make
+ * most shapes unique, and then the table would only cost). */
+#define MEMO_MIN ((size_t)1024)
+#define MEMO_MAX ((size_t)1 << 18)
+
+/* Whether another pair of nodes may have the shapes sa (in a) and sb (in b). */
+static inline int may_recur(const Work *w, int32_t sa, int32_t sb) {
+    return (w->seen[sa] & TWICE_A) || (w->seen[sb] & TWICE_B);
+}
+
+static inline size_t memo_slot(int32_t sa, int32_t sb, size_t cap) {
+    return (size_t)stm_mix((uint64_t)(uint32_t)sa, (uint64_t)(uint32_t)sb) & (cap - 1);
+}
+
+/* The pair scored before with the shapes sa and sb, or NULL. */
+static inline const Memo *memo_find(const Work *w, int32_t sa, int32_t sb) {
+    size_t k, mask;
+    if (!w->mlive) return NULL;
+    mask = w->mcap - 1;
+    for (k = memo_slot(sa, sb, w->mcap);; k = (k + 1) & mask) {
+        const Memo *e = &w->memo[k];
+        if (e->gen != w->gen) return NULL; /* a free slot (the table is at most half full) */
+        if (e->sa == sa && e->sb == sb) return e;
+    }
+}
+
+/* Keeps a scored pair. Past MEMO_MAX entries, or without memory for a larger table, nothing
+ * more is kept: only speed depends on it. */
+static void memo_put(Work *w, int32_t sa, int32_t sb, int32_t score, int32_t rec) {
+    size_t k, mask;
+    Memo *e;
+    if (2 * (w->mlive + 1) > w->mcap) {
+        size_t cap = w->mcap ? 2 * w->mcap : MEMO_MIN, n;
+        Memo *grown;
+        if (cap > MEMO_MAX) return;
+        grown = (Memo *)calloc(cap, sizeof(Memo)); /* generation 0: no call's */
+        if (!grown) return;
+        for (n = 0; n < w->mcap; n++) { /* this call's entries move; earlier calls' are left */
+            const Memo *old = &w->memo[n];
+            if (old->gen != w->gen) continue;
+            for (k = memo_slot(old->sa, old->sb, cap); grown[k].gen == w->gen;
+                 k = (k + 1) & (cap - 1)) {
+            }
+            grown[k] = *old;
+        }
+        free(w->memo);
+        w->memo = grown;
+        w->mcap = cap;
+    }
+    mask = w->mcap - 1;
+    for (k = memo_slot(sa, sb, w->mcap); w->memo[k].gen == w->gen; k = (k + 1) & mask) {
+    }
+    e = &w->memo[k];
+    e->sa = sa;
+    e->sb = sb;
+    e->score = score;
+    e->rec = rec;
+    e->gen = w->gen;
+    w->mlive++;
 }
 
 static int push_frame(Work *w, const Tree *a, const Tree *b, int32_t i, int32_t j, int64_t slot,
@@ -274,14 +434,16 @@ static int room_for_record(Work *w) {
     return 0;
 }
 
-/* A record for a pair of equal subtrees: every node maps onto the same node of the other
- * (count IDENTITY: the reader emits the pairs, start is unused). Returns its index, -1 for no
- * memory. */
+/* The record of a pair of equal subtrees: every node maps onto the same node of the other
+ * (count IDENTITY: the reader emits the pairs, start is unused). One serves every such pair
+ * of a call: it names no node. Returns its index, -1 for no memory. */
 #define IDENTITY (-1)
 static int32_t identity_record(Work *w) {
+    if (w->identity >= 0) return w->identity;
     if (room_for_record(w) < 0) return -1;
     w->recs[w->nrecs].start = 0;
     w->recs[w->nrecs].count = IDENTITY;
+    w->identity = (int32_t)w->nrecs;
     return (int32_t)w->nrecs++;
 }
 
@@ -401,7 +563,7 @@ static int64_t frame_score(Work *w, Frame *f, int mapping, int32_t *rec) {
 /* Runs STM; returns score >= 0, -1 on no memory. In mapping mode *root_rec gets the root record. */
 static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32_t *root_rec) {
     int64_t result = 0;
-    int with_det = a->det && b->det;
+    int shapes = a->shape && b->shape; /* equal subtrees, and pairs scored by their shapes */
     *root_rec = -1;
     if (a->n == 0 || b->n == 0 || !node_match(a, b, 0, 0)) return 0;
     if (push_frame(w, a, b, 0, 0, -1, mapping) < 0) return -1;
@@ -422,7 +584,7 @@ static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32
             } else if (a->nkids[ci] == 0 || b->nkids[cj] == 0) {
                 f->W[cell] = 1;
                 if (mapping) f->R[cell] = -1;
-            } else if (same_subtree(a, b, ci, cj, with_det)) {
+            } else if (shapes && a->shape[ci] == b->shape[cj]) { /* equal subtrees */
                 f->W[cell] = a->size[ci];
                 if (mapping) {
                     int32_t rec = identity_record(w);
@@ -442,6 +604,14 @@ static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32
                     f->R[cell] = rec;
                 }
             } else {
+                const Memo *known = NULL;
+                if (shapes && may_recur(w, a->shape[ci], b->shape[cj]))
+                    known = memo_find(w, a->shape[ci], b->shape[cj]);
+                if (known) {
+                    f->W[cell] = known->score;
+                    if (mapping) f->R[cell] = known->rec;
+                    continue;
+                }
                 if (push_frame(w, a, b, ci, cj, (int64_t)cell, mapping) < 0) return -1;
                 descended = 1;
                 break;
@@ -452,6 +622,7 @@ static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32
             int32_t rec;
             int64_t score = frame_score(w, f, mapping, &rec);
             int64_t slot = f->slot;
+            int32_t fi = f->i, fj = f->j;
             if (score < 0) return -1;
             w->used = f->off; /* its matrices back to the arena */
             w->depth--;
@@ -462,6 +633,8 @@ static int64_t run_stm(const Tree *a, const Tree *b, int mapping, Work *w, int32
                 Frame *parent = &w->frames[w->depth - 1];
                 parent->W[slot] = (int32_t)score;
                 if (mapping) parent->R[slot] = rec;
+                if (shapes && may_recur(w, a->shape[fi], b->shape[fj]))
+                    memo_put(w, a->shape[fi], b->shape[fj], (int32_t)score, rec);
             }
         }
     }
@@ -532,11 +705,12 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
     if (!err) {
         err = tree_build(&b);
         if (!err) {
-            /* without digests (no memory for them) every pair goes through its matrices */
-            if (tree_hashes(&a, a.det && b.det) < 0 || tree_hashes(&b, a.det && b.det) < 0) {
-                free(a.hash);
-                free(b.hash);
-                a.hash = b.hash = NULL;
+            /* without shapes (no memory for them) every pair goes through its matrices; two
+             * roots that do not match need none */
+            if (a.n && b.n && node_match(&a, &b, 0, 0) && shape_ids(&w, &a, &b, a.det && b.det) < 0) {
+                free(a.shape);
+                free(b.shape);
+                a.shape = b.shape = NULL;
             }
             score = run_stm(&a, &b, mapping, &w, &root_rec);
             if (score < 0) err = -2;
@@ -957,6 +1131,24 @@ stm_text_codes(PyObject *self, PyObject *arg)
     return out;
 }
 
+static PyObject *stm_digest_bits(PyObject *self, PyObject *arg) {
+    long bits = PyLong_AsLong(arg);
+    long before = 0;
+    uint64_t m = digest_mask;
+    (void)self;
+    if (bits == -1 && PyErr_Occurred()) return NULL;
+    if (bits < 0 || bits > 64) {
+        PyErr_SetString(PyExc_ValueError, "bits must be in 0..64");
+        return NULL;
+    }
+    while (m) {
+        before++;
+        m >>= 1;
+    }
+    digest_mask = bits == 64 ? ~(uint64_t)0 : (((uint64_t)1 << bits) - 1);
+    return PyLong_FromLong(before);
+}
+
 static PyMethodDef methods[] = {
     {"stm", stm_match, METH_VARARGS,
      "stm(a_labels, a_sizes, a_details, b_labels, b_sizes, b_details, mapping=False)\n"
@@ -966,6 +1158,10 @@ static PyMethodDef methods[] = {
      "visdup.templates.stm.label_paths of the first n nodes: the same histogram, or None\n"
      "when Python must answer (a size that is no int, or past what a tree holds)."},
     {"parents", stm_parents, METH_O, parents_doc},
+    {"digest_bits", stm_digest_bits, METH_O,
+     "digest_bits(n) -> the bits kept before\n"
+     "Keep n bits of each subtree's digest where it chooses a slot (64: all): for tests of the\n"
+     "field-by-field comparison of shapes, which the digest never replaces."},
     {"text_codes", stm_text_codes, METH_O, text_codes_doc},
     {"path_bounds", path_bounds, METH_VARARGS,
      "path_bounds(paths, others)\n"
