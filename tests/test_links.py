@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import os
 import random
+from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
@@ -14,6 +16,8 @@ from scrapy.utils.url import url_has_any_extension
 from visdup.spiders import links, site
 from visdup.spiders.links import _IGNORED, LinkResolver, _ignored_file, resolve_link
 from visdup.spiders.site import SiteSpider
+
+REPO = Path(__file__).resolve().parents[1]
 
 BASES = [
     "http://127.0.0.1:8000/index.html",
@@ -253,8 +257,22 @@ LINK_BODIES = [
     '<base href="/other/dir/">' + _ANCHORS,
     _ANCHORS * 3 + '<a href="  ">blank</a>' * 4,
     '<div style="display:none">' + _ANCHORS + "</div>",  # hidden links are links
+    # one link under many fragments, and hrefs whose ``#`` follows a blank or a control
+    "".join(
+        f'<a href="{h}">x</a>'
+        for h in [
+            *("p.html#a", "p.html", "p.html#b", "#a", "#b", "p.html\xa0#a", "p.html&#9;#a"),
+            *("p.html\xa0#b", "q.html#", "q.html", "?x#a", "?x#b", "p.html#a"),
+        ]
+    ),
 ]
 LINK_CAPS = (0, 5, len(HREFS), 40)
+
+
+def _fragment_at(href: str) -> int:
+    """Where a fragment the spider's resolver drops begins (-1: none it drops)."""
+    cut = href.find("#")
+    return cut if cut > 0 and href[cut - 1] > " " and not href[cut - 1].isspace() else -1
 
 
 def _two_spiders(cap: int) -> list[SiteSpider]:
@@ -351,6 +369,10 @@ def test_links_the_analysis_reads_are_the_spiders_own() -> None:
             analysis = analyse_bytes(response.body, base, None, "text/html", "utf-8", options)
             crossed = pickle.loads(pickle.dumps(analysis))  # a worker's answer
             assert crossed.links == analysis.links is not None
+            if crossed.links.total is None:  # each link crosses once, without a fragment
+                hrefs = crossed.links.hrefs
+                assert len(hrefs) == len(set(hrefs))
+                assert all(_fragment_at(h) <= 0 for h in hrefs)
             assert read._links(response, crossed.links) == kept._links(response)
             assert read.crawler.stats.get_stats() == kept.crawler.stats.get_stats()
             capped += "visdup/pages_over_link_cap" in kept.crawler.stats.get_stats()
@@ -361,6 +383,32 @@ def test_links_the_analysis_reads_are_the_spiders_own() -> None:
             assert onward.term == analysis.term and onward.content == analysis.content
             assert onward.template_input.layout.key == analysis.template_input.layout.key
     assert capped >= 4
+
+
+def test_a_real_pages_links_crossed_once_each_are_its_links() -> None:
+    """The Python manual's pages (hundreds of hrefs each, mostly anchors into a few pages):
+    the links a worker sends, each once, resolve into the spider's own links, in its order."""
+    from pathlib import Path
+
+    from visdup.dedup.analysis import AnalysisOptions, analyse_bytes
+
+    base_dir = Path(os.environ.get("VISDUP_DEBIAN_DOCS", REPO / "debian-docs"))
+    manual = base_dir / "usr/share/doc/python3.11/html"
+    files = sorted(manual.glob("library/*.html"))[:40] + sorted(manual.glob("genindex-*.html"))[:3]
+    if not files:
+        pytest.skip(f"{manual} is absent (bash ../shared/data/get-debian-docs.sh)")
+    options = AnalysisOptions(template=False, content=False, links=0)
+    sent = read = 0
+    for path in files:
+        url = "http://127.0.0.1:8000/" + path.relative_to(manual).as_posix()
+        response = HtmlResponse(url=url, body=path.read_bytes(), request=Request(url))
+        kept, spider = _two_spiders(0)
+        analysis = analyse_bytes(response.body, url, None, "text/html", None, options)
+        assert analysis.links is not None
+        assert spider._links(response, analysis.links) == kept._links(response)
+        sent += len(analysis.links.hrefs)
+        read += len(response.xpath("//a[@href]|//area[@href]"))
+    assert sent < read / 4  # most hrefs repeat a link
 
 
 def test_ignored_files_as_scrapy_tells_them() -> None:

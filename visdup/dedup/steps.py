@@ -70,11 +70,12 @@ def template_step(doc: Document, url: str) -> FlatTree | None:
 
 
 def links_step(doc: Document, url: str, cap: int | None) -> PageLinks | None:
-    """The page's links, when its spider asks for them (None: it reads them itself)."""
+    """The page's links, each once, when its spider asks for them (None: it reads them
+    itself)."""
     if cap is None:
         return None
     try:
-        return read_links(doc.root, cap)
+        return read_links(doc.root, cap).distinct()
     except Exception:
         logger.exception("visdup: cannot read the links of %s", url)
         return None
