@@ -138,7 +138,7 @@ typedef struct {
     uint32_t gen;
     ShapeSlot *shapes; /* shape_ids's table */
     size_t scap;
-    uint8_t *seen; /* per shape id: met once or more in a (SEEN_A, TWICE_A), in b (SEEN_B, TWICE_B) */
+    uint8_t *seen; /* per shape id: met in a once (SEEN_A), more (TWICE_A); in b the same */
     size_t seencap;
     int32_t identity; /* the call's record of equal subtrees, -1 before the first */
 } Work;
@@ -270,7 +270,8 @@ static int shape_ids(Work *w, Tree *a, Tree *b, int with_det) {
             uint64_t h = (uint64_t)(uint32_t)me->lab[x] * 0x9e3779b97f4a7c15ULL + (uint64_t)nk;
             size_t k;
             if (with_det) h = h * 0x9e3779b97f4a7c15ULL + (uint64_t)(uint32_t)me->det[x];
-            for (c = 0; c < nk; c++) h = h * 0x9e3779b97f4a7c15ULL + (uint64_t)(uint32_t)me->shape[kx[c]];
+            for (c = 0; c < nk; c++)
+                h = h * 0x9e3779b97f4a7c15ULL + (uint64_t)(uint32_t)me->shape[kx[c]];
             h = stm_mix(h, 0);
             for (k = (size_t)(h & digest_mask) & mask;; k = (k + 1) & mask) {
                 ShapeSlot *sl = &w->shapes[k];
@@ -311,11 +312,11 @@ static int shape_ids(Work *w, Tree *a, Tree *b, int with_det) {
 /* A pair's score (and record) is a function of the shapes of its two subtrees alone, as
  * node_match and the shortcuts read them; a record names children by their places under the
  * pair. A page's lists repeat a few item shapes, and the items of one page against those of
- * another open the same few frames again and again (two pages of a manual's index: 742,728
- * frames, 1,454 distinct pairs of shapes). So each scored pair is kept by its two shapes, and
- * a pair met later with the same two takes its score and record. Only pairs that can come
- * again are kept and looked for: a shape met twice in its tree (a page's text details make
- * most shapes unique, and then the table would only cost). */
+ * another open the same few frames again and again (a manual's index pages: hundreds of
+ * thousands of frames, a thousand or so distinct pairs of shapes). So each scored pair is
+ * kept by its two shapes, and a pair met later with the same two takes its score and record.
+ * Only pairs that can come again are kept and looked for: a shape met twice in its tree (a
+ * page's text details make most shapes unique, and then the table would only cost). */
 #define MEMO_MIN ((size_t)1024)
 #define MEMO_MAX ((size_t)1 << 18)
 
@@ -707,7 +708,8 @@ static PyObject *stm_match(PyObject *self, PyObject *args) {
         if (!err) {
             /* without shapes (no memory for them) every pair goes through its matrices; two
              * roots that do not match need none */
-            if (a.n && b.n && node_match(&a, &b, 0, 0) && shape_ids(&w, &a, &b, a.det && b.det) < 0) {
+            if (a.n && b.n && node_match(&a, &b, 0, 0) &&
+                shape_ids(&w, &a, &b, a.det && b.det) < 0) {
                 free(a.shape);
                 free(b.shape);
                 a.shape = b.shape = NULL;

@@ -29,10 +29,11 @@ class PageLinks:
         """Each link once, where first met: an href met again, or again with another fragment,
         leads where it led (the canonical form a spider follows drops the fragment), so a
         spider resolving these follows what it would follow from every href, in the same
-        order. A page's menus and anchors repeat its links: the Python manual's pages hold
-        308 hrefs each, 187 distinct ones, 44 without their fragments; a worker sends these.
-        A fragment is dropped where ``#`` follows a character that is neither a control nor
-        a blank, as the site spider's resolver drops it (:mod:`visdup.spiders.links`); an href
+        order. A page's menus and anchors repeat its links, most of them many times over, and
+        a worker sends these to the crawl's process, which resolves each.
+
+        A fragment is dropped where ``#`` follows a character that is neither a control nor a
+        blank, as the site spider's resolver drops it (:mod:`visdup.spiders.links`); an href
         that is only a fragment stays whole. A page read to its cap keeps every href read (how
         many were read is part of what its spider says)."""
         if self.total is not None:
