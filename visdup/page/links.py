@@ -32,22 +32,30 @@ class PageLinks:
         order. A page's menus and anchors repeat its links, most of them many times over, and
         a worker sends these to the crawl's process, which resolves each.
 
-        A fragment is dropped where ``#`` follows a character that is neither a control nor a
-        blank, as the site spider's resolver drops it (:mod:`visdup.spiders.links`); an href
-        that is only a fragment stays whole. A page read to its cap keeps every href read (how
-        many were read is part of what its spider says)."""
+        A fragment is dropped as the site spider's resolver drops it (:func:`fragment_at`);
+        an href that is only a fragment stays whole. A page read to its cap keeps every href
+        read (how many were read is part of what its spider says)."""
         if self.total is not None:
             return self
         seen: set[str] = set()
         kept: list[str] = []
         for href in self.hrefs:
-            cut = href.find("#")
-            if cut > 0 and href[cut - 1] > " " and not href[cut - 1].isspace():
+            cut = fragment_at(href)
+            if cut > 0:
                 href = href[:cut]
             if href not in seen:
                 seen.add(href)
                 kept.append(href)
         return PageLinks(tuple(kept))
+
+
+def fragment_at(href: str) -> int:
+    """Where the fragment of an href begins when the href without it is the same link (-1:
+    none to drop): a ``#`` after a character that is neither a control nor a blank, which a
+    URL parser would strip or keep as part of the link. The site spider resolves an href
+    without it, and a worker sends each link once without it (:meth:`PageLinks.distinct`)."""
+    cut = href.find("#")
+    return cut if cut > 0 and href[cut - 1] > " " and not href[cut - 1].isspace() else -1
 
 
 def read_links(root: Any, cap: int = 0) -> PageLinks:

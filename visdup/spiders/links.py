@@ -18,6 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from scrapy.linkextractors import IGNORED_EXTENSIONS
 from w3lib.url import parse_url, safe_url_string
 
+from visdup.page.links import fragment_at
 from visdup.storage.urls import canonical_url
 
 #: The schemes a crawl follows, with their default ports.
@@ -232,8 +233,8 @@ class LinkResolver:
             except KeyError:
                 pass
             written_as = href
-            cut = href.find("#")
-            if cut > 0 and href[cut - 1] > " " and not href[cut - 1].isspace():
+            cut = fragment_at(href)
+            if cut > 0:
                 # without its fragment it is the same link (nothing before the ``#`` to
                 # strip: see _link_ref), resolved once for all of its fragments
                 href = href[:cut]
