@@ -8,6 +8,7 @@ import json
 import random
 import re
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.crawling import crawl
 from visdup.cli import main
 from visdup.demo import SITE_ROOT
 from visdup.demo.server import serve
+from visdup.drift.files import snapshot_files
 from visdup.page.files import page_paths
 from visdup.storage.store import Store
 from visdup.templates.assign import CrawlClusters
@@ -140,6 +142,38 @@ def test_crawl_and_batch_templates_hold_still_in_any_order_and_on_any_port(tmp_p
     for template in seen[0].values():
         assert ";jsessionid" not in template["representative"]
         assert "utm_" not in template["representative"]
+
+
+def _snapshot_fits(tmp_path: Path, name: str, pages: list[tuple[str, bytes]]) -> Any:
+    """A snapshot of ``pages`` in the order given: each page's template and fit, and each
+    template's stored aggregates, by URL (the stored ids differ with the order)."""
+    db = f"sqlite:///{tmp_path / f'{name}.sqlite3'}"
+    snapshot_files(pages, db=db, name="site")
+    with sqlite3.connect(tmp_path / f"{name}.sqlite3") as conn:
+        fits = conn.execute(
+            "SELECT p.url, s.cluster_id, s.fit FROM visdup_snapshot_pages s"
+            " JOIN visdup_pages p ON p.id = s.page_id ORDER BY p.url"
+        ).fetchall()
+        stats = conn.execute(
+            "SELECT cluster_id, stats FROM visdup_snapshot_templates ORDER BY cluster_id"
+        ).fetchall()
+    return _masked(fits), _masked([(cid, json.loads(text)) for cid, text in stats])
+
+
+def test_a_snapshots_fits_hold_still_in_any_order(tmp_path):
+    """A page's fit as it is placed is measured against its template of then, which the
+    pages before it decide: the snapshot stores each fit measured again as the run ends."""
+    pages = [(f"http://127.0.0.1:8001{path}", body) for path, body in _demo_pages()]
+    seen = []
+    for seed in range(3):
+        order = list(pages)
+        random.Random(seed).shuffle(order)
+        seen.append(_snapshot_fits(tmp_path, f"run{seed}", order))
+    fits, stats = seen[0]
+    assert sum(1 for _url, _cid, fit in fits if fit is not None) >= len(pages) // 2
+    assert len({fit for _url, _cid, fit in fits}) >= 3  # not all 1.0: the fits were measured
+    assert len(stats) >= 3
+    assert seen[1] == seen[0] and seen[2] == seen[0]
 
 
 def test_every_page_gets_its_record_when_copies_stay_out_of_the_sample(tmp_path):

@@ -78,6 +78,7 @@ class Labelling:
         self._lock = threading.Lock()
         if snapshot is not None:  # its rows follow templates that merge, from the first page on
             snapshot.live = self.live
+            snapshot.final_fit = self.final_fit
 
     def clusters(self) -> CrawlClusters:
         """The crawl's online template clusters (built on first use, thread-safe)."""
@@ -99,6 +100,11 @@ class Labelling:
         """The id a template goes by now (see :meth:`CrawlClusters.live`)."""
         clusters = self._clusters
         return cluster_id if clusters is None else clusters.live(cluster_id)
+
+    def final_fit(self, key: int, cluster_id: int) -> float | None:
+        """See :meth:`CrawlClusters.final_fit` (None: the crawl placed no page)."""
+        clusters = self._clusters
+        return None if clusters is None else clusters.final_fit(key, cluster_id)
 
     def assign(self, url: str, page: TemplateInput) -> Assignment:
         return self.clusters().assign(url, page)
@@ -147,24 +153,9 @@ class Labelling:
         record.title = self.titles.own(job.url, title)  # without the site's affixes
         snapshot = self.snapshot
         if retry:
-            mine = self.store.stored_page(job.url)
-            if mine is not None and mine.run_id == self.run_id:
-                if snapshot is not None:  # its row came back with the new process (recover)
-                    tree = analysis.template_input.tree if analysis.template_input else None
-                    snapshot.refit(mine.id, job.url, cluster=job.cluster, fit=job.fit, tree=tree)
-                size = None
-                if self.cluster_cap:
-                    size = self.labeller.group_size_then(mine.id, mine.duplicate_of)
-                return Outcome(
-                    mine.id,
-                    problem=mine.problem,
-                    truncated=bool(mine.truncated),
-                    verdict=mine.verdict or NOVEL,
-                    kind=mine.kind,
-                    similarity=mine.similarity,
-                    duplicate_of=mine.duplicate_of,
-                    group_size=size,
-                )
+            done = self._stored_outcome(job, analysis)
+            if done is not None:
+                return done
         stored = snapshot.stored_labels(job.url) if snapshot is not None else None
         if snapshot is not None and stored is not None:
             # fetched again for a new snapshot: recorded there, its labels stay as they are
@@ -218,6 +209,36 @@ class Labelling:
             # pages in the group when this one joined it, whichever of them is its original
             outcome.group_size = labeller.group_size_at(page_id)
         return outcome
+
+    def _stored_outcome(self, job: PageJob, analysis: PageAnalysis) -> Outcome | None:
+        """The outcome of a page sent again that a label process which died stored first
+        (None: it did not)."""
+        mine = self.store.stored_page(job.url)
+        if mine is None or mine.run_id != self.run_id:
+            return None
+        if self.snapshot is not None:  # its row came back with the new process (recover)
+            found = analysis.template_input
+            self.snapshot.refit(
+                mine.id,
+                job.url,
+                cluster=job.cluster,
+                fit=job.fit,
+                tree=found.tree if found else None,
+                layout_key=found.layout.key if found else None,
+            )
+        size = None
+        if self.cluster_cap:
+            size = self.labeller.group_size_then(mine.id, mine.duplicate_of)
+        return Outcome(
+            mine.id,
+            problem=mine.problem,
+            truncated=bool(mine.truncated),
+            verdict=mine.verdict or NOVEL,
+            kind=mine.kind,
+            similarity=mine.similarity,
+            duplicate_of=mine.duplicate_of,
+            group_size=size,
+        )
 
     def close(self, reason: str | None) -> dict[str, Any]:
         """Queued template builds stored, the final labels derived, the snapshot closed: its

@@ -64,13 +64,15 @@ def record_page(
     A failure is logged and the page goes on: the snapshot misses one row, the crawl nothing.
     """
     try:
+        found = analysis.template_input
         snapshot.add(
             page_id,
             item.url,
             cluster=item.cluster,
             fit=item.fit,
             body_hash=record.body_hash,
-            tree=analysis.template_input.tree if analysis.template_input is not None else None,
+            tree=found.tree if found is not None else None,
+            layout_key=found.layout.key if found is not None else None,
         )
         if refetched and page_id is not None and item.links:
             snapshot.add_links(page_id, item.links, (item.depth or 0) + 1, run_id, True)

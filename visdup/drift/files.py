@@ -111,6 +111,7 @@ def _run(
         min_fit=min_fit,
     )
     snap.live = clusters.live  # rows queued before their template merged take its new id
+    snap.final_fit = clusters.final_fit
     held = snap.urls() if snap.resumed else set()
     engine = engine or LocalEngine()
     analyse_one = partial(_analyse_item, labeller.options)
@@ -133,6 +134,7 @@ def _run(
                 fit=fit,
                 body_hash=page.body_hash,
                 tree=page.template_input.tree if page.template_input is not None else None,
+                layout_key=page.template_input.layout.key if page.template_input else None,
             )
             count += 1
     clusters.finish()

@@ -175,6 +175,11 @@ class Snapshot:
         #: merged into another after its pages were queued here leads to that one (set by the
         #: crawl's template clusters; without it, ids are taken as given).
         self.live: Callable[[int], int] | None = None
+        #: How a page of a signature key, placed in a template, fits that template as the run
+        #: leaves it (set by the crawl's template clusters; without it, fits stay as given).
+        self.final_fit: Callable[[int, int], float | None] | None = None
+        #: Page id -> its signature key, template and fit as written, for :meth:`_settle_fits`.
+        self._placed: dict[int, tuple[int, int, float | None]] = {}
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
         self._start_templates: dict[int, str] = dict(start_templates or {})
@@ -281,19 +286,23 @@ class Snapshot:
         fit: float | None,
         body_hash: str | None,
         tree: FlatTree | PackedTree | None = None,
+        layout_key: int | None = None,
     ) -> None:
-        """One page of this snapshot (thread-safe); rows are written in batches."""
+        """One page of this snapshot (thread-safe); rows are written in batches.
+        ``layout_key``: its signature's, by which its fit is measured again at the end."""
         if page_id is None:
             return
+        fit = None if fit is None else round(float(fit), 4)
         row = {
             "snapshot_id": self.id,
             "page_id": page_id,
             "cluster_id": cluster,
-            "fit": None if fit is None else round(float(fit), 4),
+            "fit": fit,
             "body_hash": body_hash,
         }
         with self._lock:
             self._rows.append(row)
+            self._remember(page_id, layout_key, cluster, fit)
             self.added += 1
             if cluster is not None and tree is not None and tree.nodes:
                 self._keep(cluster, url, page_id, tree)
@@ -309,17 +318,42 @@ class Snapshot:
         cluster: int | None,
         fit: float | None,
         tree: FlatTree | PackedTree | None = None,
+        layout_key: int | None = None,
     ) -> None:
         """A page whose row :meth:`recover` wrote (its fit unknown then): its fit and place in
         the samples now, not counted again."""
         if cluster is not None and self.live is not None:
             cluster = self.live(cluster)
-        snapshots.refit(
-            self.store, self.id, page_id, cluster, None if fit is None else round(float(fit), 4)
-        )
+        fit = None if fit is None else round(float(fit), 4)
+        snapshots.refit(self.store, self.id, page_id, cluster, fit)
         with self._lock:
+            self._remember(page_id, layout_key, cluster, fit)
             if cluster is not None and tree is not None and tree.nodes:
                 self._keep(cluster, url, page_id, tree)
+
+    def _remember(
+        self, page_id: int, key: int | None, cluster: int | None, fit: float | None
+    ) -> None:  # under the lock
+        if key is not None and cluster is not None and self.final_fit is not None:
+            self._placed[page_id] = (key, cluster, fit)
+
+    def _settle_fits(self, live: Callable[[int], int]) -> None:
+        """Each page's fit measured again against its template as the run leaves it: a fit
+        measured as the page came depends on which template builds were done by then, so
+        two crawls of one site in another order would store other fits. Pages written by an
+        earlier process of a resumed run keep the fit it measured."""
+        final = self.final_fit
+        with self._lock:
+            placed, self._placed = self._placed, {}
+        if final is None or not placed:
+            return
+        changed = []
+        for page_id, (key, cluster, fit) in placed.items():
+            now = final(key, live(cluster))
+            now = None if now is None else round(float(now), 4)
+            if now != fit:
+                changed.append((page_id, now))
+        snapshots.set_fits(self.store, self.id, changed)
 
     def _keep(self, cluster: int, url: str, page_id: int, tree: FlatTree | PackedTree) -> None:
         sample = self._samples.setdefault(cluster, [])
@@ -477,6 +511,7 @@ class Snapshot:
         live = self.live or (lambda cid: cid)
         self._merge_samples(live)
         self._follow_merges(live)
+        self._settle_fits(live)
         placed, now_templates = snapshots.placed_pages(self.store, self.id)
         for cid, fit, url in placed:
             cid = live(cid)  # a row written as its template merged elsewhere

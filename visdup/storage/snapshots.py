@@ -235,6 +235,25 @@ def refit(
         )
 
 
+def set_fits(
+    store: StatementRunner, snapshot_id: int, fits: Iterable[tuple[int, float | None]]
+) -> None:
+    """Page rows' fits (page id, fit), in one transaction."""
+    rows = [{"page": page_id, "new_fit": fit} for page_id, fit in fits]
+    if not rows:
+        return
+    statement = (
+        update(snapshot_pages)
+        .where(
+            snapshot_pages.c.snapshot_id == snapshot_id,
+            snapshot_pages.c.page_id == bindparam("page"),
+        )
+        .values(fit=bindparam("new_fit"))
+    )
+    with store.transaction() as conn:
+        conn.execute(statement, rows)
+
+
 def add_pages(store: StatementRunner, rows: list[dict[str, Any]]) -> None:
     """Page rows (:data:`_PAGE_ROW`), one per page (the first kept); a row naming no stored
     page is refused, logged, and the others are written."""

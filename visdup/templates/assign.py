@@ -31,7 +31,9 @@ then each cluster's representative becomes the cleanest of its stored pages (a c
 names the page that made it until then).
 
 A page's ``fit`` is the similarity of its signature to the signature its cluster's template
-was built on (its *core*), kept with the cluster, so a later crawl measures against the same.
+was built on (its *core*), kept with the cluster, so a later crawl measures against the same:
+as the page is placed, the core of then; as the crawl ends (:meth:`CrawlClusters.final_fit`,
+what a snapshot stores), the cluster's most common signature, the same in any order.
 """
 
 from __future__ import annotations
@@ -72,7 +74,6 @@ logger = logging.getLogger(__name__)
 #: Templates rebuilt at once as a crawl ends (:meth:`CrawlClusters.finish`): as many as the
 #: cores the process may use, up to four.
 FINAL_BUILDS = max(1, min(4, usable_cores()))
-
 
 #: A page in its cluster's template sample: (its place, url, DOM tree, main text, signature
 #: key, title); trees are kept packed (:class:`visdup.templates.stm.PackedTree`).
@@ -278,7 +279,7 @@ class CrawlClusters:
             result.records = self._records(conn, cid, url, page, page.layout.key)
         else:
             self.sizes[cid] = self.sizes.get(cid, 0) + 1
-        result.fit = self._fit(cid, page.layout)
+        result.fit = self._fit(self.cores.get(cid), page.layout)
         return result
 
     def _state(self, cid: int) -> dict[str, Any] | None:
@@ -312,8 +313,16 @@ class CrawlClusters:
             built = self.built_at.pop(old, 0)
             self.built_at[cid] = max(self.built_at.get(cid, 0), built)
 
-    def _fit(self, cid: int, layout: Layout) -> float | None:
-        core = self.cores.get(cid)
+    def final_fit(self, key: int, cid: int) -> float | None:
+        """The fit of a page of signature ``key`` in cluster ``cid`` (its id now) once every
+        page is placed: the same in any order (None: the cluster has no template)."""
+        with self._lock:
+            layout = self.clusterer.atoms.get(key)
+            if layout is None or cid not in self.templates:
+                return None
+            return self._fit(self.clusterer.core(cid), layout)
+
+    def _fit(self, core: Layout | None, layout: Layout) -> float | None:
         if core is None:
             return None
         if core.key == layout.key:
