@@ -22,6 +22,7 @@ process, not a measurement; and what the whole crawl's CPU per page would allow 
 core of the machine busy from start to end (the bare crawl keeps one busy): where that is
 below the goal, only less CPU per page reaches it.
 ``--modes ...,procs`` adds a run with VISDUP_ANALYSIS_PROCESSES=2, ``procs1`` one with 1;
+``unfrozen`` one with VISDUP_GC_FREEZE = False (the crawl's process collecting as Python has it);
 ``off8`` a bare crawl with the ``CONCURRENT_ITEMS`` the add-on sets (8, against Scrapy's
 100): the add-on's runs are then compared with it too, which leaves out what that setting
 alone saves Scrapy.
@@ -154,6 +155,8 @@ MODES = {
     "all (default)": [],
     "all, 1 analysis process": ["VISDUP_ANALYSIS_PROCESSES=1"],
     "all, 2 analysis processes": ["VISDUP_ANALYSIS_PROCESSES=2"],
+    # the crawl's process with Python's collector as it has it (nothing frozen)
+    "all, nothing frozen": ["VISDUP_GC_FREEZE=False"],
     # a whole-site crawl as Scrapy's documentation writes it, without visdup's spider
     "Scrapy's CrawlSpider": ["VISDUP_ENABLED=False", PLAIN],
     # the same spider as a project adds visdup to it: a page item from each response, the
@@ -165,6 +168,7 @@ SHORT = {"off": "visdup off", "structure": "structure only", "content": "structu
 SHORT["all"] = "all (default)"
 SHORT["procs"] = "all, 2 analysis processes"
 SHORT["procs1"] = "all, 1 analysis process"
+SHORT["unfrozen"] = "all, nothing frozen"
 SHORT["off8"] = "visdup off, CONCURRENT_ITEMS 8"
 SHORT["scrapy"] = "Scrapy's CrawlSpider"
 SHORT["scrapyall"] = "Scrapy's CrawlSpider, visdup on"

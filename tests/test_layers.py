@@ -35,6 +35,7 @@ LAYERS: tuple[frozenset[str], ...] = (
             "frontier",
             "scheduler",
             "progress",
+            "collector",
             "context",
             "handoff",
             "store_outage",

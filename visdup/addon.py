@@ -41,7 +41,11 @@ DOWNLOADER_MIDDLEWARES = {
 }
 #: The crawl's wiring (first: the components find it), crawl progress and the verdict settings
 #: recorded in the run's stats for the report.
-EXTENSIONS = {"visdup.context.CrawlContext": 0, "visdup.progress.Progress": 500}
+EXTENSIONS = {
+    "visdup.context.CrawlContext": 0,
+    "visdup.progress.Progress": 500,
+    "visdup.collector.Collector": 600,
+}
 #: The shared Redis frontier, when VISDUP_FRONTIER_URL is set (a project's own SCHEDULER wins).
 SCHEDULER = "visdup.scheduler.FrontierScheduler"
 

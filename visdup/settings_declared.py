@@ -503,6 +503,14 @@ class Options:
         "to Scrapy; one that dies is started again. False labels in the crawl's process. No "
         "effect when analysis runs in threads.",
     )
+    gc_freeze: bool = declare(
+        True,
+        "processes",
+        "Move what the crawl's process holds as the spider opens (modules, classes, Scrapy's "
+        "and visdup's components) out of Python's cycle collector until it closes "
+        "(`gc.freeze`, then `gc.unfreeze`): each full collection of the crawl walked all of it "
+        "again. False leaves the collector as the process has it.",
+    )
     # ------------------------------------------------------------------------------- frontier
     frontier_url: str = declare(
         "",
