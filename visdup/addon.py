@@ -40,7 +40,8 @@ DOWNLOADER_MIDDLEWARES = {
     "visdup.responses.RedirectsMiddleware": 650,
 }
 #: The crawl's wiring (first: the components find it), crawl progress and the verdict settings
-#: recorded in the run's stats for the report.
+#: recorded in the run's stats for the report, and the process's long-lived objects kept out of
+#: Python's cycle collector while it crawls.
 EXTENSIONS = {
     "visdup.context.CrawlContext": 0,
     "visdup.progress.Progress": 500,
