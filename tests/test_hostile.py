@@ -29,6 +29,7 @@ from scrapy.utils.defer import deferred_f_from_coro_f
 from tests.crawling import article, crawl, listing, write_site
 from visdup.cli import main
 from visdup.demo.server import ServerHandle, serve
+from visdup.errors import InputError
 from visdup.structure.term import MAX_MARK
 
 REPO = Path(__file__).resolve().parent.parent
@@ -548,6 +549,36 @@ def test_endless_and_special_files_are_refused_without_reading(tmp_path):
         one_error(visdup(*command, str(fifo), timeout=30), "pipe.html", "FIFO")
     one_error(visdup("compress", f"@{fifo}", timeout=30), "FIFO")
     one_error(visdup("compare", "--terms", "@/dev/zero", "grp", timeout=30), "/dev/zero")
+
+
+def test_a_file_is_read_to_its_bound_and_no_further(tmp_path, monkeypatch):
+    """A file past the bound is refused by its size before it is read; one that grew after
+    its size was read is read on to the bound: whole when it stays within it, refused when
+    it goes past."""
+    from visdup.page import files
+
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
+    page = tmp_path / "p.html"
+    page.write_bytes(b"<p>" + b"x" * 997)
+    assert files.read_bounded(page) == page.read_bytes()
+    page.write_bytes(b"<p>" + b"x" * 998)
+    with pytest.raises(InputError, match="1001 bytes is too large"):
+        files.read_bounded(page)
+
+    def seen_small(found: os.stat_result) -> os.stat_result:  # its size before it grew
+        return os.stat_result([*found[:6], 10, *found[7:10]])
+
+    real_fstat, real_stat = os.fstat, Path.stat
+    for size, refused in ((500, False), (998, True)):
+        page.write_bytes(b"<p>" + b"x" * size)
+        with monkeypatch.context() as grown:
+            grown.setattr(os, "fstat", lambda fd: seen_small(real_fstat(fd)))
+            grown.setattr(Path, "stat", lambda path: seen_small(real_stat(path)))
+            if refused:
+                with pytest.raises(InputError, match="larger than 1000 bytes"):
+                    files.read_bounded(page)
+            else:
+                assert files.read_bounded(page) == page.read_bytes()
 
 
 def test_binary_error_names_the_file(tmp_path):
