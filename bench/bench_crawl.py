@@ -13,7 +13,9 @@ templates' last builds, the snapshot's aggregates, the processes' end) and the o
 of the crawl process, its analysis worker processes and its label process: cores do not hide
 cost; then the crawl's own process, with the seconds it spent collecting garbage, and the
 label process apart, and the label process's serial work: its pages one after another,
-without the template builds beside them, and what is left, the analysis workers') and peak memory
+without the template builds beside them, and what is left, the analysis workers'), the context
+switches a page of all those processes (and how many were preemptions: more CPU-bound processes
+than cores take turns, and each turn costs the caches) and peak memory
 against the bare crawl (goal <= 2x; with worker processes, the crawl's peak plus the largest
 child's). Last, for each run, what each process would allow with a core of its own: an
 estimate from CPU per page (the crawl's process between the spider's opening and closing, the
@@ -135,6 +137,8 @@ print(json.dumps({"elapsed": elapsed,
                   "workers": stats.get("visdup/analysis/processes", 0),
                   "peak_mb": ru.ru_maxrss / 1024 + kids.ru_maxrss / 1024,
                   "peak_main_mb": ru.ru_maxrss / 1024,
+                  "switches": ru.ru_nvcsw + ru.ru_nivcsw + kids.ru_nvcsw + kids.ru_nivcsw,
+                  "preempted": ru.ru_nivcsw + kids.ru_nivcsw,
                   "responses": stats.get("response_received_count", 0),
                   "items": stats.get("item_scraped_count", 0) + stats.get("item_dropped_count", 0),
                   "visdup_pages": stats.get("visdup/pages", 0),
@@ -288,6 +292,8 @@ def main() -> None:
                         else ""
                     )
                     + "), "
+                    f"{res['switches'] / max(1, res['responses']):.0f} context switches a page "
+                    f"({res['preempted'] / max(1, res['responses']):.0f} of them preemptions), "
                     f"peak {res['peak_mb']:.0f} MB"
                     + (
                         f" ({res['peak_main_mb']:.0f} the crawl's process)"
