@@ -178,8 +178,8 @@ class Snapshot:
         #: How a page of a signature key, placed in a template, fits that template as the run
         #: leaves it (set by the crawl's template clusters; without it, fits stay as given).
         self.final_fit: Callable[[int, int], float | None] | None = None
-        #: Page id -> its signature key, template and fit as written, for :meth:`_settle_fits`.
-        self._placed: dict[int, tuple[int, int, float | None]] = {}
+        #: Page id -> its signature's key, by which :meth:`_settle_fits` measures it again.
+        self._keys: dict[int, int] = {}
         self.added = 0
         #: Templates as they stood when this run began: the layout each page is measured against.
         self._start_templates: dict[int, str] = dict(start_templates or {})
@@ -292,17 +292,16 @@ class Snapshot:
         ``layout_key``: its signature's, by which its fit is measured again at the end."""
         if page_id is None:
             return
-        fit = None if fit is None else round(float(fit), 4)
         row = {
             "snapshot_id": self.id,
             "page_id": page_id,
             "cluster_id": cluster,
-            "fit": fit,
+            "fit": None if fit is None else round(float(fit), 4),
             "body_hash": body_hash,
         }
         with self._lock:
             self._rows.append(row)
-            self._remember(page_id, layout_key, cluster, fit)
+            self._remember(page_id, layout_key)
             self.added += 1
             if cluster is not None and tree is not None and tree.nodes:
                 self._keep(cluster, url, page_id, tree)
@@ -324,36 +323,41 @@ class Snapshot:
         the samples now, not counted again."""
         if cluster is not None and self.live is not None:
             cluster = self.live(cluster)
-        fit = None if fit is None else round(float(fit), 4)
-        snapshots.refit(self.store, self.id, page_id, cluster, fit)
+        snapshots.refit(
+            self.store, self.id, page_id, cluster, None if fit is None else round(float(fit), 4)
+        )
         with self._lock:
-            self._remember(page_id, layout_key, cluster, fit)
+            self._remember(page_id, layout_key)
             if cluster is not None and tree is not None and tree.nodes:
                 self._keep(cluster, url, page_id, tree)
 
-    def _remember(
-        self, page_id: int, key: int | None, cluster: int | None, fit: float | None
-    ) -> None:  # under the lock
-        if key is not None and cluster is not None and self.final_fit is not None:
-            self._placed[page_id] = (key, cluster, fit)
+    def _remember(self, page_id: int, key: int | None) -> None:  # under the lock
+        if key is not None and self.final_fit is not None:
+            self._keys[page_id] = key
 
-    def _settle_fits(self, live: Callable[[int], int]) -> None:
-        """Each page's fit measured again against its template as the run leaves it: a fit
-        measured as the page came depends on which template builds were done by then, so
-        two crawls of one site in another order would store other fits. Pages written by an
-        earlier process of a resumed run keep the fit it measured."""
+    def _settle_fits(self, placed: list[Any], live: Callable[[int], int]) -> list[Any]:
+        """The placed rows (page id, template, fit, URL) with each page's fit measured again
+        against its template as the run leaves it, the changed ones written: a fit measured as
+        the page came depends on which template builds were done by then, so two crawls of
+        one site in another order would store other fits. Pages written by an earlier process
+        of a resumed run keep the fit it measured."""
         final = self.final_fit
         with self._lock:
-            placed, self._placed = self._placed, {}
-        if final is None or not placed:
-            return
-        changed = []
-        for page_id, (key, cluster, fit) in placed.items():
-            now = final(key, live(cluster))
-            now = None if now is None else round(float(now), 4)
-            if now != fit:
-                changed.append((page_id, now))
+            keys, self._keys = self._keys, {}
+        if final is None or not keys:
+            return placed
+        settled, changed = [], []
+        for page_id, cid, fit, url in placed:
+            key = keys.get(page_id)
+            if key is not None:
+                now = final(key, live(cid))
+                now = None if now is None else round(float(now), 4)
+                if now != fit:
+                    changed.append((page_id, now))
+                    fit = now
+            settled.append((page_id, cid, fit, url))
         snapshots.set_fits(self.store, self.id, changed)
+        return settled
 
     def _keep(self, cluster: int, url: str, page_id: int, tree: FlatTree | PackedTree) -> None:
         sample = self._samples.setdefault(cluster, [])
@@ -511,9 +515,8 @@ class Snapshot:
         live = self.live or (lambda cid: cid)
         self._merge_samples(live)
         self._follow_merges(live)
-        self._settle_fits(live)
         placed, now_templates = snapshots.placed_pages(self.store, self.id)
-        for cid, fit, url in placed:
+        for _page, cid, fit, url in self._settle_fits(placed, live):
             cid = live(cid)  # a row written as its template merged elsewhere
             counts[cid] += 1
             if fit is not None:

@@ -327,10 +327,12 @@ def previous_templates(
 
 
 def placed_pages(store: StatementRunner, snapshot_id: int) -> tuple[list[Any], dict[int, str]]:
-    """(template, fit, URL) of each of the snapshot's pages placed in a template, and the
-    store's templates now (cluster id → JSON), read together."""
+    """(page id, template, fit, URL) of each of the snapshot's pages placed in a template, and
+    the store's templates now (cluster id → JSON), read together."""
     query = (
-        select(snapshot_pages.c.cluster_id, snapshot_pages.c.fit, pages.c.url)
+        select(
+            snapshot_pages.c.page_id, snapshot_pages.c.cluster_id, snapshot_pages.c.fit, pages.c.url
+        )
         .join(pages, pages.c.id == snapshot_pages.c.page_id)
         .where(
             snapshot_pages.c.snapshot_id == snapshot_id, snapshot_pages.c.cluster_id.is_not(None)
