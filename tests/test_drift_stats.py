@@ -218,3 +218,21 @@ def test_a_resumed_snapshot_keeps_which_page_has_which_field():
     # a run written before masks were kept: the merged ones are not known
     unknown = merge_sample({**part(3, 2, None), "masks": {}}, part(2, 1, "1"))
     assert field_mask(unknown, "a") is None
+
+
+def test_a_templates_url_patterns_hold_still_in_any_order():
+    """Patterns as many pages share are kept and listed by their text, whichever page came
+    first: past MAX_PATTERNS a tie could keep one pattern in one crawl and another in the
+    next."""
+    from collections import Counter
+
+    from visdup.drift.aggregate import MAX_PATTERNS, template_stats
+
+    urls = ["/a/*.html"] * 5 + [f"/p{i:02d}/*.html" for i in range(MAX_PATTERNS + 3)]
+    seen = []
+    for order in (urls, urls[::-1], urls[5:] + urls[:5]):
+        stats = template_stats(pages=len(order), fits=[], patterns=Counter(order), sample={})
+        seen.append(json.dumps(stats["patterns"]))
+    assert seen[1] == seen[0] and seen[2] == seen[0]
+    kept = json.loads(seen[0])
+    assert list(kept) == ["/a/*.html"] + [f"/p{i:02d}/*.html" for i in range(MAX_PATTERNS - 1)]

@@ -330,7 +330,8 @@ def template_stats(
     stats: dict[str, Any] = {
         "pages": pages,
         "fit": quantiles(list(fits)),
-        "patterns": dict(patterns.most_common(MAX_PATTERNS)),
+        # ties by the pattern, not by which page came first: which are kept, and their order
+        "patterns": dict(sorted(patterns.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_PATTERNS]),
         "n": sample.get("n", 0),
         "shares": list(sample.get("shares", []))[-MAX_SHARES:],
         "fields": dict(sample.get("fields", {})),
